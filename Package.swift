@@ -1,0 +1,112 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Outpost",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    products: [
+        .library(name: "Outpost", targets: ["Outpost"]),
+        .library(name: "OutpostCore", targets: ["OutpostCore"]),
+        .library(name: "OutpostAuth", targets: ["OutpostAuth"]),
+        .library(name: "OutpostCallbacks", targets: ["OutpostCallbacks"]),
+        .library(name: "OutpostPlugins", targets: ["OutpostPlugins"]),
+        .library(name: "OutpostServer", targets: ["OutpostServer"]),
+        .executable(name: "outpost", targets: ["outpost"]),
+        .executable(name: "outpost-bench", targets: ["outpost-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+    ],
+    targets: [
+        .target(
+            name: "OutpostCore",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client",
+                    condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "OutpostAuth",
+            dependencies: [
+                "OutpostCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(name: "OutpostCallbacks", swiftSettings: strict),
+        .target(
+            name: "OutpostPlugins",
+            dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Outpost",
+            dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostPlugins"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "OutpostServer",
+            dependencies: [
+                "OutpostCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "outpost",
+            dependencies: [
+                "Outpost", "OutpostServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "outpost-bench",
+            dependencies: [
+                "Outpost", "OutpostServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "OutpostCoreTests", dependencies: ["OutpostCore"],
+            swiftSettings: strict),
+        .testTarget(name: "OutpostAuthTests", dependencies: ["OutpostAuth"], swiftSettings: strict),
+        .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks"], swiftSettings: strict),
+        .testTarget(name: "OutpostPluginsTests", dependencies: ["OutpostPlugins"], swiftSettings: strict),
+        .testTarget(name: "OutpostServerTests", dependencies: ["OutpostServer"], swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "Outpost", "OutpostServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: strict
+        ),
+    ]
+)

@@ -1,0 +1,51 @@
+public import Foundation
+
+/// What a sign-in yields: an access token, and optionally a refresh token and an expiry.
+///
+/// Its `description` never shows the tokens, so a credential can be logged or printed safely.
+public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var accessToken: String
+    public var tokenType: String
+    public var refreshToken: String?
+    public var expiresAt: Date?
+    public var scopes: [String]
+
+    public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil, scopes: [String] = []) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.scopes = scopes
+    }
+
+    /// Whether the access token expires within `margin` of `now` (or has expired).
+    public func expires(within margin: TimeInterval, of now: Date = Date()) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= margin
+    }
+
+    public var description: String {
+        "Credential(\(tokenType), access token <redacted>, refresh token \(refreshToken == nil ? "none" : "<redacted>"), "
+            + "expires \(expiresAt.map { "\($0)" } ?? "never"), scopes \(scopes))"
+    }
+}
+
+/// Where credentials live between runs, keyed by an account name.
+public protocol CredentialStore: Sendable {
+    func load(account: String) async throws -> Credential?
+    func save(_ credential: Credential, account: String) async throws
+    func remove(account: String) async throws
+}
+
+/// Keeps credentials in memory only: for tests, and for programs that must not persist them.
+public actor InMemoryCredentialStore: CredentialStore {
+    private var credentials: [String: Credential] = [:]
+
+    public init() {}
+
+    public func load(account: String) -> Credential? { credentials[account] }
+
+    public func save(_ credential: Credential, account: String) { credentials[account] = credential }
+
+    public func remove(account: String) { credentials[account] = nil }
+}

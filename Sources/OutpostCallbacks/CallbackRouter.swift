@@ -1,0 +1,207 @@
+public import Foundation
+import Synchronization
+
+/// Routes incoming x-callback-urls to the targets registered for their scheme and action.
+///
+/// ```swift
+/// let router = CallbackRouter()
+/// router.register(scheme: "myapp", action: "open") { callback in ... }
+/// try router.route("myapp://x-callback-url/open?x-success=other://done&id=42")
+/// ```
+///
+/// Several schemes can share one router. Each (scheme, action) pair has one target: a closure,
+/// a delegate, a notification, or an `AsyncStream`; registering the pair again replaces it.
+/// Schemes compare case-insensitively, actions case-sensitively.
+public final class CallbackRouter: Sendable {
+    /// How the router behaves.
+    public struct Configuration: Sendable {
+        /// When set, a URL with a missing or unknown action that has an `x-error` is answered
+        /// through it with this `errorCode` and a message naming the problem; `route` still throws.
+        public var unknownActionErrorCode: String?
+
+        /// Creates a configuration.
+        public init(unknownActionErrorCode: String? = nil) {
+            self.unknownActionErrorCode = unknownActionErrorCode
+        }
+    }
+
+    enum Target: Sendable {
+        case handler(@Sendable (Callback) -> Void)
+        case delegate(WeakDelegate)
+        case notification(Notification.Name, NotificationCenter)
+        case stream(AsyncStream<Callback>.Continuation)
+    }
+
+    final class WeakDelegate: Sendable {
+        weak let delegate: (any CallbackRouterDelegate)?
+        init(_ delegate: any CallbackRouterDelegate) { self.delegate = delegate }
+    }
+
+    struct Registration: Sendable {
+        var id: UInt64
+        var target: Target
+    }
+
+    struct State: Sendable {
+        var isEnabled = true
+        var nextID: UInt64 = 0
+        /// Lower-cased scheme → action → target.
+        var table: [String: [String: Registration]] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// The configuration given at creation.
+    public let configuration: Configuration
+    /// Opens callback URLs for the callbacks this router routes.
+    public let opener: any URLOpening
+
+    /// Creates a router.
+    /// - Parameters:
+    ///   - configuration: Behaviour, such as answering unknown actions.
+    ///   - opener: Opens callback URLs when callbacks are answered; the platform's by default.
+    public init(configuration: Configuration = Configuration(), opener: any URLOpening = SystemURLOpener()) {
+        self.configuration = configuration
+        self.opener = opener
+    }
+
+    /// Whether ``route(_:)-(String)`` dispatches; when `false` it throws
+    /// ``CallbackError/Code/routingDisabled``.
+    public var isEnabled: Bool {
+        get { state.withLock { $0.isEnabled } }
+        set { state.withLock { $0.isEnabled = newValue } }
+    }
+
+    /// The schemes that have at least one action, lower-cased.
+    public var schemes: Set<String> { state.withLock { Set($0.table.keys) } }
+
+    /// Registers a closure for `action` under `scheme`. It runs on the routing thread.
+    public func register(scheme: String, action: String, handler: @escaping @Sendable (Callback) -> Void) {
+        _ = add(scheme: scheme, action: action, target: .handler(handler))
+    }
+
+    /// Registers a delegate (held weakly) for `action` under `scheme`.
+    public func register(scheme: String, action: String, delegate: any CallbackRouterDelegate) {
+        _ = add(scheme: scheme, action: action, target: .delegate(WeakDelegate(delegate)))
+    }
+
+    /// Registers a notification for `action` under `scheme`: each callback is posted as the
+    /// notification's `object`.
+    public func register(
+        scheme: String, action: String, notification name: Notification.Name,
+        center: NotificationCenter = .default
+    ) {
+        _ = add(scheme: scheme, action: action, target: .notification(name, center))
+    }
+
+    /// Registers `action` under `scheme` and returns its callbacks as an `AsyncStream`.
+    ///
+    /// The stream buffers callbacks until they are read. It finishes when the action is removed
+    /// or replaced; when the consumer stops, the action is removed.
+    public func callbacks(scheme: String, action: String) -> AsyncStream<Callback> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Callback.self)
+        let id = add(scheme: scheme, action: action, target: .stream(continuation))
+        let key = scheme.lowercased()
+        continuation.onTermination = { [weak self] _ in
+            self?.remove(key: key, action: action, onlyID: id)
+        }
+        return stream
+    }
+
+    /// Removes `action` from `scheme`; an AsyncStream target finishes.
+    public func removeAction(_ action: String, scheme: String) {
+        remove(key: scheme.lowercased(), action: action, onlyID: nil)
+    }
+
+    /// Removes every action of `scheme`.
+    public func removeScheme(_ scheme: String) {
+        let removed = state.withLock { $0.table.removeValue(forKey: scheme.lowercased()) }
+        for registration in (removed ?? [:]).values { Self.finish(registration.target) }
+    }
+
+    private func add(scheme: String, action: String, target: Target) -> UInt64 {
+        let (id, replaced): (UInt64, Registration?) = state.withLock { state in
+            state.nextID += 1
+            let registration = Registration(id: state.nextID, target: target)
+            let replaced = state.table[scheme.lowercased(), default: [:]].updateValue(registration, forKey: action)
+            return (registration.id, replaced)
+        }
+        if let replaced { Self.finish(replaced.target) }
+        return id
+    }
+
+    private func remove(key: String, action: String, onlyID: UInt64?) {
+        let removed: Registration? = state.withLock { state in
+            guard let registration = state.table[key]?[action] else { return nil }
+            if let onlyID, registration.id != onlyID { return nil }
+            state.table[key]?[action] = nil
+            if state.table[key]?.isEmpty == true { state.table[key] = nil }
+            return registration
+        }
+        if let removed { Self.finish(removed.target) }
+    }
+
+    private static func finish(_ target: Target) {
+        if case .stream(let continuation) = target { continuation.finish() }
+    }
+}
+
+extension CallbackRouter {
+    /// Parses `url` and hands the callback to the target of its scheme and action.
+    ///
+    /// Checks, in order: ``CallbackError/Code/unknownScheme``, ``CallbackError/Code/invalidHost``,
+    /// ``CallbackError/Code/missingAction``, ``CallbackError/Code/unknownAction``. Never traps,
+    /// whatever the text and however long. The error carries what could be parsed.
+    ///
+    /// - Parameter url: The URL as text, so that text Foundation's `URL` refuses still routes.
+    /// - Returns: The callback that was dispatched.
+    @discardableResult
+    public func route(_ url: String) throws(CallbackError) -> Callback {
+        let (isEnabled, table) = state.withLock { ($0.isEnabled, $0.table) }
+        guard isEnabled else { throw CallbackError(code: .routingDisabled, url: url) }
+        var actions: [String: Registration] = [:]
+        let callback = try CallbackParser.parse(url, opener: opener) { scheme in
+            guard let found = table[scheme] else { return false }
+            actions = found
+            return true
+        }
+        guard !callback.action.isEmpty else {
+            answerUnrouted(callback, message: "The URL names no action.")
+            throw CallbackError(code: .missingAction, url: url, callback: callback)
+        }
+        guard let registration = actions[callback.action],
+            dispatch(callback, to: registration.target)
+        else {
+            answerUnrouted(callback, message: "Unknown action '\(callback.action)'.")
+            throw CallbackError(code: .unknownAction, url: url, callback: callback)
+        }
+        return callback
+    }
+
+    /// Routes a `URL`; see ``route(_:)-(String)``.
+    @discardableResult
+    public func route(_ url: URL) throws(CallbackError) -> Callback {
+        try route(url.absoluteString)
+    }
+
+    private func dispatch(_ callback: Callback, to target: Target) -> Bool {
+        switch target {
+        case .handler(let handler):
+            handler(callback)
+        case .delegate(let box):
+            guard let delegate = box.delegate else { return false }
+            delegate.router(self, didReceive: callback)
+        case .notification(let name, let center):
+            center.post(name: name, object: callback)
+        case .stream(let continuation):
+            if case .terminated = continuation.yield(callback) { return false }
+        }
+        return true
+    }
+
+    /// Answers through `x-error` when configured to; opening happens in a new task.
+    private func answerUnrouted(_ callback: Callback, message: String) {
+        guard let code = configuration.unknownActionErrorCode, callback.errorURL != nil else { return }
+        Task { await callback.fail(code: code, message: message) }
+    }
+}

@@ -1,0 +1,41 @@
+public import Foundation
+public import HTTPTypes
+
+/// What a transport needs to know besides the request itself.
+public struct TransportOptions: Sendable {
+    /// The longest one attempt may take, from sending to the last byte of the response.
+    public var timeout: Duration
+    /// A response body larger than this fails with ``OutpostError/Code/responseTooLarge``.
+    public var maxResponseBytes: Int
+
+    public init(timeout: Duration = .seconds(10), maxResponseBytes: Int = 32 * 1024 * 1024) {
+        self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
+    }
+}
+
+/// Sends one HTTP request and returns the response with its whole body.
+///
+/// The shape follows swift-openapi-runtime's `ClientTransport`, on swift-http-types. A transport
+/// reports failures as ``OutpostError`` with the codes ``OutpostError/Code/cannotConnect``,
+/// ``OutpostError/Code/connectionLost``, ``OutpostError/Code/timeout``,
+/// ``OutpostError/Code/cancelled`` or ``OutpostError/Code/responseTooLarge``; it never turns an HTTP
+/// status into an error, which is the client's job.
+///
+/// Outpost ships ``URLSessionTransport`` everywhere and, on Linux, `AsyncHTTPClientTransport`, the default there.
+public protocol ClientTransport: Sendable {
+    /// Sends `request` (whose URL is absolute) with an optional body.
+    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data)
+
+    /// Releases the transport's resources. Called by a client that owns the transport.
+    func shutdown() async throws
+}
+
+extension ClientTransport {
+    public func shutdown() async throws {}
+}
+
+extension OutpostError.Code {
+    /// The connection broke after the request was sent, e.g. the server died mid-request.
+    public static let connectionLost = OutpostError.Code(rawValue: "connectionLost")
+}

@@ -1,0 +1,96 @@
+public import Foundation
+public import HTTPTypes
+public import Logging
+
+extension OutpostClient {
+    /// Everything a client needs to know about its backend. Every field has a default but the base URL.
+    public struct Configuration: Sendable {
+        /// The backend's root, e.g. `https://api.example.com/v1`. Request paths are appended to it.
+        public var baseURL: URL
+        /// The longest one attempt may take. Default: 10 seconds.
+        public var timeout: Duration
+        /// Header fields sent with every request (a request's own fields win).
+        public var defaultHeaders: HTTPFields
+        /// Sent as `User-Agent`. Default: `Outpost/<version> (Swift)`.
+        public var userAgent: String
+        /// Encodes request bodies.
+        public var encoder: JSONEncoder
+        /// Decodes response bodies.
+        public var decoder: JSONDecoder
+        /// Receives request logs at `debug` and failures at `warning`/`error`. Default: discards everything.
+        public var logger: Logger
+        /// When to try again. Default: ``RetryPolicy/init(maxAttempts:baseDelay:maxDelay:maxRetryAfter:retryableStatuses:sleep:random:)``.
+        public var retry: RetryPolicy
+        /// How the backend writes errors.
+        public var errorFormat: ErrorFormat
+        /// Larger response bodies fail with ``OutpostError/Code/responseTooLarge``. Default: 32 MiB.
+        public var maxResponseBytes: Int
+
+        public init(
+            baseURL: URL,
+            timeout: Duration = .seconds(10),
+            defaultHeaders: HTTPFields = [:],
+            userAgent: String = "Outpost/\(OutpostVersion.string) (Swift)",
+            encoder: JSONEncoder = JSONEncoder(),
+            decoder: JSONDecoder = JSONDecoder(),
+            logger: Logger = Logger(label: "outpost.client", factory: { _ in SwiftLogNoOpLogHandler() }),
+            retry: RetryPolicy = RetryPolicy(),
+            errorFormat: ErrorFormat = .outpost,
+            maxResponseBytes: Int = 32 * 1024 * 1024
+        ) {
+            self.baseURL = baseURL
+            self.timeout = timeout
+            self.defaultHeaders = defaultHeaders
+            self.userAgent = userAgent
+            self.encoder = encoder
+            self.decoder = decoder
+            self.logger = logger
+            self.retry = retry
+            self.errorFormat = errorFormat
+            self.maxResponseBytes = maxResponseBytes
+        }
+    }
+
+    /// How a backend writes its errors, in error responses and, NationBuilder style, inside 2xx bodies.
+    public struct ErrorFormat: Sendable {
+        /// The key that wraps the error object (`{"error": {...}}`), or `nil` when the code and message
+        /// sit at the top level (`{"code": ..., "message": ...}`).
+        public var envelopeKey: String?
+        public var codeKey: String
+        public var messageKeys: [String]
+        public var detailsKey: String
+        /// Top-level keys that, present and not null in a 2xx JSON object, mean the call failed.
+        /// Empty: a 2xx is always a success.
+        public var serviceErrorKeys: [String]
+
+        public init(
+            envelopeKey: String? = "error", codeKey: String = "code", messageKeys: [String] = ["message"],
+            detailsKey: String = "details", serviceErrorKeys: [String] = ["error"]
+        ) {
+            self.envelopeKey = envelopeKey
+            self.codeKey = codeKey
+            self.messageKeys = messageKeys
+            self.detailsKey = detailsKey
+            self.serviceErrorKeys = serviceErrorKeys
+        }
+
+        /// The Outpost server's `{"error": {"code", "message", "details"}}`.
+        public static let outpost = ErrorFormat()
+
+        /// Django REST framework style: `{"detail": "..."}` or field errors at the top level.
+        public static let restFramework = ErrorFormat(
+            envelopeKey: nil, codeKey: "code", messageKeys: ["detail", "message"], detailsKey: "errors",
+            serviceErrorKeys: [])
+
+        /// NationBuilder style: `{"code": "...", "message": "...", "validation_errors": [...]}`, and
+        /// errors inside 2xx bodies under `error`.
+        public static let nationBuilder = ErrorFormat(
+            envelopeKey: nil, codeKey: "code", messageKeys: ["message", "description"],
+            detailsKey: "validation_errors", serviceErrorKeys: ["error", "errors"])
+    }
+}
+
+/// The version of this library, as sent in the `User-Agent`.
+public enum OutpostVersion {
+    public static let string = "0.1.0"
+}

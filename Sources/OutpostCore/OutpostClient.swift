@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+import HTTPTypesFoundation
+import Logging
+
+#if canImport(AsyncHTTPClient)
+import AsyncHTTPClient
+#endif
+
+/// The entry point of the SDK: sends requests to one backend through a chain of middlewares and a
+/// transport, and turns what comes back into values or ``OutpostError``s.
+///
+/// ```swift
+/// let client = OutpostClient(configuration: .init(baseURL: URL(string: "http://127.0.0.1:8080")!))
+/// defer { Task { try await client.shutdown() } }
+/// let greeting = try await client.callLambda("hello:someone", arguments: .positional(["world"]))
+/// ```
+///
+/// A client created without a transport owns one (AsyncHTTPClient on Linux, URLSession elsewhere) and
+/// releases it in ``shutdown()``; a client given a transport borrows it and leaves it alone.
+public final class OutpostClient: Sendable {
+    public let configuration: Configuration
+    public let transport: any ClientTransport
+    public let middlewares: [any ClientMiddleware]
+    private let ownsTransport: Bool
+
+    /// Creates a client that owns the platform's default transport.
+    public convenience init(configuration: Configuration, middlewares: [any ClientMiddleware] = []) {
+        self.init(configuration: configuration, ownedTransport: Self.defaultTransport(), middlewares: middlewares)
+    }
+
+    /// Creates a client over a transport that the caller owns (and shuts down).
+    public init(configuration: Configuration, transport: any ClientTransport, middlewares: [any ClientMiddleware] = []) {
+        self.configuration = configuration
+        self.transport = transport
+        self.middlewares = middlewares
+        self.ownsTransport = false
+    }
+
+    /// Creates a client that owns `transport` and shuts it down in ``shutdown()``.
+    public init(configuration: Configuration, ownedTransport: any ClientTransport, middlewares: [any ClientMiddleware] = []) {
+        self.configuration = configuration
+        self.transport = ownedTransport
+        self.middlewares = middlewares
+        self.ownsTransport = true
+    }
+
+    /// Releases the transport if this client owns it. Call it once, when done with the client.
+    public func shutdown() async throws {
+        if ownsTransport { try await transport.shutdown() }
+    }
+
+    static func defaultTransport() -> any ClientTransport {
+        #if canImport(AsyncHTTPClient)
+        return AsyncHTTPClientTransport()
+        #else
+        return URLSessionTransport()
+        #endif
+    }
+
+    // MARK: Sending
+
+    /// Sends a request and returns the response if its status is 2xx and it carries no service error.
+    ///
+    /// - Throws: ``OutpostError``: ``OutpostError/Code/httpStatus`` (with the server's code and message),
+    ///   ``OutpostError/Code/serviceError``, or a transport failure.
+    public func send(_ request: Request, operationName: String? = nil) async throws -> ClientResponse {
+        try await prepare(request, operationName: operationName).start()
+    }
+
+    /// Sends a request and decodes its body as `T`.
+    public func send<T: Decodable>(_ request: Request, decoding type: T.Type, operationName: String? = nil) async throws -> T {
+        let response = try await send(request, operationName: operationName)
+        return try decode(type, from: response, method: request.method.rawValue, path: request.path)
+    }
+
+    /// Builds the request as it will go out (URL, headers, encoded body) without sending it;
+    /// ``PreparedRequest/start()`` sends it later, as many times as wanted.
+    public func prepare(_ request: Request, operationName: String? = nil) throws -> PreparedRequest {
+        let url = try makeURL(for: request)
+        var http = HTTPRequest(method: request.method, url: url)
+        http.headerFields = configuration.defaultHeaders
+        http.headerFields[.userAgent] = configuration.userAgent
+        if http.headerFields[.accept] == nil { http.headerFields[.accept] = "application/json" }
+        var body: Data?
+        if let requestBody = request.body {
+            let contentType: String
+            (body, contentType) = try encode(requestBody, method: request.method.rawValue, path: request.path)
+            http.headerFields[.contentType] = contentType
+        }
+        for field in request.headers { http.headerFields[field.name] = field.value }
+        return PreparedRequest(
+            client: self, request: http, body: body, timeout: request.timeout ?? configuration.timeout,
+            operationName: operationName)
+    }
+
+    /// Decodes a response body as `T` with the configured decoder, turning failures into
+    /// ``OutpostError/Code/decodingFailed`` (with the coding path) or
+    /// ``OutpostError/Code/malformedResponse`` (when the body is not JSON at all).
+    public func decode<T: Decodable>(_ type: T.Type, from response: ClientResponse, method: String, path: String) throws -> T {
+        do {
+            return try configuration.decoder.decode(T.self, from: response.body)
+        } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
+                throw OutpostError(
+                    .malformedResponse, "The response body is not valid JSON (\(response.body.count) bytes)",
+                    suggestion: "Check that the URL points at a JSON API and not at an HTML page or a proxy",
+                    status: response.status, method: method, path: path, underlying: error)
+            }
+            var failure = OutpostError.decoding(error, type: T.self)
+            failure.status = response.status
+            throw failure.attributed(method: method, path: path)
+        }
+    }
+
+    // MARK: Building
+
+    func makeURL(for request: Request) throws -> URL {
+        let path = request.path
+        let url: URL?
+        if path.hasPrefix("http://") || path.hasPrefix("https://") {
+            url = URL(string: path)
+        } else {
+            var base = configuration.baseURL.absoluteString
+            if base.hasSuffix("/") { base.removeLast() }
+            url = URL(string: base + (path.hasPrefix("/") ? path : "/" + path))
+        }
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw OutpostError(
+                .invalidRequest, "'\(path)' is not a valid request path",
+                suggestion: "Percent-encode the path segments (see Request.pathSegment(_:))",
+                method: request.method.rawValue, path: path)
+        }
+        if !request.query.isEmpty {
+            components.queryItems = (components.queryItems ?? []) + request.query
+            // URLComponents leaves `+` alone in query values, but servers read it as a space.
+            components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
+        }
+        guard let final = components.url else {
+            throw OutpostError(.invalidRequest, "The query of '\(path)' could not be encoded", method: request.method.rawValue, path: path)
+        }
+        return final
+    }
+
+    func encode(_ body: Request.Body, method: String, path: String) throws -> (Data, String) {
+        switch body {
+        case .data(let data, let contentType):
+            return (data, contentType)
+        case .json(let value):
+            return (value.jsonData(), "application/json")
+        case .encodable(let value):
+            do {
+                return (try configuration.encoder.encode(value), "application/json")
+            } catch {
+                throw OutpostError(
+                    .encodingFailed, "The request body could not be encoded: \(error)",
+                    suggestion: "Check the value's Encodable conformance (non-finite numbers cannot be JSON)",
+                    method: method, path: path, underlying: error)
+            }
+        }
+    }
+}
+
+extension Request {
+    /// Percent-encodes one path segment, so that `a/b c` becomes `a%2Fb%20c`.
+    public static func pathSegment(_ segment: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/?#")
+        return segment.addingPercentEncoding(withAllowedCharacters: allowed) ?? segment
+    }
+}

@@ -1,0 +1,170 @@
+/// The one error type of the Outpost client.
+///
+/// An `OutpostError` says what went wrong and what to do about it, and carries what a person
+/// needs to act: the request's method and path, the HTTP status, and the server's own error code,
+/// message and details when the body had them. Compare errors by ``code``; the set of codes is open,
+/// so switch over them with a `default` case.
+public struct OutpostError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. New codes may be added in any release.
+    public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// No connection could be made: the server is down, the host is wrong, or the network is off.
+        public static let cannotConnect = Code(rawValue: "cannotConnect")
+        /// The request took longer than the configured timeout.
+        public static let timeout = Code(rawValue: "timeout")
+        /// The task performing the request was cancelled.
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The server answered with a status outside 200–299.
+        public static let httpStatus = Code(rawValue: "httpStatus")
+        /// The server answered 2xx but the body carried an error object (NationBuilder style).
+        public static let serviceError = Code(rawValue: "serviceError")
+        /// The body was not the JSON that was promised.
+        public static let malformedResponse = Code(rawValue: "malformedResponse")
+        /// A lambda reply had no `result` key.
+        public static let malformedResult = Code(rawValue: "malformedResult")
+        /// The JSON was well formed but did not fit the expected type.
+        public static let decodingFailed = Code(rawValue: "decodingFailed")
+        /// The request body could not be encoded.
+        public static let encodingFailed = Code(rawValue: "encodingFailed")
+        /// The request could not be built (bad path, bad URL, bad argument).
+        public static let invalidRequest = Code(rawValue: "invalidRequest")
+        /// The response body was larger than `Configuration.maxResponseBytes`.
+        public static let responseTooLarge = Code(rawValue: "responseTooLarge")
+        /// A middleware took over the handling of this response or error; nothing else is to be done.
+        public static let halted = Code(rawValue: "halted")
+        /// A conditional request lost a race: the resource changed since it was read (HTTP 412).
+        public static let conflict = Code(rawValue: "conflict")
+        /// The credentials were missing, expired or refused (HTTP 401).
+        public static let unauthorized = Code(rawValue: "unauthorized")
+    }
+
+    public var code: Code
+    /// What went wrong, in a sentence.
+    public var message: String
+    /// What to do about it, when there is something to do.
+    public var suggestion: String?
+    /// The HTTP status code, when a response was received.
+    public var status: Int?
+    /// The server's own error code (`{"error": {"code": ...}}`), when the body had one.
+    public var serverCode: String?
+    /// The server's own message, when the body had one.
+    public var serverMessage: String?
+    /// The server's `details`, when the body had them.
+    public var details: JSONValue?
+    /// The request's method, e.g. `POST`.
+    public var method: String?
+    /// The request's path, without its query (which may hold secrets).
+    public var path: String?
+    /// For ``Code/decodingFailed``: where in the JSON the mismatch was, e.g. `results[3].author.name`.
+    public var codingPath: String?
+    /// The error that caused this one, if any.
+    public var underlying: (any Error)?
+
+    public init(
+        _ code: Code,
+        _ message: String,
+        suggestion: String? = nil,
+        status: Int? = nil,
+        serverCode: String? = nil,
+        serverMessage: String? = nil,
+        details: JSONValue? = nil,
+        method: String? = nil,
+        path: String? = nil,
+        codingPath: String? = nil,
+        underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.suggestion = suggestion
+        self.status = status
+        self.serverCode = serverCode
+        self.serverMessage = serverMessage
+        self.details = details
+        self.method = method
+        self.path = path
+        self.codingPath = codingPath
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = ""
+        if let method, let path { text += "\(method) \(path): " }
+        text += message
+        if let status, !message.contains("\(status)") { text += " (HTTP \(status))" }
+        if serverCode != nil || serverMessage != nil {
+            text += " — server said"
+            if let serverCode { text += " [\(serverCode)]" }
+            if let serverMessage { text += " \(serverMessage)" }
+        }
+        if let codingPath { text += " at \(codingPath)" }
+        if let suggestion { text += ". \(suggestion)" }
+        return text
+    }
+
+    /// Thrown by a middleware that has taken over a response or an error (for example, a 401 that
+    /// signs the user out): the caller learns that nothing is left to do.
+    public static func halted(_ reason: String) -> OutpostError {
+        OutpostError(.halted, "A middleware handled this request: \(reason)")
+    }
+}
+
+extension OutpostError {
+    /// Fills in the request's method and path where they are not yet known.
+    package func attributed(method: String, path: String) -> OutpostError {
+        var copy = self
+        if copy.method == nil { copy.method = method }
+        if copy.path == nil { copy.path = path }
+        return copy
+    }
+
+    /// Turns any error into an `OutpostError`, keeping an `OutpostError` as it is.
+    package static func wrap(_ error: any Error, method: String, path: String) -> OutpostError {
+        if let error = error as? OutpostError { return error.attributed(method: method, path: path) }
+        if error is CancellationError {
+            return OutpostError(.cancelled, "The request was cancelled", method: method, path: path, underlying: error)
+        }
+        return OutpostError(
+            .cannotConnect, "The request failed: \(error)",
+            suggestion: "Check that the server is running and reachable", method: method, path: path,
+            underlying: error)
+    }
+
+    /// A readable coding path such as `results[3].author`.
+    package static func describe(codingPath: [any CodingKey]) -> String {
+        var text = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                if !text.isEmpty { text += "." }
+                text += key.stringValue
+            }
+        }
+        return text.isEmpty ? "(top level)" : text
+    }
+
+    /// Builds a decoding failure from a `DecodingError`, keeping the coding path.
+    package static func decoding(_ error: any Error, type: Any.Type) -> OutpostError {
+        var codingPath: String?
+        var reason = "\(error)"
+        if let error = error as? DecodingError {
+            switch error {
+            case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+                codingPath = describe(codingPath: context.codingPath)
+                reason = context.debugDescription
+            case .keyNotFound(let key, let context):
+                codingPath = describe(codingPath: context.codingPath + [key])
+                reason = "The key '\(key.stringValue)' is missing"
+            @unknown default:
+                break
+            }
+        }
+        return OutpostError(
+            .decodingFailed, "The response could not be decoded as \(type): \(reason)",
+            suggestion: "Check that the model matches what the server sends", codingPath: codingPath,
+            underlying: error)
+    }
+}

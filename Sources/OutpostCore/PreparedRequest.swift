@@ -1,0 +1,200 @@
+public import Foundation
+public import HTTPTypes
+import HTTPTypesFoundation
+import Logging
+
+/// A request built by ``OutpostClient/prepare(_:operationName:)`` and not yet sent: inspect it,
+/// keep it, and ``start()`` it when the time comes.
+public struct PreparedRequest: Sendable {
+    public let client: OutpostClient
+    /// The request exactly as the first middleware will receive it.
+    public let request: HTTPRequest
+    public let body: Data?
+    public let timeout: Duration
+    public let operationName: String?
+
+    /// Sends the request through the middlewares and the transport, with retries, and applies the
+    /// default handling: a non-2xx status or a service error becomes an ``OutpostError``.
+    public func start() async throws -> ClientResponse {
+        let method = request.method.rawValue
+        let path = request.url.map(\.path) ?? request.path ?? ""
+        var requestLogger = client.configuration.logger
+        requestLogger[metadataKey: "outpost.method"] = "\(method)"
+        requestLogger[metadataKey: "outpost.path"] = "\(path)"
+        let logger = requestLogger
+        let context = MiddlewareContext(logger: logger, operationName: operationName)
+        do {
+            try Task.checkCancellation()
+            let response = try await Self.chain(
+                client.middlewares[...], request: request, body: body, context: context,
+                terminal: { request, body in
+                    try await sendWithRetries(request, body: body, logger: logger)
+                })
+            try client.checkStatus(response, method: method, path: path)
+            return response
+        } catch {
+            throw OutpostError.wrap(error, method: method, path: path)
+        }
+    }
+
+    /// Sends the request and decodes the body as `T`.
+    public func start<T: Decodable>(decoding type: T.Type) async throws -> T {
+        let response = try await start()
+        return try client.decode(type, from: response, method: request.method.rawValue, path: request.url?.path ?? "")
+    }
+
+    private static func chain(
+        _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
+        terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
+    ) async throws -> ClientResponse {
+        guard let first = middlewares.first else { return try await terminal(request, body) }
+        let rest = middlewares.dropFirst()
+        return try await first.intercept(request, body: body, context: context) { request, body in
+            try await chain(rest, request: request, body: body, context: context, terminal: terminal)
+        }
+    }
+
+    private func sendWithRetries(_ request: HTTPRequest, body: Data?, logger: Logger) async throws -> ClientResponse {
+        let configuration = client.configuration
+        let policy = configuration.retry
+        let options = TransportOptions(timeout: timeout, maxResponseBytes: configuration.maxResponseBytes)
+        let retrySafe = Request(method: request.method, path: "", headers: request.headerFields).isRetrySafe
+        let clock = ContinuousClock()
+        var attempt = 1
+        while true {
+            let started = clock.now
+            do {
+                let (head, data) = try await client.transport.send(request, body: body, options: options)
+                let elapsed = clock.now - started
+                logger.debug(
+                    "response",
+                    metadata: [
+                        "outpost.status": "\(head.status.code)", "outpost.duration_ms": "\(Self.milliseconds(elapsed))",
+                        "outpost.attempt": "\(attempt)", "outpost.query": "\(Redaction.query(of: request))",
+                    ])
+                let response = ClientResponse(response: head, body: data)
+                if retrySafe, attempt < policy.maxAttempts, policy.retryableStatuses.contains(head.status.code) {
+                    var delay = policy.backoff(afterAttempt: attempt)
+                    if let header = head.headerFields[.retryAfterHeader] {
+                        guard let wanted = RetryPolicy.parseRetryAfter(header), wanted <= policy.maxRetryAfter else {
+                            return response
+                        }
+                        delay = wanted
+                    }
+                    logger.warning(
+                        "retrying after status",
+                        metadata: ["outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                                   "outpost.attempt": "\(attempt)"])
+                    try await policy.sleep(delay)
+                    attempt += 1
+                    continue
+                }
+                return response
+            } catch let error as OutpostError {
+                let retryable = error.code == .cannotConnect || error.code == .connectionLost || error.code == .timeout
+                if retrySafe, retryable, attempt < policy.maxAttempts {
+                    let delay = policy.backoff(afterAttempt: attempt)
+                    logger.warning(
+                        "retrying after failure",
+                        metadata: ["outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                                   "outpost.attempt": "\(attempt)"])
+                    try await policy.sleep(delay)
+                    attempt += 1
+                    continue
+                }
+                logger.error("request failed", metadata: ["outpost.error": "\(error.code)", "outpost.attempt": "\(attempt)"])
+                throw error
+            }
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+extension OutpostClient {
+    /// The default handling of a response: non-2xx statuses and service errors become errors.
+    func checkStatus(_ response: ClientResponse, method: String, path: String) throws {
+        let format = configuration.errorFormat
+        let status = response.status
+        if (200..<300).contains(status) {
+            guard !format.serviceErrorKeys.isEmpty, response.body.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "{"),
+                Self.mayContainKey(format.serviceErrorKeys, in: response.body),
+                case .object(let object)? = try? response.json()
+            else { return }
+            for key in format.serviceErrorKeys {
+                guard let value = object[key], value != .null, value != .array([]) else { continue }
+                let parsed = Self.errorFields(in: value, format: format)
+                guard parsed.code != nil || parsed.message != nil else { continue }
+                throw OutpostError(
+                    .serviceError, "The server reported an error in a successful response",
+                    suggestion: "Read the server's message; the request was received but not carried out",
+                    status: status, serverCode: parsed.code, serverMessage: parsed.message, details: parsed.details,
+                    method: method, path: path)
+            }
+            return
+        }
+        let json = try? response.json()
+        let errorValue = format.envelopeKey.flatMap { json?[$0] } ?? json
+        let parsed = errorValue.map { Self.errorFields(in: $0, format: format) } ?? (code: nil, message: nil, details: nil)
+        let code: OutpostError.Code
+        let suggestion: String
+        switch status {
+        case 401:
+            code = .unauthorized
+            suggestion = "Sign in again, or check the credentials the client sends"
+        case 412:
+            code = .conflict
+            suggestion = "The resource changed since it was read: pull it again, reapply the change, and retry"
+        case 400..<500:
+            code = .httpStatus
+            suggestion = "The server refused the request; the server's message says what to change"
+        default:
+            code = .httpStatus
+            suggestion = "The server failed; retry later, and check the server's logs if it persists"
+        }
+        throw OutpostError(
+            code, "The server answered \(Self.statusLine(status))", suggestion: suggestion,
+            status: status, serverCode: parsed.code, serverMessage: parsed.message, details: parsed.details,
+            method: method, path: path)
+    }
+
+    /// `404 Not Found`, for messages.
+    static func statusLine(_ status: Int) -> String {
+        let phrases: [Int: String] = [
+            400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
+            409: "Conflict", 410: "Gone", 412: "Precondition Failed", 413: "Content Too Large",
+            415: "Unsupported Media Type", 422: "Unprocessable Content", 429: "Too Many Requests",
+            500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+        ]
+        return phrases[status].map { "\(status) \($0)" } ?? "\(status)"
+    }
+
+    static func errorFields(in value: JSONValue, format: ErrorFormat) -> (code: String?, message: String?, details: JSONValue?) {
+        switch value {
+        case .string(let message):
+            return (nil, message, nil)
+        case .object(let object):
+            let code = object[format.codeKey].flatMap { $0.stringValue ?? $0.intValue.map(String.init) }
+            let message = format.messageKeys.lazy.compactMap { object[$0]?.stringValue }.first
+            let details = object[format.detailsKey]
+            return (code, message, details)
+        case .array(let items):
+            let messages = items.compactMap { $0.stringValue ?? $0["message"]?.stringValue }
+            return (nil, messages.isEmpty ? nil : messages.joined(separator: "; "), value)
+        default:
+            return (nil, nil, nil)
+        }
+    }
+
+    /// A cheap byte scan so that ordinary 2xx bodies are not parsed twice.
+    static func mayContainKey(_ keys: [String], in body: Data) -> Bool {
+        keys.contains { key in body.range(of: Data("\"\(key)\"".utf8)) != nil }
+    }
+}
+
+extension UInt8 {
+    var isWhitespaceByte: Bool { self == 0x20 || self == 0x0A || self == 0x0D || self == 0x09 }
+}

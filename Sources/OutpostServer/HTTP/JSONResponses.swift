@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import OutpostCore
+
+extension Response {
+    /// A JSON response from untyped JSON.
+    static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        bytes(value.jsonData(), contentType: "application/json", status: status, headers: headers)
+    }
+
+    static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension Request {
+    /// Reads the whole body, refusing more than `limit` bytes with 413.
+    func collectBody(limit: Int) async throws -> Data {
+        var request = self
+        do {
+            let buffer = try await request.collectBody(upTo: limit)
+            return Data(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw ServerError(
+                .contentTooLarge, code: "payload_too_large",
+                message: "The request body is larger than \(limit) bytes; send less, or raise the server's body limit")
+        }
+    }
+
+    /// Reads the body as JSON; an empty body is `.null`.
+    func decodeJSON(limit: Int) async throws -> JSONValue {
+        let data = try await collectBody(limit: limit)
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .null }
+        do {
+            return try JSONValue(parsing: data)
+        } catch {
+            throw ServerError.badRequest(
+                "malformed_json", "The request body is not valid JSON: \(Self.reason(error)); send a JSON document with Content-Type: application/json")
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            if let underlying = context.underlyingError { return "\(underlying.localizedDescription)" }
+            return context.debugDescription
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,141 @@
+public import Foundation
+package import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// The reference backend: lambdas, handlers and records over JSON, in one process with an embedded
+/// SQLite database.
+///
+/// ```swift
+/// let server = try OutpostServer(configuration: .init(port: 0, databasePath: path))
+/// let running = try await server.start()      // tests and demos: returns once listening
+/// print(running.baseURL)
+/// try await running.stop()                    // graceful: in-flight requests finish
+/// ```
+/// or `try await server.run()` to serve until SIGINT or SIGTERM.
+public final class OutpostServer: Sendable {
+    public let configuration: ServerConfiguration
+    let lambdas: [String: LambdaBody]
+    let handlers: [String: HandlerBody]
+    /// The identifiers of the plugins in use.
+    public let pluginIdentifiers: [String]
+
+    /// Prepares a server with the given plugins (the demo plugin by default).
+    ///
+    /// - Throws: ``ServerError`` when a plugin fails to register or two plugins claim one name.
+    public init(configuration: ServerConfiguration = ServerConfiguration(), plugins: [any ServerPlugin] = [DemoPlugin()]) throws {
+        self.configuration = configuration
+        var registrar = PluginRegistrar()
+        for plugin in plugins {
+            registrar.currentPlugin = plugin.identifier
+            try plugin.register(into: &registrar)
+        }
+        self.lambdas = registrar.lambdas
+        self.handlers = registrar.handlers
+        self.pluginIdentifiers = plugins.map(\.identifier)
+    }
+
+    /// Builds the router over `storage`. Exposed to the package for route-coverage tests.
+    package func makeRouter(storage: any Storage) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        ServiceRoutes(storage: storage).add(to: router)
+        PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration).add(to: router)
+        return router
+    }
+
+    func makeApplication(
+        storage: any Storage, onRunning: @escaping @Sendable (Int) async -> Void
+    ) -> some ApplicationProtocol {
+        let router = makeRouter(storage: storage)
+        let responder = EnvelopeResponder(inner: router.buildResponder(), logger: configuration.logger)
+        return Application(
+            responder: responder,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Outpost"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: configuration.logger)
+    }
+
+    func openStorage() async throws -> any Storage {
+        let storage = try await SQLiteStorage.open(path: configuration.databasePath, logger: configuration.logger)
+        do {
+            try await storage.migrate()
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        return storage
+    }
+
+    /// Serves until the process receives SIGINT or SIGTERM, then shuts down gracefully.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let storage = try await openStorage()
+        let app = makeApplication(storage: storage, onRunning: onRunning)
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+        do {
+            try await group.run()
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        try await storage.close()
+    }
+
+    /// Starts serving in the background and returns once the server listens.
+    ///
+    /// - Throws: when the database cannot be opened or the address cannot be bound.
+    public func start() async throws -> RunningServer {
+        let storage = try await openStorage()
+        let (ports, portSink) = AsyncThrowingStream.makeStream(of: Int.self)
+        let app = makeApplication(storage: storage, onRunning: { port in portSink.yield(port) })
+        let group = ServiceGroup(configuration: .init(services: [app], logger: configuration.logger))
+        let task = Task {
+            do {
+                try await group.run()
+                portSink.finish()
+            } catch {
+                portSink.finish(throwing: error)
+            }
+            try? await storage.close()
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = try await iterator.next() else {
+            throw ServerError(
+                .internalServerError, code: "server_stopped",
+                message: "The server stopped before it listened on \(configuration.host):\(configuration.port)")
+        }
+        return RunningServer(host: configuration.host, port: port, group: group, task: task)
+    }
+}
+
+/// A server started with ``OutpostServer/start()``.
+public final class RunningServer: Sendable {
+    public let host: String
+    /// The port actually bound (useful with port 0).
+    public let port: Int
+    let group: ServiceGroup
+    let task: Task<Void, Never>
+
+    init(host: String, port: Int, group: ServiceGroup, task: Task<Void, Never>) {
+        self.host = host
+        self.port = port
+        self.group = group
+        self.task = task
+    }
+
+    /// `http://host:port`.
+    public var baseURL: URL {
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = host.contains(":") ? "[\(host)]" : host
+        components.port = port
+        return components.url ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Stops accepting connections, lets in-flight requests finish, closes the database.
+    public func stop() async {
+        await group.triggerGracefulShutdown()
+        await task.value
+    }
+}

@@ -1,0 +1,118 @@
+public import Foundation
+public import HTTPTypes
+public import Logging
+public import OutpostCore
+
+/// Extends the server with lambdas, custom handlers and (later) authentication providers.
+///
+/// ```swift
+/// struct Greeter: ServerPlugin {
+///     let identifier = "com.example.greeter"
+///     func register(into registrar: inout PluginRegistrar) throws {
+///         try registrar.lambda("greet") { call in .string("Hi, \(call.arguments.string(0, named: "name") ?? "you")") }
+///     }
+/// }
+/// ```
+public protocol ServerPlugin: Sendable {
+    /// A reverse-DNS name, e.g. `com.example.greeter`.
+    var identifier: String { get }
+    /// Adds the plugin's lambdas and handlers. Throwing stops the server from starting.
+    func register(into registrar: inout PluginRegistrar) throws
+}
+
+/// One lambda invocation, as a plugin sees it.
+public struct LambdaCall: Sendable {
+    public var name: String
+    public var arguments: LambdaArguments
+    public var logger: Logger
+}
+
+/// One handler invocation, as a plugin sees it: any JSON in.
+public struct HandlerCall: Sendable {
+    public var name: String
+    /// The request body (`.null` when empty).
+    public var body: JSONValue
+    public var headers: HTTPFields
+    public var logger: Logger
+}
+
+/// What a handler answers: JSON, or any bytes with their content type, with a status and headers.
+public struct HandlerResponse: Sendable {
+    public enum Body: Sendable {
+        case json(JSONValue)
+        case bytes(Data, contentType: String)
+    }
+
+    public var status: HTTPResponse.Status
+    public var headers: HTTPFields
+    public var body: Body
+
+    public init(status: HTTPResponse.Status = .ok, headers: HTTPFields = [:], body: Body) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func json(_ value: JSONValue, status: HTTPResponse.Status = .ok) -> HandlerResponse {
+        HandlerResponse(status: status, body: .json(value))
+    }
+}
+
+public typealias LambdaBody = @Sendable (LambdaCall) async throws -> JSONValue
+public typealias HandlerBody = @Sendable (HandlerCall) async throws -> HandlerResponse
+
+/// Collects what plugins register, checking names as they come.
+public struct PluginRegistrar: Sendable {
+    private(set) var lambdas: [String: LambdaBody] = [:]
+    private(set) var handlers: [String: HandlerBody] = [:]
+    private(set) var owners: [String: String] = [:]
+    var currentPlugin = ""
+
+    init() {}
+
+    /// Registers a lambda, called with `POST /lambdas/{name}`.
+    ///
+    /// Names are 1–128 characters of letters, digits and `_ . : -`, such as `hello:someone`.
+    public mutating func lambda(_ name: String, _ body: @escaping LambdaBody) throws {
+        try Self.validate(name, kind: "lambda")
+        if let owner = owners["lambda " + name] {
+            throw ServerError(.internalServerError, code: "duplicate_lambda", message: "Lambda '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
+        }
+        owners["lambda " + name] = currentPlugin
+        lambdas[name] = body
+    }
+
+    /// Registers a custom handler, called with `POST /handlers/{name}`.
+    public mutating func handler(_ name: String, _ body: @escaping HandlerBody) throws {
+        try Self.validate(name, kind: "handler")
+        if let owner = owners["handler " + name] {
+            throw ServerError(.internalServerError, code: "duplicate_handler", message: "Handler '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
+        }
+        owners["handler " + name] = currentPlugin
+        handlers[name] = body
+    }
+
+    static func validate(_ name: String, kind: String) throws {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
+        guard (1...128).contains(name.count), name.allSatisfy(allowed.contains) else {
+            throw ServerError(
+                .internalServerError, code: "invalid_\(kind)_name",
+                message: "'\(name)' is not a valid \(kind) name: use 1–128 letters, digits, '_', '.', ':' or '-'")
+        }
+    }
+}
+
+extension LambdaArguments {
+    /// The argument at `index` when the call is positional, or the one called `name` when it is named.
+    public func value(_ index: Int, named name: String) -> JSONValue? {
+        switch self {
+        case .positional(let values): return values.indices.contains(index) ? values[index] : nil
+        case .named(let values): return values[name]
+        }
+    }
+
+    /// ``value(_:named:)`` as a string, when it is one.
+    public func string(_ index: Int, named name: String) -> String? {
+        value(index, named: name)?.stringValue
+    }
+}

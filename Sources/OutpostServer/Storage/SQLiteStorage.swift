@@ -1,0 +1,102 @@
+import Foundation
+public import Logging
+import NIOPosix
+import SQLiteNIO
+
+/// ``Storage`` in one SQLite file (WAL mode), opened by sqlite-nio.
+///
+/// Every statement binds its values (no SQL is built from input). Migrations are numbered and
+/// recorded in `schema_migrations`; each runs once, in order.
+public final class SQLiteStorage: Storage {
+    let connection: SQLiteConnection
+    let logger: Logger
+    public let path: String
+
+    /// Opens (creating if needed) the database at `path`.
+    public static func open(path: String, logger: Logger) async throws -> SQLiteStorage {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+            throw ServerError(
+                .internalServerError, code: "database_directory_missing",
+                message: "The folder '\(directory)' for the database does not exist; create it or choose another --database path")
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        } catch {
+            throw ServerError(
+                .internalServerError, code: "database_open_failed",
+                message: "Could not open the database at '\(path)': \(error). Check the path and its permissions")
+        }
+        let storage = SQLiteStorage(connection: connection, logger: logger, path: path)
+        _ = try await connection.query("PRAGMA journal_mode=WAL")
+        _ = try await connection.query("PRAGMA synchronous=NORMAL")
+        _ = try await connection.query("PRAGMA foreign_keys=ON")
+        _ = try await connection.query(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        return storage
+    }
+
+    init(connection: SQLiteConnection, logger: Logger, path: String) {
+        self.connection = connection
+        self.logger = logger
+        self.path = path
+    }
+
+    /// The numbered schema steps. Append only; never edit a step that has shipped.
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, [
+            """
+            CREATE TABLE records (
+                type TEXT NOT NULL,
+                id TEXT NOT NULL,
+                seq INTEGER NOT NULL,
+                owner TEXT,
+                body TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL,
+                PRIMARY KEY (type, id)
+            ) WITHOUT ROWID
+            """,
+            "CREATE UNIQUE INDEX records_by_created ON records (type, created_at, seq)",
+            "CREATE UNIQUE INDEX records_by_updated ON records (type, updated_at, seq)",
+            "CREATE TABLE record_sequence (type TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
+        ]),
+    ]
+
+    public func migrate() async throws {
+        let current = try await schemaVersion()
+        for migration in Self.migrations where migration.version > current {
+            _ = try await connection.query("BEGIN IMMEDIATE")
+            do {
+                for statement in migration.statements {
+                    _ = try await connection.query(statement)
+                }
+                _ = try await connection.query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    [.integer(migration.version), .integer(Int(Date().timeIntervalSince1970))])
+                _ = try await connection.query("COMMIT")
+                logger.info("database migrated", metadata: ["version": "\(migration.version)", "path": "\(path)"])
+            } catch {
+                _ = try? await connection.query("ROLLBACK")
+                throw ServerError(
+                    .internalServerError, code: "migration_failed",
+                    message: "Migration \(migration.version) of '\(path)' failed: \(error). The database was left at version \(current)")
+            }
+        }
+    }
+
+    public func schemaVersion() async throws -> Int {
+        let rows = try await connection.query("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations")
+        return rows.first?.column("version")?.integer ?? 0
+    }
+
+    public func checkHealth() async throws {
+        _ = try await connection.query("SELECT 1")
+    }
+
+    public func close() async throws {
+        try await connection.close()
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+// outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
+// --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
+// Run it in a release build: swift run -c release outpost-bench [--quick] [--json]
+
+let arguments = Set(CommandLine.arguments.dropFirst())
+let known: Set<String> = ["--quick", "--json", "--help"]
+if arguments.contains("--help") || !arguments.isSubset(of: known) {
+    let unknown = arguments.subtracting(known).sorted().joined(separator: " ")
+    if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s): \(unknown)\n".utf8)) }
+    print("usage: outpost-bench [--quick] [--json]")
+    exit(arguments.contains("--help") ? 0 : 64)
+}
+let options = BenchOptions(quick: arguments.contains("--quick"))
+let started = ContinuousClock.now
+#if DEBUG
+FileHandle.standardError.write(Data("warning: this is a debug build; measure with -c release\n".utf8))
+#endif
+
+var results: [BenchResult] = []
+results += CallbacksBench.run(options)
+
+let elapsed = ContinuousClock.now - started
+if arguments.contains("--json") {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try encoder.encode(results), as: UTF8.self))
+} else {
+    print("| benchmark | value | unit | baseline | baseline value | ratio |")
+    print("|---|---:|---|---|---:|---:|")
+    for result in results {
+        let baselineValue = result.baselineValue.map { String(format: "%.0f", $0) } ?? "–"
+        let ratio = result.ratio.map { String(format: "%.2f", $0) } ?? "–"
+        print("| \(result.name) | \(String(format: "%.0f", result.value)) | \(result.unit) | \(result.baseline ?? "–") | \(baselineValue) | \(ratio) |")
+    }
+    print("\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.seconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores")
+}

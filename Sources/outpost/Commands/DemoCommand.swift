@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Outpost
+import OutpostServer
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Start the server on a free loopback port with a temporary database, tour the SDK, and stop.")
+
+    func run() async throws {
+        let log = TourLog()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-demo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let databasePath = folder.appendingPathComponent("demo.sqlite").path
+
+        var serverLogger = Logger(label: "outpost.server")
+        serverLogger.logLevel = .warning
+        let server = try OutpostServer(
+            configuration: ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger))
+        let running = try await server.start()
+        log.section("Outpost demo")
+        log.step("Server listening on \(running.baseURL) with database \(databasePath)")
+
+        let client = OutpostClient(configuration: .init(baseURL: running.baseURL))
+        do {
+            try await FoundationTour.run(client: client, baseURL: running.baseURL, log: log)
+            try await CallbacksTour.run(log: log)
+        } catch {
+            try? await client.shutdown()
+            await running.stop()
+            throw error
+        }
+        try await client.shutdown()
+        await running.stop()
+        log.section("Done")
+        log.step("Server stopped; temporary database removed.")
+    }
+}

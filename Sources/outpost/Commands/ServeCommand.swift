@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OutpostServer
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the reference server until Ctrl-C (SIGINT) or SIGTERM.")
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0 picks a free one).")
+    var port = 8080
+
+    @Option(help: "The SQLite database file; created and migrated on start.")
+    var database = "outpost.sqlite"
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel = "info"
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "outpost.server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        let server = try OutpostServer(
+            configuration: ServerConfiguration(host: host, port: port, databasePath: database, logger: logger))
+        let host = self.host
+        let database = self.database
+        try await server.run(onRunning: { port in
+            // Written unbuffered, so that a script reading our output sees it at once.
+            FileHandle.standardOutput.write(
+                Data("Outpost server listening on http://\(host):\(port) (database: \(database)). Ctrl-C stops it.\n".utf8))
+        })
+    }
+}

@@ -1,0 +1,12 @@
+import ArgumentParser
+
+@main
+struct OutpostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "outpost",
+        abstract: "The Outpost reference server, a tour of the SDK, and tools to call a backend.",
+        subcommands: [
+            ServeCommand.self, DemoCommand.self, CallCommand.self, CallbacksCommand.self,
+        ]
+    )
+}

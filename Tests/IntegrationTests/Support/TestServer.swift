@@ -1,0 +1,169 @@
+import Foundation
+import Logging
+import Outpost
+import OutpostServer
+import Synchronization
+import Testing
+
+/// A live server on 127.0.0.1, port 0, with a fresh SQLite file, for one test.
+struct LiveServer {
+    let running: RunningServer
+    let folder: URL
+
+    var baseURL: URL { running.baseURL }
+
+    static func start(
+        plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()],
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> LiveServer {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var logger = Logger(label: "outpost.test.server")
+        logger.logLevel = .critical
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, databasePath: folder.appendingPathComponent("test.sqlite").path, logger: logger)
+        configure(&configuration)
+        let server = try OutpostServer(configuration: configuration, plugins: plugins)
+        return LiveServer(running: try await server.start(), folder: folder)
+    }
+
+    func stop() async {
+        await running.stop()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+/// Runs `body` with a live server and a client on it, and always stops both.
+func withLiveServer<T>(
+    plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()],
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    client makeClient: (URL) -> OutpostClient = { OutpostClient(configuration: .init(baseURL: $0)) },
+    _ body: (LiveServer, OutpostClient) async throws -> T
+) async throws -> T {
+    let server = try await LiveServer.start(plugins: plugins, configure: configure)
+    let client = makeClient(server.baseURL)
+    do {
+        let result = try await body(server, client)
+        try await client.shutdown()
+        await server.stop()
+        return result
+    } catch {
+        try? await client.shutdown()
+        await server.stop()
+        throw error
+    }
+}
+
+/// Handlers that misbehave on purpose, one per failure the client must read well.
+struct TestPlugin: ServerPlugin {
+    let identifier = "outpost.tests"
+    /// Released by tests to let the `gate` handler answer.
+    let gate = Gate()
+    let flakyCalls = Counter()
+
+    func register(into registrar: inout PluginRegistrar) throws {
+        let gate = self.gate
+        let flakyCalls = self.flakyCalls
+        try registrar.lambda("boom") { _ in
+            struct Internal: Error {}
+            throw Internal()
+        }
+        try registrar.lambda("echo") { call in
+            switch call.arguments {
+            case .positional(let values): return .array(values)
+            case .named(let values): return .object(values)
+            }
+        }
+        try registrar.lambda("stubborn") { _ in
+            // Ignores cancellation: the server must still answer at its deadline.
+            await gate.wait()
+            return "late"
+        }
+        try registrar.handler("gate") { _ in
+            await gate.wait()
+            return .json(["released": true])
+        }
+        try registrar.handler("not-json") { _ in
+            HandlerResponse(body: .bytes(Data("<html>proxy error</html>".utf8), contentType: "text/html"))
+        }
+        try registrar.handler("no-result") { _ in .json(["value": 1]) }
+        try registrar.handler("service-error") { _ in
+            .json(["error": ["code": "quota_exceeded", "message": "You used all your credits"]])
+        }
+        try registrar.handler("flaky") { call in
+            let count = flakyCalls.increment()
+            let failures = call.body["failures"]?.intValue ?? 1
+            if count <= failures {
+                return HandlerResponse(
+                    status: .serviceUnavailable, headers: [.retryAfterHeader: call.body["retry_after"]?.stringValue ?? "1"],
+                    body: .json(["error": ["code": "busy", "message": "Try again soon"]]))
+            }
+            return .json(["attempts": .int(count)])
+        }
+    }
+}
+
+/// Suspends callers until released; releasing lets every present and future caller through.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+final class Counter: Sendable {
+    private let value = Mutex(0)
+
+    @discardableResult
+    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+
+    var current: Int { value.withLock { $0 } }
+}
+
+/// Records every log line, to check that no secret reaches a log.
+final class LogRecorder: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var all: [String] { lines.withLock { $0 } }
+
+    func logger(level: Logger.Level = .trace) -> Logger {
+        var logger = Logger(label: "outpost.test") { _ in RecordingHandler(recorder: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    fileprivate func append(_ line: String) { lines.withLock { $0.append(line) } }
+
+    struct RecordingHandler: LogHandler {
+        let recorder: LogRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+            recorder.append("\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+        }
+    }
+}

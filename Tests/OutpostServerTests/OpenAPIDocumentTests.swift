@@ -1,0 +1,137 @@
+import Foundation
+import Hummingbird
+import Logging
+import OutpostCore
+@testable import OutpostServer
+import Testing
+
+@Suite("The OpenAPI document keeps in step with the router")
+struct OpenAPIDocumentTests {
+    /// `{name}` and `:name` both become `{}` so that parameter names do not matter.
+    static func normalise(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix(":") || (segment.hasPrefix("{") && segment.hasSuffix("}")) ? "{}" : String(segment)
+        }.joined(separator: "/")
+    }
+
+    @Test("every route the server has is described, and nothing else")
+    func routesAreDescribed() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-openapi-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let storage = try await SQLiteStorage.open(path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "test"))
+        let server = try OutpostServer(configuration: ServerConfiguration(port: 0))
+        let router = server.makeRouter(storage: storage)
+        let routes = Set(router.routes.map { "\($0.method.rawValue.lowercased()) \(Self.normalise($0.path.description))" })
+
+        let document = try JSONValue(parsing: Data(OpenAPIDocument.json.utf8))
+        #expect(document["openapi"] == "3.1.0")
+        var described = Set<String>()
+        for (path, item) in document["paths"]?.objectValue ?? [:] {
+            for method in (item.objectValue ?? [:]).keys {
+                described.insert("\(method) \(Self.normalise(path))")
+            }
+        }
+        #expect(!routes.isEmpty)
+        #expect(routes.subtracting(described).isEmpty, "Routes missing from the OpenAPI document: \(routes.subtracting(described).sorted())")
+        #expect(described.subtracting(routes).isEmpty, "Documented routes the server lacks: \(described.subtracting(routes).sorted())")
+        try await storage.close()
+    }
+}
+
+@Suite("SQLite storage")
+struct SQLiteStorageTests {
+    @Test("migrations run once and are recorded; reopening keeps the version")
+    func migrations() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-storage-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("db.sqlite").path
+        let first = try await SQLiteStorage.open(path: path, logger: Logger(label: "test"))
+        #expect(try await first.schemaVersion() == 0)
+        try await first.migrate()
+        let migrated = try await first.schemaVersion()
+        #expect(migrated == SQLiteStorage.migrations.last?.version)
+        try await first.migrate()
+        #expect(try await first.schemaVersion() == migrated)
+        try await first.close()
+
+        let second = try await SQLiteStorage.open(path: path, logger: Logger(label: "test"))
+        #expect(try await second.schemaVersion() == migrated)
+        try await second.checkHealth()
+        try await second.close()
+    }
+
+    @Test("a database in a folder that does not exist is a clear error")
+    func missingFolder() async throws {
+        let error = try await #require(throws: ServerError.self) {
+            _ = try await SQLiteStorage.open(path: "/nonexistent-\(UUID().uuidString)/db.sqlite", logger: Logger(label: "test"))
+        }
+        #expect(error.code == "database_directory_missing")
+        #expect(error.message.contains("create it or choose another --database path"))
+    }
+}
+
+@Suite("Plugin registration")
+struct PluginRegistrarTests {
+    struct Named: ServerPlugin {
+        var identifier: String
+        var lambdaName: String
+        func register(into registrar: inout PluginRegistrar) throws {
+            try registrar.lambda(lambdaName) { _ in .null }
+        }
+    }
+
+    @Test("valid names are accepted", arguments: ["hello:someone", "a", "x.y-z_1", String(repeating: "n", count: 128)])
+    func validNames(name: String) throws {
+        _ = try OutpostServer(configuration: .init(port: 0), plugins: [Named(identifier: "p", lambdaName: name)])
+    }
+
+    @Test("invalid names are refused with a reason", arguments: ["", "has space", "slash/name", "é", String(repeating: "n", count: 129)])
+    func invalidNames(name: String) throws {
+        let error = try #require(throws: ServerError.self) {
+            _ = try OutpostServer(configuration: .init(port: 0), plugins: [Named(identifier: "p", lambdaName: name)])
+        }
+        #expect(error.code == "invalid_lambda_name")
+    }
+
+    @Test("two plugins claiming one lambda name is an error naming both")
+    func duplicates() throws {
+        let error = try #require(throws: ServerError.self) {
+            _ = try OutpostServer(
+                configuration: .init(port: 0),
+                plugins: [Named(identifier: "com.a", lambdaName: "same"), Named(identifier: "com.b", lambdaName: "same")])
+        }
+        #expect(error.code == "duplicate_lambda")
+        #expect(error.message.contains("com.a") && error.message.contains("com.b"))
+    }
+}
+
+@Suite("Deadlines for plugin code")
+struct DeadlineTests {
+    struct Late: Error {}
+
+    @Test("a fast body returns its value")
+    func fast() async throws {
+        let value = try await withDeadline(.seconds(5), onTimeout: { Late() }) { 42 }
+        #expect(value == 42)
+    }
+
+    @Test("a body that never finishes is abandoned at the deadline")
+    func slow() async throws {
+        await #expect(throws: Late.self) {
+            _ = try await withDeadline(.milliseconds(50), onTimeout: { Late() }) {
+                try await Task.sleep(for: .seconds(3600))
+                return 0
+            }
+        }
+    }
+
+    @Test("a body's error passes through")
+    func failing() async throws {
+        struct Boom: Error {}
+        await #expect(throws: Boom.self) {
+            _ = try await withDeadline(.seconds(5), onTimeout: { Late() }) { () async throws -> Int in throw Boom() }
+        }
+    }
+}
