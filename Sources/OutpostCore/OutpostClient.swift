@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import Logging
@@ -98,8 +98,15 @@ public final class OutpostClient: Sendable {
     /// ``OutpostError/Code/decodingFailed`` (with the coding path) or
     /// ``OutpostError/Code/malformedResponse`` (when the body is not JSON at all).
     public func decode<T: Decodable>(_ type: T.Type, from response: ClientResponse, method: String, path: String) throws -> T {
+        try Self.decode(type, from: response, decoder: configuration.decoder, method: method, path: path)
+    }
+
+    /// Decodes with `decoder`, reporting failures as ``decode(_:from:method:path:)`` does.
+    package static func decode<T: Decodable>(
+        _ type: T.Type, from response: ClientResponse, decoder: JSONDecoder, method: String, path: String
+    ) throws -> T {
         do {
-            return try configuration.decoder.decode(T.self, from: response.body)
+            return try decoder.decode(T.self, from: response.body)
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty {
                 throw OutpostError(

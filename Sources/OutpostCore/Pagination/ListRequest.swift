@@ -1,0 +1,56 @@
+public import Foundation
+
+/// What to list and what to decode each item as: the item type need not be an ``Entity``, so a list
+/// can yield lightweight previews (the seed SDK's `classOfItems`).
+///
+/// ```swift
+/// struct BlogPostPreview: Decodable, Sendable { var id: String; var title: String }
+/// let blogPage = ListRequest(resourcePath: "records/posts", of: BlogPostPreview.self, pageSize: 20,
+///                            query: [URLQueryItem(name: "author", value: "ada")])
+/// let previews: [BlogPostPreview] = try await store.page(blogPage).items
+/// ```
+public struct ListRequest<Item: Decodable & Sendable>: Sendable {
+    /// The collection, relative to the base URL, before ``EntityConfiguration/collectionPathTemplate``.
+    public var resourcePath: String
+    /// Filters, sorting and any other query parameters, sent with every page.
+    public var query: [URLQueryItem]
+    /// Items per page, or `nil` for the server's default.
+    public var pageSize: Int?
+    /// Overrides the store's ``EntityConfiguration/pagination`` (e.g. ``PaginationStyle/outpostPageNumbers``).
+    public var pagination: PaginationStyle?
+    /// Page-number style: the page to start at (1 is the first). Default: the first.
+    public var page: Int?
+    /// Cursor style: the cursor to start at. Default: the beginning.
+    public var cursor: String?
+
+    public init(
+        resourcePath: String, of itemType: Item.Type = Item.self, pageSize: Int? = nil, query: [URLQueryItem] = [],
+        pagination: PaginationStyle? = nil, page: Int? = nil, cursor: String? = nil
+    ) {
+        self.resourcePath = resourcePath
+        self.query = query
+        self.pageSize = pageSize
+        self.pagination = pagination
+        self.page = page
+        self.cursor = cursor
+    }
+
+    /// Adds an equality filter (`field=value`).
+    public func filter(_ field: String, _ value: String) -> ListRequest {
+        var copy = self
+        copy.query.append(URLQueryItem(name: field, value: value))
+        return copy
+    }
+}
+
+extension ListRequest where Item: Entity {
+    /// Lists an entity's collection as that entity type.
+    public init(
+        _ type: Item.Type, pageSize: Int? = nil, query: [URLQueryItem] = [], pagination: PaginationStyle? = nil,
+        page: Int? = nil, cursor: String? = nil
+    ) {
+        self.init(
+            resourcePath: Item.resourcePath, of: type, pageSize: pageSize, query: query, pagination: pagination,
+            page: page, cursor: cursor)
+    }
+}
