@@ -60,7 +60,8 @@ public final class OutpostClient: Sendable {
 
     // MARK: Sending
 
-    /// Sends a request and returns the response if its status is 2xx and it carries no service error.
+    /// Sends a request and returns the response if its status is 2xx (or 304, the answer to a
+    /// conditional request) and it carries no service error.
     ///
     /// - Throws: ``OutpostError``: ``OutpostError/Code/httpStatus`` (with the server's code and message),
     ///   ``OutpostError/Code/serviceError``, or a transport failure.

@@ -119,6 +119,8 @@ extension OutpostClient {
     func checkStatus(_ response: ClientResponse, method: String, path: String) throws {
         let format = configuration.errorFormat
         let status = response.status
+        // 304 answers a conditional request the caller made (If-None-Match): a result, not a failure.
+        if status == 304 { return }
         if (200..<300).contains(status) {
             guard !format.serviceErrorKeys.isEmpty, response.body.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "{"),
                 Self.mayContainKey(format.serviceErrorKeys, in: response.body),

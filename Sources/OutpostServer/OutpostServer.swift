@@ -37,17 +37,19 @@ public final class OutpostServer: Sendable {
     }
 
     /// Builds the router over `storage`. Exposed to the package for route-coverage tests.
-    package func makeRouter(storage: any Storage) -> Router<BasicRequestContext> {
+    package func makeRouter(storage: any Storage) async throws -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         ServiceRoutes(storage: storage).add(to: router)
         PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration).add(to: router)
+        let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
+        RecordRoutes(storage: storage, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         return router
     }
 
     func makeApplication(
         storage: any Storage, onRunning: @escaping @Sendable (Int) async -> Void
-    ) -> some ApplicationProtocol {
-        let router = makeRouter(storage: storage)
+    ) async throws -> some ApplicationProtocol {
+        let router = try await makeRouter(storage: storage)
         let responder = EnvelopeResponder(inner: router.buildResponder(), logger: configuration.logger)
         return Application(
             responder: responder,
@@ -70,7 +72,7 @@ public final class OutpostServer: Sendable {
     /// Serves until the process receives SIGINT or SIGTERM, then shuts down gracefully.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let storage = try await openStorage()
-        let app = makeApplication(storage: storage, onRunning: onRunning)
+        let app = try await makeApplication(storage: storage, onRunning: onRunning)
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
         do {
@@ -88,7 +90,7 @@ public final class OutpostServer: Sendable {
     public func start() async throws -> RunningServer {
         let storage = try await openStorage()
         let (ports, portSink) = AsyncThrowingStream.makeStream(of: Int.self)
-        let app = makeApplication(storage: storage, onRunning: { port in portSink.yield(port) })
+        let app = try await makeApplication(storage: storage, onRunning: { port in portSink.yield(port) })
         let group = ServiceGroup(configuration: .init(services: [app], logger: configuration.logger))
         let task = Task {
             do {

@@ -6,7 +6,7 @@ struct OutpostCommand: AsyncParsableCommand {
         commandName: "outpost",
         abstract: "The Outpost reference server, a tour of the SDK, and tools to call a backend.",
         subcommands: [
-            ServeCommand.self, DemoCommand.self, CallCommand.self, CallbacksCommand.self,
+            ServeCommand.self, DemoCommand.self, CallCommand.self, RecordsCommand.self, CallbacksCommand.self,
         ]
     )
 }

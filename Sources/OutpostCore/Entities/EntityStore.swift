@@ -85,12 +85,7 @@ public struct EntityStore: Sendable {
         let path = configuration.itemPath(resource: E.resourcePath, id: id)
         var request = Request.get(path)
         if let etag = entity.etag { request.headers[.ifNoneMatch] = etag }
-        let response: ClientResponse
-        do {
-            response = try await send(request, operation: "pull", E.self, id: id)
-        } catch let error as OutpostError where error.status == 304 && entity.etag != nil {
-            return entity
-        }
+        let response = try await send(request, operation: "pull", E.self, id: id)
         if response.status == 304 { return entity }
         let value = try decodeEntity(E.self, from: response, request: request)
         return Synced(value, snapshot: try encode(value, method: "GET", path: path), etag: response.headerFields[.eTag])

@@ -44,24 +44,28 @@ public final class SQLiteStorage: Storage {
     }
 
     /// The numbered schema steps. Append only; never edit a step that has shipped.
+    ///
+    /// Records: `seq` is a global, ever-growing number that breaks ties in keyset pagination, so
+    /// `(type, created_at, seq)` and `(type, updated_at, seq)` order every list completely and
+    /// their indexes serve any page in O(log n) however deep. `owner` is set once sign-in lands.
     static let migrations: [(version: Int, statements: [String])] = [
         (1, [
             """
             CREATE TABLE records (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 type TEXT NOT NULL,
                 id TEXT NOT NULL,
-                seq INTEGER NOT NULL,
                 owner TEXT,
                 body TEXT NOT NULL,
                 version INTEGER NOT NULL,
                 created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL,
-                PRIMARY KEY (type, id)
-            ) WITHOUT ROWID
+                updated_at INTEGER NOT NULL
+            )
             """,
-            "CREATE UNIQUE INDEX records_by_created ON records (type, created_at, seq)",
-            "CREATE UNIQUE INDEX records_by_updated ON records (type, updated_at, seq)",
-            "CREATE TABLE record_sequence (type TEXT PRIMARY KEY, next INTEGER NOT NULL) WITHOUT ROWID",
+            "CREATE UNIQUE INDEX records_by_id ON records (type, id)",
+            "CREATE INDEX records_by_created ON records (type, created_at, seq)",
+            "CREATE INDEX records_by_updated ON records (type, updated_at, seq)",
+            "CREATE TABLE settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
         ]),
     ]
 

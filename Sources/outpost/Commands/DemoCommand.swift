@@ -27,6 +27,7 @@ struct DemoCommand: AsyncParsableCommand {
         let client = OutpostClient(configuration: .init(baseURL: running.baseURL))
         do {
             try await FoundationTour.run(client: client, baseURL: running.baseURL, log: log)
+            try await RecordsTour.run(client: client, log: log)
             try await CallbacksTour.run(log: log)
         } catch {
             try? await client.shutdown()

@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+
+/// Opaque, tamper-evident list cursors.
+///
+/// A cursor is `base64url(payload) + "." + base64url(HMAC-SHA256(payload)[0..<16])`. The payload
+/// names the list it belongs to (type, sort, filters), the direction, and the position, so a cursor
+/// altered by hand, or reused on another list, is refused with 400 `invalid_cursor`.
+struct CursorCodec: Sendable {
+    struct Payload: Codable, Equatable {
+        /// The list: type, sort and filters, as a canonical string.
+        var list: String
+        /// `n`ext (after the position) or `p`revious (before it).
+        var direction: String
+        var time: Int64
+        var seq: Int64
+    }
+
+    let secret: Data
+
+    init(secret: Data) {
+        self.secret = secret
+    }
+
+    var key: SymmetricKey { SymmetricKey(data: secret) }
+
+    func encode(_ payload: Payload) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = (try? encoder.encode(payload)) ?? Data()
+        let mac = HMAC<SHA256>.authenticationCode(for: data, using: key)
+        return Self.base64URL(data) + "." + Self.base64URL(Data(mac.prefix(16)))
+    }
+
+    /// The payload, when the cursor is intact and was made for `list`.
+    func decode(_ cursor: String, list: String) throws -> Payload {
+        let parts = cursor.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, let data = Self.fromBase64URL(String(parts[0])), let tag = Self.fromBase64URL(String(parts[1])) else {
+            throw Self.invalid
+        }
+        let expected = Data(HMAC<SHA256>.authenticationCode(for: data, using: key).prefix(16))
+        // Constant-time comparison: the time taken says nothing about how much of the tag matched.
+        guard tag.count == expected.count, zip(tag, expected).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else {
+            throw Self.invalid
+        }
+        guard let payload = try? JSONDecoder().decode(Payload.self, from: data), payload.list == list,
+            payload.direction == "n" || payload.direction == "p"
+        else {
+            throw Self.invalid
+        }
+        return payload
+    }
+
+    static let invalid = ServerError.badRequest(
+        "invalid_cursor", "The cursor is not one this server gave for this list; start again from the first page (omit cursor)")
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func fromBase64URL(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}

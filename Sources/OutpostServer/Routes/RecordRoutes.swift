@@ -1,0 +1,282 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OutpostCore
+
+/// `/records/{type}` and `/records/{type}/{id}`: schemaless JSON records with ETags, conditional
+/// writes, JSON Merge Patch, and keyset or page-number lists. See docs/PROTOCOL.md.
+struct RecordRoutes: Sendable {
+    let storage: any Storage
+    let cursors: CursorCodec
+    let maxBodyBytes: Int
+    static let maxPageSize = 100
+    static let defaultPageSize = 20
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.post("/records/{type}") { request, context in try await create(request, context) }
+        router.get("/records/{type}") { request, context in try await list(request, context) }
+        router.get("/records/{type}/{id}") { request, context in try await read(request, context) }
+        router.put("/records/{type}/{id}") { request, context in try await replace(request, context) }
+        router.patch("/records/{type}/{id}") { request, context in try await patch(request, context) }
+        router.delete("/records/{type}/{id}") { request, context in try await remove(request, context) }
+    }
+
+    // MARK: Single records
+
+    func create(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let type = try Self.type(context)
+        let fields = try await Self.fields(of: request, limit: maxBodyBytes)
+        let record = try await storage.createRecord(type: type, fields: fields, owner: nil)
+        return Response.json(
+            record.json, status: .created,
+            headers: [.eTag: record.etag, .location: "/records/\(type)/\(record.id)"])
+    }
+
+    func read(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let (type, id) = try Self.typeAndID(context)
+        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
+            return Response(status: .notModified, headers: [.eTag: record.etag])
+        }
+        return Response.json(record.json, headers: [.eTag: record.etag])
+    }
+
+    func replace(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let (type, id) = try Self.typeAndID(context)
+        let fields = try await Self.fields(of: request, limit: maxBodyBytes)
+        let expected = try await expectedVersion(request, type: type, id: id)
+        let record = try await write(type, id) {
+            try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: expected)
+        }
+        return Response.json(record.json, headers: [.eTag: record.etag])
+    }
+
+    func patch(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let (type, id) = try Self.typeAndID(context)
+        let contentType = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard contentType == MergePatch.contentType else {
+            throw ServerError(
+                .unsupportedMediaType, code: "unsupported_patch_type",
+                message: "PATCH takes a JSON Merge Patch (RFC 7396): send Content-Type: application/merge-patch+json")
+        }
+        let patchValue = try await request.decodeJSON(limit: maxBodyBytes)
+        guard case .object = patchValue else {
+            throw ServerError.badRequest("invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)")
+        }
+        let expected = try await expectedVersion(request, type: type, id: id)
+        // Read, apply, and write back only if nobody changed the record meanwhile; on a lost race
+        // without If-Match, start again from the newer version.
+        for _ in 0..<8 {
+            guard let current = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+            if let expected, expected != current.version { throw Self.preconditionFailed(type, id, current: current.version) }
+            let patched = MergePatch.apply(patchValue, to: .object(current.fields))
+            guard case .object(var fields) = patched else {
+                throw ServerError.badRequest("invalid_patch", "The patch must leave the record a JSON object")
+            }
+            for key in StoredRecord.serverKeys { fields[key] = nil }
+            do {
+                let record = try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: current.version)
+                return Response.json(record.json, headers: [.eTag: record.etag])
+            } catch RecordWriteFailure.versionMismatch(let now) {
+                if expected != nil { throw Self.preconditionFailed(type, id, current: now) }
+                continue
+            } catch RecordWriteFailure.notFound {
+                throw Self.notFound(type, id)
+            }
+        }
+        throw ServerError(.conflict, code: "write_contention", message: "Record \(type)/\(id) is changing too fast to patch; retry")
+    }
+
+    func remove(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let (type, id) = try Self.typeAndID(context)
+        let expected = try await expectedVersion(request, type: type, id: id)
+        _ = try await write(type, id) {
+            try await storage.deleteRecord(type: type, id: id, expectedVersion: expected)
+            return 0
+        }
+        return Response(status: .noContent)
+    }
+
+    /// Runs a conditional write, turning storage failures into 404 and 412.
+    func write<T: Sendable>(_ type: String, _ id: String, _ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch RecordWriteFailure.notFound {
+            throw Self.notFound(type, id)
+        } catch RecordWriteFailure.versionMismatch(let current) {
+            throw Self.preconditionFailed(type, id, current: current)
+        }
+    }
+
+    /// The version `If-Match` asks for: `nil` without the header; `*` means "the current one, if any".
+    func expectedVersion(_ request: Request, type: String, id: String) async throws -> Int? {
+        guard let condition = request.headers[.ifMatch] else { return nil }
+        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        guard Self.matches(condition, etag: record.etag, weak: false) else {
+            throw Self.preconditionFailed(type, id, current: record.version)
+        }
+        return record.version
+    }
+
+    // MARK: Lists
+
+    func list(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let type = try Self.type(context)
+        var cursor: String?
+        var page: Int?
+        var limit: Int?
+        var sort = RecordSort.created
+        var filters: [(field: String, value: JSONValue)] = []
+        for (name, value) in request.uri.queryParameters {
+            let name = String(name)
+            let value = String(value)
+            switch name {
+            case "cursor": cursor = value.isEmpty ? nil : value
+            case "page": page = try Self.positive(value, name: "page", max: Int.max / 1000)
+            case "limit", "per_page": limit = try Self.positive(value, name: name, max: Self.maxPageSize)
+            case "sort":
+                guard let parsed = RecordSort(rawValue: value) else {
+                    throw ServerError.badRequest("invalid_sort", "sort must be one of: created, -created, updated, -updated")
+                }
+                sort = parsed
+            default:
+                guard Self.isValidName(name) else {
+                    throw ServerError.badRequest("invalid_filter", "'\(name)' is not a field name a filter can use: letters, digits, '_' and '-'")
+                }
+                filters.append((name, Self.filterValue(value)))
+            }
+        }
+        if cursor != nil && page != nil {
+            throw ServerError.badRequest("conflicting_pagination", "Use cursor (keyset) or page (page numbers), not both")
+        }
+        let query = RecordQuery(type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize)
+        if let page {
+            let (records, total) = try await storage.listRecords(query, page: page)
+            return Response.json([
+                "results": .array(records.map(\.json)), "page": .int(page), "per_page": .int(query.limit),
+                "total": .int(total), "total_pages": .int((total + query.limit - 1) / query.limit),
+            ])
+        }
+        return try await keysetPage(query, cursor: cursor, request: request)
+    }
+
+    func keysetPage(_ query: RecordQuery, cursor: String?, request: Request) async throws -> Response {
+        let listName = Self.listName(query)
+        let payload = try cursor.map { try cursors.decode($0, list: listName) }
+        let backwards = payload?.direction == "p"
+        var rows = try await storage.listRecords(
+            query, from: payload.map { RecordPosition(time: $0.time, seq: $0.seq) }, backwards: backwards)
+        let more = rows.count > query.limit
+        if more { rows.removeLast() }
+        if backwards { rows.reverse() }
+        let hasNext = backwards ? true : more
+        let hasPrevious = backwards ? more : payload != nil
+        func make(_ record: StoredRecord?, _ direction: String) -> String? {
+            guard let record else { return nil }
+            let time = query.sort.column == "created_at" ? record.createdAt : record.updatedAt
+            return cursors.encode(.init(list: listName, direction: direction, time: time, seq: record.seq))
+        }
+        let next = hasNext ? make(rows.last, "n") : nil
+        let previous = hasPrevious ? make(rows.first, "p") : nil
+        return Response.json([
+            "results": .array(rows.map(\.json)),
+            "next_cursor": next.map(JSONValue.string) ?? .null,
+            "prev_cursor": previous.map(JSONValue.string) ?? .null,
+            "next": next.map { .string(Self.link(request, cursor: $0)) } ?? .null,
+            "previous": previous.map { .string(Self.link(request, cursor: $0)) } ?? .null,
+        ])
+    }
+
+    /// The same request with another cursor, as an absolute URL.
+    static func link(_ request: Request, cursor: String) -> String {
+        var components = URLComponents()
+        components.scheme = "http"
+        let authority = request.head.authority ?? "localhost"
+        var items = request.uri.queryParameters.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
+        items.removeAll { $0.name == "cursor" }
+        items.append(URLQueryItem(name: "cursor", value: cursor))
+        components.path = request.uri.path
+        components.queryItems = items
+        let query = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") ?? ""
+        return "http://\(authority)\(components.percentEncodedPath)?\(query)"
+    }
+
+    /// What a cursor is bound to: the type, the order and the filters.
+    static func listName(_ query: RecordQuery) -> String {
+        let filters = query.filters.map { "\($0.field)=\($0.value.jsonString())" }.sorted().joined(separator: "&")
+        return "\(query.type)|\(query.sort.rawValue)|\(filters)"
+    }
+
+    /// A filter value: JSON when it is a number, `true`, `false`, `null` or a quoted string; text otherwise.
+    static func filterValue(_ text: String) -> JSONValue {
+        if let value = try? JSONValue(parsing: Data(text.utf8)) {
+            switch value {
+            case .array, .object: return .string(text)
+            default: return value
+            }
+        }
+        return .string(text)
+    }
+
+    // MARK: Checks
+
+    static func type(_ context: BasicRequestContext) throws -> String {
+        guard let type = context.parameters.get("type"), isValidName(type) else {
+            throw ServerError.badRequest("invalid_type", "A record type is 1–64 letters, digits, '_' or '-', e.g. /records/people")
+        }
+        return type
+    }
+
+    static func typeAndID(_ context: BasicRequestContext) throws -> (String, String) {
+        let type = try type(context)
+        guard let id = context.parameters.get("id"), isValidName(id) else {
+            throw ServerError.badRequest("invalid_id", "A record id is 1–64 letters, digits, '_' or '-', as the server assigned it")
+        }
+        return (type, id)
+    }
+
+    static func isValidName(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F || byte == 0x2D
+            }
+    }
+
+    static func positive(_ text: String, name: String, max: Int) throws -> Int {
+        guard let value = Int(text), value >= 1, value <= max else {
+            throw ServerError.badRequest("invalid_\(name)", "\(name) must be a whole number from 1 to \(max)")
+        }
+        return value
+    }
+
+    static func fields(of request: Request, limit: Int) async throws -> [String: JSONValue] {
+        guard case .object(var fields) = try await request.decodeJSON(limit: limit) else {
+            throw ServerError.badRequest("invalid_record", "A record is a JSON object, e.g. {\"name\": \"Ada\"}")
+        }
+        for key in StoredRecord.serverKeys { fields[key] = nil }
+        return fields
+    }
+
+    /// RFC 9110 entity-tag matching for a comma-separated list or `*`.
+    static func matches(_ condition: String, etag: String, weak: Bool) -> Bool {
+        let tags = condition.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return tags.contains { tag in
+            if tag == "*" { return true }
+            if weak {
+                return tag.replacingOccurrences(of: "W/", with: "") == etag.replacingOccurrences(of: "W/", with: "")
+            }
+            return !tag.hasPrefix("W/") && tag == etag
+        }
+    }
+
+    static func notFound(_ type: String, _ id: String) -> ServerError {
+        ServerError.notFound("record_not_found", "No record \(type)/\(id); it may have been deleted")
+    }
+
+    static func preconditionFailed(_ type: String, _ id: String, current: Int) -> ServerError {
+        ServerError(
+            .preconditionFailed, code: "precondition_failed",
+            message: "Record \(type)/\(id) changed since it was read (now at \"v\(current)\"); read it again and reapply the change",
+            details: ["current_etag": .string("\"v\(current)\"")])
+    }
+}

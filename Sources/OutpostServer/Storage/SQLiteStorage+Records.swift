@@ -1,0 +1,175 @@
+public import Foundation
+public import OutpostCore
+import SQLiteNIO
+
+extension SQLiteStorage {
+    static let columns = "seq, type, id, owner, body, version, created_at, updated_at"
+
+    public func createRecord(type: String, fields: [String: JSONValue], owner: String?) async throws -> StoredRecord {
+        let now = Self.nowMilliseconds()
+        let body = JSONValue.object(fields).jsonString()
+        for _ in 0..<5 {
+            let id = Self.newIdentifier()
+            do {
+                let rows = try await connection.query(
+                    "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING \(Self.columns)",
+                    [.text(type), .text(id), owner.map(SQLiteData.text) ?? .null, .text(body), .integer(Int(now)), .integer(Int(now))])
+                if let row = rows.first { return try Self.record(from: row) }
+            } catch let error as SQLiteError where error.reason == .constraintUniqueFailed || error.reason == .constraint {
+                continue  // an identifier collision: draw again
+            }
+        }
+        throw ServerError(.internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
+    }
+
+    /// Inserts many records in one transaction (for seeding and benchmarks).
+    public func createRecords(type: String, bodies: [[String: JSONValue]], owner: String? = nil) async throws {
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            var now = Self.nowMilliseconds()
+            for fields in bodies {
+                now += 1
+                _ = try await connection.query(
+                    "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
+                    [.text(type), .text(Self.newIdentifier()), owner.map(SQLiteData.text) ?? .null,
+                     .text(JSONValue.object(fields).jsonString()), .integer(Int(now)), .integer(Int(now))])
+            }
+            _ = try await connection.query("COMMIT")
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+
+    public func record(type: String, id: String) async throws -> StoredRecord? {
+        let rows = try await connection.query(
+            "SELECT \(Self.columns) FROM records WHERE type = ? AND id = ?", [.text(type), .text(id)])
+        return try rows.first.map(Self.record(from:))
+    }
+
+    /// Replaces the fields when the record exists and, if `expectedVersion` is given, still has it.
+    public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws -> StoredRecord {
+        var sql = "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE type = ? AND id = ?"
+        var binds: [SQLiteData] = [.text(JSONValue.object(fields).jsonString()), .integer(Int(Self.nowMilliseconds())), .text(type), .text(id)]
+        if let expectedVersion {
+            sql += " AND version = ?"
+            binds.append(.integer(expectedVersion))
+        }
+        let rows = try await connection.query(sql + " RETURNING \(Self.columns)", binds)
+        if let row = rows.first { return try Self.record(from: row) }
+        guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
+        throw RecordWriteFailure.versionMismatch(current: current.version)
+    }
+
+    public func deleteRecord(type: String, id: String, expectedVersion: Int?) async throws {
+        var sql = "DELETE FROM records WHERE type = ? AND id = ?"
+        var binds: [SQLiteData] = [.text(type), .text(id)]
+        if let expectedVersion {
+            sql += " AND version = ?"
+            binds.append(.integer(expectedVersion))
+        }
+        let rows = try await connection.query(sql + " RETURNING seq", binds)
+        if !rows.isEmpty { return }
+        guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
+        throw RecordWriteFailure.versionMismatch(current: current.version)
+    }
+
+    /// One keyset page: up to `query.limit + 1` records after (or before) `position`, in the query's
+    /// order. The extra record tells whether another page follows.
+    public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord] {
+        let column = query.sort.column
+        // Walking backwards reverses the order; the caller flips the rows back.
+        let descending = query.sort.descending != backwards
+        var sql = "SELECT \(Self.columns) FROM records WHERE type = ?"
+        var binds: [SQLiteData] = [.text(query.type)]
+        appendFilters(query.filters, to: &sql, binds: &binds)
+        if let position {
+            sql += " AND (\(column), seq) \(descending ? "<" : ">") (?, ?)"
+            binds += [.integer(Int(position.time)), .integer(Int(position.seq))]
+        }
+        sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT ?"
+        binds.append(.integer(query.limit + 1))
+        return try await connection.query(sql, binds).map(Self.record(from:))
+    }
+
+    /// One page by number (legacy): the records and the total count.
+    public func listRecords(_ query: RecordQuery, page: Int) async throws -> (records: [StoredRecord], total: Int) {
+        let column = query.sort.column
+        let direction = query.sort.descending ? "DESC" : "ASC"
+        var filterSQL = ""
+        var binds: [SQLiteData] = [.text(query.type)]
+        appendFilters(query.filters, to: &filterSQL, binds: &binds)
+        let countRows = try await connection.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
+        let total = countRows.first?.column("total")?.integer ?? 0
+        let rows = try await connection.query(
+            "SELECT \(Self.columns) FROM records WHERE type = ?\(filterSQL) ORDER BY \(column) \(direction), seq \(direction) LIMIT ? OFFSET ?",
+            binds + [.integer(query.limit), .integer((page - 1) * query.limit)])
+        return (try rows.map(Self.record(from:)), total)
+    }
+
+    /// Equality on top-level fields. The JSON path and the value are bound, never spliced.
+    private func appendFilters(_ filters: [(field: String, value: JSONValue)], to sql: inout String, binds: inout [SQLiteData]) {
+        for filter in filters {
+            switch filter.value {
+            case .null:
+                sql += " AND json_type(body, ?) = 'null'"
+                binds.append(.text("$.\"\(filter.field)\""))
+            case .bool(let flag):
+                sql += " AND json_type(body, ?) = ?"
+                binds += [.text("$.\"\(filter.field)\""), .text(flag ? "true" : "false")]
+            case .int(let number):
+                sql += " AND json_extract(body, ?) = ?"
+                binds += [.text("$.\"\(filter.field)\""), .integer(number)]
+            case .double(let number):
+                sql += " AND json_extract(body, ?) = ?"
+                binds += [.text("$.\"\(filter.field)\""), .float(number)]
+            case .string(let text):
+                sql += " AND json_type(body, ?) = 'text' AND json_extract(body, ?) = ?"
+                binds += [.text("$.\"\(filter.field)\""), .text("$.\"\(filter.field)\""), .text(text)]
+            case .array, .object:
+                sql += " AND json_extract(body, ?) = json(?)"
+                binds += [.text("$.\"\(filter.field)\""), .text(filter.value.jsonString())]
+            }
+        }
+    }
+
+    /// A secret kept in the database, created on first use (e.g. the cursor-signing key).
+    public func secret(named name: String) async throws -> Data {
+        var random = SystemRandomNumberGenerator()
+        let fresh = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) })
+        _ = try await connection.query(
+            "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(.init(bytes: fresh))])
+        let rows = try await connection.query("SELECT value FROM settings WHERE key = ?", [.text(name)])
+        guard let blob = rows.first?.column("value")?.blob else {
+            throw ServerError(.internalServerError, code: "secret_missing", message: "The setting '\(name)' could not be read")
+        }
+        return Data(blob.readableBytesView)
+    }
+
+    static func record(from row: SQLiteRow) throws -> StoredRecord {
+        guard let seq = row.column("seq")?.integer, let type = row.column("type")?.string, let id = row.column("id")?.string,
+            let body = row.column("body")?.string, let version = row.column("version")?.integer,
+            let created = row.column("created_at")?.integer, let updated = row.column("updated_at")?.integer
+        else {
+            throw ServerError(.internalServerError, code: "corrupt_record", message: "A stored record is missing a column")
+        }
+        guard case .object(let fields) = try JSONValue(parsing: Data(body.utf8)) else {
+            throw ServerError(.internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
+        }
+        return StoredRecord(
+            type: type, id: id, owner: row.column("owner")?.string, fields: fields, version: version,
+            createdAt: Int64(created), updatedAt: Int64(updated), seq: Int64(seq))
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// 16 lower-case hex characters from the system's secure random source.
+    static func newIdentifier() -> String {
+        var random = SystemRandomNumberGenerator()
+        let value = random.next() as UInt64
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
