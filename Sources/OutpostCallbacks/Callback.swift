@@ -52,7 +52,7 @@ public struct Callback: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``CallbackError`` with code ``CallbackError/Code/unknownScheme`` (no scheme),
     ///   ``CallbackError/Code/invalidHost`` or ``CallbackError/Code/missingAction``.
     public init(parsing url: String, opener: any URLOpening = SystemURLOpener()) throws(CallbackError) {
-        let callback = try CallbackParser.parse(url, opener: opener) { _ in true }
+        let callback = try CallbackParser.parse(url, opener: opener, resolveScheme: CallbackParser.lowercasedScheme)
         if callback.action.isEmpty {
             throw CallbackError(code: .missingAction, url: url, callback: callback)
         }

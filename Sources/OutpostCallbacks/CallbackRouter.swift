@@ -43,10 +43,99 @@ public final class CallbackRouter: Sendable {
     }
 
     struct State: Sendable {
-        var isEnabled = true
+        var isEnabled = true {
+            didSet { rebuildRoutes() }
+        }
         var nextID: UInt64 = 0
         /// Lower-cased scheme → action → target.
-        var table: [String: [String: Registration]] = [:]
+        var table: [String: [String: Registration]] = [:] {
+            didSet { rebuildRoutes() }
+        }
+        /// What ``CallbackRouter/route(_:)-(String)`` reads; rebuilt on every change.
+        private(set) var routes = Routes(isEnabled: true, table: [:])
+
+        private mutating func rebuildRoutes() {
+            routes = Routes(isEnabled: isEnabled, table: table)
+        }
+    }
+
+    /// An immutable snapshot of the registrations, shaped for routing: registering and removing
+    /// are rare, routing is the hot path. Routing takes the lock only to retain the snapshot, then
+    /// finds the scheme by comparing bytes and the action by a linear scan when there are few, so
+    /// that it hashes nothing.
+    final class Routes: Sendable {
+        let isEnabled: Bool
+        let schemes: [SchemeRoutes]
+
+        init(isEnabled: Bool, table: [String: [String: Registration]]) {
+            self.isEnabled = isEnabled
+            self.schemes = table.map { SchemeRoutes(name: $0.key, actions: $0.value) }
+        }
+
+        /// The routes of the scheme spelled by `bytes` (ASCII, any case), if it is registered.
+        func scheme(matching bytes: UnsafeBufferPointer<UInt8>) -> SchemeRoutes? {
+            var folded: String?
+            for routes in schemes {
+                if let ascii = routes.asciiName {
+                    guard ascii.count == bytes.count else { continue }
+                    var equal = true
+                    for k in 0..<ascii.count where CallbackParser.lowercased(bytes[k]) != ascii[k] {
+                        equal = false
+                        break
+                    }
+                    if equal { return routes }
+                } else {
+                    // A name that is not ASCII compares as a String, as a dictionary key would.
+                    if folded == nil { folded = CallbackParser.lowercasedScheme(bytes) }
+                    if folded == routes.name { return routes }
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The actions of one scheme.
+    final class SchemeRoutes: Sendable {
+        /// The lower-cased scheme.
+        let name: String
+        /// `name`'s UTF-8 bytes when they are all ASCII, compared with an incoming scheme's bytes.
+        let asciiName: [UInt8]?
+        let routes: [Route]
+        /// Action → route, used only when there are too many actions for a linear scan to pay.
+        let index: [String: Route]?
+
+        private static let linearLimit = 8
+
+        init(name: String, actions table: [String: Registration]) {
+            self.name = name
+            let bytes = Array(name.utf8)
+            self.asciiName = bytes.allSatisfy { $0 < 0x80 } ? bytes : nil
+            let routes = table.map { Route(action: $0.key, target: $0.value.target) }
+            self.routes = routes
+            self.index =
+                routes.count > Self.linearLimit
+                ? Dictionary(routes.map { ($0.action, $0) }, uniquingKeysWith: { first, _ in first }) : nil
+        }
+
+        /// The route of `action` (compared as Strings, case-sensitively, as a dictionary key would).
+        func route(for action: String) -> Route? {
+            if let index { return index[action] }
+            for route in routes where route.action == action { return route }
+            return nil
+        }
+    }
+
+    /// One action and its target; a closure target is also kept unwrapped, for the common case.
+    final class Route: Sendable {
+        let action: String
+        let target: Target
+        let handler: (@Sendable (Callback) -> Void)?
+
+        init(action: String, target: Target) {
+            self.action = action
+            self.target = target
+            if case .handler(let handler) = target { self.handler = handler } else { self.handler = nil }
+        }
     }
 
     private let state = Mutex(State())
@@ -157,21 +246,18 @@ extension CallbackRouter {
     /// - Returns: The callback that was dispatched.
     @discardableResult
     public func route(_ url: String) throws(CallbackError) -> Callback {
-        let (isEnabled, table) = state.withLock { ($0.isEnabled, $0.table) }
-        guard isEnabled else { throw CallbackError(code: .routingDisabled, url: url) }
-        var actions: [String: Registration] = [:]
-        let callback = try CallbackParser.parse(url, opener: opener) { scheme in
-            guard let found = table[scheme] else { return false }
-            actions = found
-            return true
+        let routes = state.withLock { $0.routes }
+        guard routes.isEnabled else { throw CallbackError(code: .routingDisabled, url: url) }
+        var matched: SchemeRoutes?
+        let callback = try CallbackParser.parse(url, opener: opener) { bytes in
+            matched = routes.scheme(matching: bytes)
+            return matched?.name
         }
         guard !callback.action.isEmpty else {
             answerUnrouted(callback, message: "The URL names no action.")
             throw CallbackError(code: .missingAction, url: url, callback: callback)
         }
-        guard let registration = actions[callback.action],
-            dispatch(callback, to: registration.target)
-        else {
+        guard let route = matched?.route(for: callback.action), dispatch(callback, to: route) else {
             answerUnrouted(callback, message: "Unknown action '\(callback.action)'.")
             throw CallbackError(code: .unknownAction, url: url, callback: callback)
         }
@@ -184,8 +270,12 @@ extension CallbackRouter {
         try route(url.absoluteString)
     }
 
-    private func dispatch(_ callback: Callback, to target: Target) -> Bool {
-        switch target {
+    private func dispatch(_ callback: Callback, to route: Route) -> Bool {
+        if let handler = route.handler {
+            handler(callback)
+            return true
+        }
+        switch route.target {
         case .handler(let handler):
             handler(callback)
         case .delegate(let box):

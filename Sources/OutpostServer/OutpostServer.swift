@@ -18,6 +18,7 @@ public final class OutpostServer: Sendable {
     public let configuration: ServerConfiguration
     let lambdas: [String: LambdaBody]
     let handlers: [String: HandlerBody]
+    let providers: [String: ProviderBody]
     /// The identifiers of the plugins in use.
     public let pluginIdentifiers: [String]
 
@@ -33,16 +34,21 @@ public final class OutpostServer: Sendable {
         }
         self.lambdas = registrar.lambdas
         self.handlers = registrar.handlers
+        self.providers = registrar.providers
         self.pluginIdentifiers = plugins.map(\.identifier)
     }
 
     /// Builds the router over `storage`. Exposed to the package for route-coverage tests.
-    package func makeRouter(storage: any Storage) async throws -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    package func makeRouter(storage: any Storage) async throws -> Router<OutpostRequestContext> {
+        let router = Router(context: OutpostRequestContext.self)
         ServiceRoutes(storage: storage).add(to: router)
         PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration).add(to: router)
+        let auth = try await AuthService.make(
+            storage: storage, configuration: configuration.auth, providers: providers, logger: configuration.logger)
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
-        RecordRoutes(storage: storage, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        RecordRoutes(storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        UserRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         return router
     }
 

@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
     public var lambdaTimeout: Duration
     /// Request logs go here at `info`, failures at `warning`/`error`. Default: a logger labelled `outpost.server` at `info`.
     public var logger: Logger
+    /// Sign-in and tokens.
+    public var auth: AuthConfiguration
 
     public init(
         host: String = "127.0.0.1",
@@ -21,7 +23,8 @@ public struct ServerConfiguration: Sendable {
         databasePath: String = "outpost.sqlite",
         maxBodyBytes: Int = 1 << 20,
         lambdaTimeout: Duration = .seconds(10),
-        logger: Logger = Logger(label: "outpost.server")
+        logger: Logger = Logger(label: "outpost.server"),
+        auth: AuthConfiguration = AuthConfiguration()
     ) {
         self.host = host
         self.port = port
@@ -29,5 +32,6 @@ public struct ServerConfiguration: Sendable {
         self.maxBodyBytes = maxBodyBytes
         self.lambdaTimeout = lambdaTimeout
         self.logger = logger
+        self.auth = auth
     }
 }

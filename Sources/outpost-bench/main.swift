@@ -20,6 +20,7 @@ FileHandle.standardError.write(Data("warning: this is a debug build; measure wit
 
 var results: [BenchResult] = []
 results += CallbacksBench.run(options)
+results += try await RecordsStreamBench.run(options)
 
 let elapsed = ContinuousClock.now - started
 if arguments.contains("--json") {

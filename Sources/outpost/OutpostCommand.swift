@@ -6,7 +6,8 @@ struct OutpostCommand: AsyncParsableCommand {
         commandName: "outpost",
         abstract: "The Outpost reference server, a tour of the SDK, and tools to call a backend.",
         subcommands: [
-            ServeCommand.self, DemoCommand.self, CallCommand.self, RecordsCommand.self, CallbacksCommand.self,
+            ServeCommand.self, DemoCommand.self, CallCommand.self, RecordsCommand.self, ClientsCommand.self, UsersCommand.self,
+            CallbacksCommand.self,
         ]
     )
 }

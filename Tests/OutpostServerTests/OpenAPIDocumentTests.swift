@@ -23,7 +23,7 @@ struct OpenAPIDocumentTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let storage = try await SQLiteStorage.open(path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "test"))
         let server = try OutpostServer(configuration: ServerConfiguration(port: 0))
-        let router: Router<BasicRequestContext>
+        let router: Router<OutpostRequestContext>
         do {
             try await storage.migrate()
             router = try await server.makeRouter(storage: storage)

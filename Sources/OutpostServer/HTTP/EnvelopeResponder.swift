@@ -7,8 +7,8 @@ import OutpostCore
 /// leaves as the JSON error envelope, and every request is logged once with its status and duration.
 ///
 /// Logs carry method, path (never the query, which may hold secrets), status and duration; never headers.
-struct EnvelopeResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == BasicRequestContext {
-    typealias Context = BasicRequestContext
+struct EnvelopeResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == OutpostRequestContext {
+    typealias Context = OutpostRequestContext
     let inner: Inner
     let logger: Logger
 

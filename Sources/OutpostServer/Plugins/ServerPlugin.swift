@@ -58,13 +58,37 @@ public struct HandlerResponse: Sendable {
     }
 }
 
+/// What an authentication provider verified: who the person is at that provider.
+public struct ProviderIdentity: Sendable, Hashable {
+    /// The provider's stable id for the person (e.g. a Facebook user id).
+    public var subject: String
+    /// A preferred username for a new account; the server makes it unique.
+    public var username: String?
+
+    public init(subject: String, username: String? = nil) {
+        self.subject = subject
+        self.username = username
+    }
+}
+
+/// One sign-in through a provider, as its plugin sees it.
+public struct ProviderCall: Sendable {
+    public var provider: String
+    /// The provider data the client sent (`auth_data`), e.g. `{"access_token": "..."}`.
+    public var authData: JSONValue
+    public var logger: Logger
+}
+
 public typealias LambdaBody = @Sendable (LambdaCall) async throws -> JSONValue
+/// Verifies provider data and returns the identity, or throws (a ``ServerError`` to choose the reply).
+public typealias ProviderBody = @Sendable (ProviderCall) async throws -> ProviderIdentity
 public typealias HandlerBody = @Sendable (HandlerCall) async throws -> HandlerResponse
 
 /// Collects what plugins register, checking names as they come.
 public struct PluginRegistrar: Sendable {
     private(set) var lambdas: [String: LambdaBody] = [:]
     private(set) var handlers: [String: HandlerBody] = [:]
+    private(set) var providers: [String: ProviderBody] = [:]
     private(set) var owners: [String: String] = [:]
     var currentPlugin = ""
 
@@ -90,6 +114,18 @@ public struct PluginRegistrar: Sendable {
         }
         owners["handler " + name] = currentPlugin
         handlers[name] = body
+    }
+
+    /// Registers an authentication provider, used with `POST /auth/login {"provider": name, "auth_data": {...}}`.
+    ///
+    /// Names are reverse-DNS style, e.g. `com.example`.
+    public mutating func authProvider(_ name: String, _ body: @escaping ProviderBody) throws {
+        try Self.validate(name, kind: "provider")
+        if let owner = owners["provider " + name] {
+            throw ServerError(.internalServerError, code: "duplicate_provider", message: "Provider '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
+        }
+        owners["provider " + name] = currentPlugin
+        providers[name] = body
     }
 
     static func validate(_ name: String, kind: String) throws {

@@ -55,6 +55,70 @@ enum OpenAPIDocument {
             }
           }
         },
+        "/users": {
+          "post": {
+            "summary": "Sign up with a username and password (stored with Bcrypt)",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string"}, "password": {"type": "string", "minLength": 8}}}}}},
+            "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}
+          }
+        },
+        "/me": {
+          "get": {
+            "summary": "The signed-in user (Authorization: Bearer, or access_token in the query)",
+            "security": [{"bearer": []}],
+            "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "401": {"$ref": "#/components/responses/Error"}}
+          }
+        },
+        "/auth/login": {
+          "post": {
+            "summary": "Sign in through a custom authentication provider",
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string"}, "auth_data": {"type": "object"}, "client_id": {"type": "string"}}}}}},
+            "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}
+          }
+        },
+        "/.well-known/oauth-authorization-server": {
+          "get": {"summary": "Authorization server metadata (RFC 8414)", "responses": {"200": {"description": "The metadata"}}}
+        },
+        "/oauth/authorize": {
+          "get": {
+            "summary": "The sign-in and consent page (authorization code with PKCE S256, or implicit for clients allowed it)",
+            "parameters": [
+              {"name": "response_type", "in": "query", "required": true, "schema": {"type": "string", "enum": ["code", "token"]}},
+              {"name": "client_id", "in": "query", "required": true, "schema": {"type": "string"}},
+              {"name": "redirect_uri", "in": "query", "required": true, "schema": {"type": "string"}},
+              {"name": "scope", "in": "query", "schema": {"type": "string"}},
+              {"name": "state", "in": "query", "schema": {"type": "string"}},
+              {"name": "code_challenge", "in": "query", "schema": {"type": "string"}},
+              {"name": "code_challenge_method", "in": "query", "schema": {"type": "string", "enum": ["S256"]}}
+            ],
+            "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "302": {"description": "Back to the client with an error"}, "400": {"description": "An HTML page: unknown client or redirect URI"}}
+          },
+          "post": {
+            "summary": "The form's submission: credentials and the decision",
+            "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
+            "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}}
+          }
+        },
+        "/oauth/token": {
+          "post": {
+            "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
+            "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {}}},
+            "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}
+          }
+        },
+        "/oauth/revoke": {
+          "post": {"summary": "Token revocation (RFC 7009)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "401": {"$ref": "#/components/responses/OAuthError"}}}
+        },
+        "/oauth/device_authorization": {
+          "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}}}
+        },
+        "/device": {
+          "get": {"summary": "The page where a user enters a device's code", "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
+          "post": {"summary": "The device page's submission", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}}}
+        },
+        "/oauth/logout": {
+          "get": {"summary": "Ends the browser session; redirects to a registered redirect_uri of client_id when given", "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To the client's redirect URI"}}}
+        },
         "/records/{type}": {
           "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
           "post": {
@@ -125,7 +189,10 @@ enum OpenAPIDocument {
         }
       },
       "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         "responses": {
+          "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
+          "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
           "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
         },
         "schemas": {
@@ -143,6 +210,11 @@ enum OpenAPIDocument {
           "Health": {
             "type": "object",
             "properties": {"status": {"type": "string"}, "version": {"type": "string"}, "schema_version": {"type": "integer"}}
+          },
+          "Tokens": {
+            "type": "object",
+            "required": ["access_token", "token_type", "expires_in"],
+            "properties": {"access_token": {"type": "string"}, "token_type": {"type": "string"}, "expires_in": {"type": "integer"}, "refresh_token": {"type": "string"}, "scope": {"type": "string"}}
           },
           "Record": {
             "type": "object",

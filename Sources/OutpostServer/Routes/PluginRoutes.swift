@@ -10,7 +10,7 @@ struct PluginRoutes: Sendable {
     let handlers: [String: HandlerBody]
     let configuration: ServerConfiguration
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<OutpostRequestContext>) {
         router.post("/lambdas/{name}") { request, context in
             try await callLambda(request, context: context)
         }
@@ -19,7 +19,7 @@ struct PluginRoutes: Sendable {
         }
     }
 
-    func callLambda(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func callLambda(_ request: Request, context: OutpostRequestContext) async throws -> Response {
         let name = try context.parameters.require("name")
         guard let lambda = lambdas[name] else {
             throw ServerError.notFound(
@@ -48,7 +48,7 @@ struct PluginRoutes: Sendable {
         return Response.json(["result": result])
     }
 
-    func callHandler(_ request: Request, context: BasicRequestContext) async throws -> Response {
+    func callHandler(_ request: Request, context: OutpostRequestContext) async throws -> Response {
         let name = try context.parameters.require("name")
         guard let handler = handlers[name] else {
             throw ServerError.notFound(

@@ -7,12 +7,13 @@ import OutpostCore
 /// writes, JSON Merge Patch, and keyset or page-number lists. See docs/PROTOCOL.md.
 struct RecordRoutes: Sendable {
     let storage: any Storage
+    let auth: AuthService
     let cursors: CursorCodec
     let maxBodyBytes: Int
     static let maxPageSize = 100
     static let defaultPageSize = 20
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<OutpostRequestContext>) {
         router.post("/records/{type}") { request, context in try await create(request, context) }
         router.get("/records/{type}") { request, context in try await list(request, context) }
         router.get("/records/{type}/{id}") { request, context in try await read(request, context) }
@@ -23,16 +24,17 @@ struct RecordRoutes: Sendable {
 
     // MARK: Single records
 
-    func create(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func create(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
+        let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
         let fields = try await Self.fields(of: request, limit: maxBodyBytes)
-        let record = try await storage.createRecord(type: type, fields: fields, owner: nil)
+        let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
         return Response.json(
             record.json, status: .created,
             headers: [.eTag: record.etag, .location: "/records/\(type)/\(record.id)"])
     }
 
-    func read(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
         guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
         if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
@@ -41,8 +43,9 @@ struct RecordRoutes: Sendable {
         return Response.json(record.json, headers: [.eTag: record.etag])
     }
 
-    func replace(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
+        try await checkOwnership(request, type: type, id: id)
         let fields = try await Self.fields(of: request, limit: maxBodyBytes)
         let expected = try await expectedVersion(request, type: type, id: id)
         let record = try await write(type, id) {
@@ -51,8 +54,9 @@ struct RecordRoutes: Sendable {
         return Response.json(record.json, headers: [.eTag: record.etag])
     }
 
-    func patch(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func patch(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
+        try await checkOwnership(request, type: type, id: id)
         let contentType = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard contentType == MergePatch.contentType else {
             throw ServerError(
@@ -87,14 +91,29 @@ struct RecordRoutes: Sendable {
         throw ServerError(.conflict, code: "write_contention", message: "Record \(type)/\(id) is changing too fast to patch; retry")
     }
 
-    func remove(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func remove(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
+        try await checkOwnership(request, type: type, id: id)
         let expected = try await expectedVersion(request, type: type, id: id)
         _ = try await write(type, id) {
             try await storage.deleteRecord(type: type, id: id, expectedVersion: expected)
             return 0
         }
         return Response(status: .noContent)
+    }
+
+    /// A record that belongs to a user may be changed or deleted by that user only (403 otherwise);
+    /// records without an owner may be changed by anyone. Reading is open to everyone.
+    func checkOwnership(_ request: Request, type: String, id: String) async throws {
+        let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
+        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        guard let owner = record.owner else { return }
+        guard let caller else {
+            throw AuthService.unauthorized("Record \(type)/\(id) belongs to a user; sign in as that user to change it")
+        }
+        guard caller.userID == owner else {
+            throw ServerError(.forbidden, code: "forbidden", message: "Record \(type)/\(id) belongs to another user; only they can change or delete it")
+        }
     }
 
     /// Runs a conditional write, turning storage failures into 404 and 412.
@@ -120,7 +139,7 @@ struct RecordRoutes: Sendable {
 
     // MARK: Lists
 
-    func list(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+    func list(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
         var cursor: String?
         var page: Int?
@@ -220,14 +239,14 @@ struct RecordRoutes: Sendable {
 
     // MARK: Checks
 
-    static func type(_ context: BasicRequestContext) throws -> String {
+    static func type(_ context: OutpostRequestContext) throws -> String {
         guard let type = context.parameters.get("type"), isValidName(type) else {
             throw ServerError.badRequest("invalid_type", "A record type is 1–64 letters, digits, '_' or '-', e.g. /records/people")
         }
         return type
     }
 
-    static func typeAndID(_ context: BasicRequestContext) throws -> (String, String) {
+    static func typeAndID(_ context: OutpostRequestContext) throws -> (String, String) {
         let type = try type(context)
         guard let id = context.parameters.get("id"), isValidName(id) else {
             throw ServerError.badRequest("invalid_id", "A record id is 1–64 letters, digits, '_' or '-', as the server assigned it")

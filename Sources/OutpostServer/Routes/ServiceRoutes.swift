@@ -6,7 +6,7 @@ import OutpostCore
 struct ServiceRoutes: Sendable {
     let storage: any Storage
 
-    func add(to router: Router<BasicRequestContext>) {
+    func add(to router: Router<OutpostRequestContext>) {
         router.get("/health") { _, _ in
             do {
                 try await storage.checkHealth()

@@ -67,6 +67,69 @@ public final class SQLiteStorage: Storage {
             "CREATE INDEX records_by_updated ON records (type, updated_at, seq)",
             "CREATE TABLE settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
         ]),
+        (2, [
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY,
+                username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                password_hash TEXT,
+                entitlements TEXT NOT NULL DEFAULT '[]',
+                created_at INTEGER NOT NULL
+            )
+            """,
+            "CREATE TABLE user_identities (provider TEXT NOT NULL, subject TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (provider, subject))",
+            """
+            CREATE TABLE oauth_clients (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                secret_hash TEXT,
+                redirect_uris TEXT NOT NULL,
+                grants TEXT NOT NULL,
+                scopes TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE tokens (
+                hash TEXT PRIMARY KEY,
+                kind TEXT NOT NULL,
+                user_id TEXT,
+                client_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                family TEXT NOT NULL,
+                expires_at INTEGER NOT NULL,
+                state TEXT NOT NULL DEFAULT 'active',
+                created_at INTEGER NOT NULL
+            )
+            """,
+            "CREATE INDEX tokens_by_family ON tokens (family)",
+            """
+            CREATE TABLE auth_codes (
+                hash TEXT PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                code_challenge TEXT,
+                expires_at INTEGER NOT NULL,
+                used INTEGER NOT NULL DEFAULT 0
+            )
+            """,
+            """
+            CREATE TABLE device_codes (
+                hash TEXT PRIMARY KEY,
+                user_code TEXT NOT NULL UNIQUE,
+                client_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                expires_at INTEGER NOT NULL,
+                interval_seconds INTEGER NOT NULL,
+                last_poll INTEGER NOT NULL DEFAULT 0,
+                status TEXT NOT NULL DEFAULT 'pending',
+                user_id TEXT
+            )
+            """,
+            "CREATE TABLE browser_sessions (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+        ]),
     ]
 
     public func migrate() async throws {

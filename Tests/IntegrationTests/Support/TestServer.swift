@@ -12,6 +12,9 @@ struct LiveServer {
 
     var baseURL: URL { running.baseURL }
 
+    /// The secret of the built-in `outpost.test` provider in test servers.
+    static let providerSecret = "test-provider-secret"
+
     static func start(
         plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()],
         configure: (inout ServerConfiguration) -> Void = { _ in }
@@ -22,6 +25,8 @@ struct LiveServer {
         logger.logLevel = .critical
         var configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, databasePath: folder.appendingPathComponent("test.sqlite").path, logger: logger)
+        configuration.auth.passwordCost = 4
+        configuration.auth.testProviderSecret = LiveServer.providerSecret
         configure(&configuration)
         let server = try OutpostServer(configuration: configuration, plugins: plugins)
         return LiveServer(running: try await server.start(), folder: folder)

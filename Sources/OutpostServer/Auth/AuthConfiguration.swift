@@ -1,0 +1,55 @@
+/// How the server signs people in and issues tokens.
+///
+/// Access tokens are opaque random strings (32 bytes, base64url) stored only as SHA-256 hashes.
+/// Opaque rather than JWT: revocation and refresh-family revocation take effect at once, there is
+/// no signing key to rotate or leak, and the server looks tokens up in its own database anyway.
+public struct AuthConfiguration: Sendable {
+    /// Default: 15 minutes.
+    public var accessTokenLifetime: Duration
+    /// Default: 30 days. Every refresh rotates the refresh token.
+    public var refreshTokenLifetime: Duration
+    /// Default: 60 seconds.
+    public var authorizationCodeLifetime: Duration
+    /// Default: 10 minutes.
+    public var deviceCodeLifetime: Duration
+    /// The polling interval given to device clients. Default: 5 seconds.
+    public var deviceInterval: Int
+    /// Browser sessions on the sign-in page. Default: 12 hours.
+    public var browserSessionLifetime: Duration
+    /// Bcrypt cost for passwords. Default: 12; tests use less.
+    public var passwordCost: UInt8
+    /// Sign-in attempts allowed per account within ``rateWindow``. Default: 10.
+    public var attemptsPerAccount: Int
+    /// Sign-in attempts allowed per client address within ``rateWindow``. Default: 30.
+    public var attemptsPerAddress: Int
+    /// Default: 5 minutes.
+    public var rateWindow: Duration
+    /// When set, the built-in `outpost.test` provider accepts `{"user": U, "signature": hex(HMAC-SHA256(secret, "outpost.test:" + U))}`.
+    public var testProviderSecret: String?
+
+    public init(
+        accessTokenLifetime: Duration = .seconds(15 * 60),
+        refreshTokenLifetime: Duration = .seconds(30 * 24 * 3600),
+        authorizationCodeLifetime: Duration = .seconds(60),
+        deviceCodeLifetime: Duration = .seconds(600),
+        deviceInterval: Int = 5,
+        browserSessionLifetime: Duration = .seconds(12 * 3600),
+        passwordCost: UInt8 = 12,
+        attemptsPerAccount: Int = 10,
+        attemptsPerAddress: Int = 30,
+        rateWindow: Duration = .seconds(300),
+        testProviderSecret: String? = nil
+    ) {
+        self.accessTokenLifetime = accessTokenLifetime
+        self.refreshTokenLifetime = refreshTokenLifetime
+        self.authorizationCodeLifetime = authorizationCodeLifetime
+        self.deviceCodeLifetime = deviceCodeLifetime
+        self.deviceInterval = deviceInterval
+        self.browserSessionLifetime = browserSessionLifetime
+        self.passwordCost = passwordCost
+        self.attemptsPerAccount = attemptsPerAccount
+        self.attemptsPerAddress = attemptsPerAddress
+        self.rateWindow = rateWindow
+        self.testProviderSecret = testProviderSecret
+    }
+}

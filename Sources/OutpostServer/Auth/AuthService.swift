@@ -1,0 +1,326 @@
+import Foundation
+import HTTPTypes
+import HummingbirdBcrypt
+import Logging
+import NIOPosix
+import OutpostCore
+
+/// The authorization server's logic, shared by the OAuth, user and provider routes and by records
+/// (for ownership).
+struct AuthService: Sendable {
+    let storage: any Storage
+    let configuration: AuthConfiguration
+    /// Signs form tokens; kept in the database so forms survive a restart.
+    let formKey: Data
+    let limiter: SignInLimiter
+    let providers: [String: ProviderBody]
+    let logger: Logger
+
+    /// A Bcrypt hash of a random password, checked when a username does not exist, so the answer
+    /// takes as long as for a real account and tells nothing.
+    let decoyHash: String
+
+    static func make(storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], logger: Logger) async throws -> AuthService {
+        var providers = providers
+        if let secret = configuration.testProviderSecret {
+            providers["outpost.test"] = TestProvider(secret: secret).verify
+        }
+        let cost = configuration.passwordCost
+        let decoy = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
+        return AuthService(
+            storage: storage, configuration: configuration, formKey: try await storage.secret(named: "form_key"),
+            limiter: SignInLimiter(
+                window: configuration.rateWindow, perAccount: configuration.attemptsPerAccount,
+                perAddress: configuration.attemptsPerAddress),
+            providers: providers, logger: logger, decoyHash: decoy)
+    }
+
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    // MARK: Passwords and users
+
+    func hashPassword(_ password: String) async throws -> String {
+        try await PasswordHasher(cost: configuration.passwordCost).hash(password)
+    }
+
+    func signUp(username: String, password: String) async throws -> StoredUser {
+        let trimmed = username.trimmingCharacters(in: .whitespaces)
+        guard (3...64).contains(trimmed.count), trimmed.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
+            throw ServerError.badRequest("invalid_username", "A username is 3–64 letters, digits, '.', '_', '-' or '@'")
+        }
+        guard password.count >= 8 else {
+            throw ServerError.badRequest("weak_password", "Choose a password of at least 8 characters")
+        }
+        let hash = try await hashPassword(password)
+        do {
+            return try await storage.createUser(username: trimmed, passwordHash: hash)
+        } catch {
+            // The UNIQUE constraint: say so plainly; sign-up is the one place where that is unavoidable.
+            throw ServerError(.conflict, code: "username_taken", message: "That username is taken; choose another")
+        }
+    }
+
+    /// Checks a username and password with rate limiting. Every failure reads the same, whether or not
+    /// the username exists.
+    func verifyPassword(username: String, password: String, address: String) async throws -> StoredUser {
+        if let wait = await limiter.attempt(account: username, address: address) {
+            throw AuthFailure.rateLimited(retryAfter: wait)
+        }
+        let user = try await storage.user(username: username)
+        let hash = user?.passwordHash ?? decoyHash
+        let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        guard let user, user.passwordHash != nil, matches else { throw AuthFailure.badCredentials }
+        return user
+    }
+
+    // MARK: Clients
+
+    func authenticateClient(_ form: [String: String], authorization: String?) async throws -> OAuthClient {
+        var clientID = form["client_id"]
+        var secret = form["client_secret"]
+        if let authorization, authorization.lowercased().hasPrefix("basic "),
+            let decoded = Data(base64Encoded: String(authorization.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let pair = String(data: decoded, encoding: .utf8), let colon = pair.firstIndex(of: ":")
+        {
+            clientID = String(pair[..<colon]).removingPercentEncoding
+            secret = String(pair[pair.index(after: colon)...]).removingPercentEncoding
+        }
+        guard let clientID, let client = try await storage.client(id: clientID) else {
+            throw OAuthError.invalidClient("Unknown client; register it with `outpost clients add`")
+        }
+        if let expected = client.secretHash {
+            guard let secret, Secrets.equal(Secrets.hash(secret), expected) else {
+                throw OAuthError.invalidClient("This client is confidential: authenticate with its secret (HTTP Basic or client_secret)")
+            }
+        }
+        return client
+    }
+
+    /// Exact redirect URI match; a loopback `http://127.0.0.1/path` or `http://[::1]/path` registered
+    /// without a port matches any port (RFC 8252 §7.3).
+    static func redirectMatches(_ candidate: String, registered: [String]) -> Bool {
+        if registered.contains(candidate) { return true }
+        guard var components = URLComponents(string: candidate), components.scheme == "http",
+            let host = components.host, host == "127.0.0.1" || host == "[::1]" || host == "::1", components.port != nil
+        else { return false }
+        components.port = nil
+        guard let portless = components.string else { return false }
+        return registered.contains(portless)
+    }
+
+    static func grantedScope(requested: String?, client: OAuthClient) throws -> String {
+        let wanted = (requested ?? "").split(separator: " ").map(String.init).filter { !$0.isEmpty }
+        if wanted.isEmpty { return client.scopes.joined(separator: " ") }
+        guard wanted.allSatisfy(client.scopes.contains) else {
+            throw OAuthError.invalidScope("This client may ask for: \(client.scopes.joined(separator: " "))")
+        }
+        return wanted.joined(separator: " ")
+    }
+
+    // MARK: Tokens
+
+    /// Issues an access token and, unless `refresh` is false, a refresh token in `family`.
+    func issueTokens(client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true) async throws -> JSONValue {
+        let now = Self.now()
+        let family = family ?? Secrets.token(prefix: "fam_")
+        let access = Secrets.token(prefix: "opa_")
+        let accessLifetime = Self.milliseconds(configuration.accessTokenLifetime)
+        try await storage.saveToken(StoredToken(
+            hash: Secrets.hash(access), kind: .access, userID: userID, clientID: client.id, scope: scope, family: family,
+            expiresAt: now + accessLifetime, state: "active"))
+        var reply: [String: JSONValue] = [
+            "access_token": .string(access), "token_type": "Bearer", "expires_in": .int(Int(accessLifetime / 1000)),
+            "scope": .string(scope),
+        ]
+        if refresh && client.grants.contains("refresh_token") {
+            let refreshToken = Secrets.token(prefix: "opr_")
+            try await storage.saveToken(StoredToken(
+                hash: Secrets.hash(refreshToken), kind: .refresh, userID: userID, clientID: client.id, scope: scope, family: family,
+                expiresAt: now + Self.milliseconds(configuration.refreshTokenLifetime), state: "active"))
+            reply["refresh_token"] = .string(refreshToken)
+        }
+        return .object(reply)
+    }
+
+    /// Exchanges a refresh token for a new pair. A refresh token that was already exchanged is a
+    /// sign of theft: its whole family is revoked.
+    func refresh(_ token: String, client: OAuthClient) async throws -> JSONValue {
+        let hash = Secrets.hash(token)
+        guard let stored = try await storage.token(hash: hash), stored.kind == .refresh, stored.clientID == client.id else {
+            throw OAuthError.invalidGrant("The refresh token is not valid; sign in again")
+        }
+        if stored.state == "rotated" {
+            try await storage.revokeFamily(stored.family)
+            logger.warning("refresh token reuse detected; family revoked", metadata: ["client": "\(client.id)"])
+            throw OAuthError.invalidGrant("This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
+        }
+        guard stored.state == "active", stored.expiresAt > Self.now() else {
+            throw OAuthError.invalidGrant("The refresh token has expired or was revoked; sign in again")
+        }
+        guard try await storage.transitionToken(hash: hash, from: "active", to: "rotated") else {
+            try await storage.revokeFamily(stored.family)
+            throw OAuthError.invalidGrant("This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
+        }
+        return try await issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
+    }
+
+    /// The user (and token) behind `Authorization: Bearer …` or an `access_token` query parameter.
+    /// `nil` when the request carries no token; an invalid token throws 401.
+    func authenticate(_ headers: HTTPFields, query: [String: String]) async throws -> AuthenticatedCaller? {
+        var token: String?
+        if let authorization = headers[.authorization] {
+            guard authorization.lowercased().hasPrefix("bearer ") else {
+                throw Self.unauthorized("Send the access token as 'Authorization: Bearer <token>'")
+            }
+            token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        } else if let fromQuery = query["access_token"], !fromQuery.isEmpty {
+            token = fromQuery
+        }
+        guard let token else { return nil }
+        guard let stored = try await storage.token(hash: Secrets.hash(token)), stored.kind == .access, stored.state == "active" else {
+            throw Self.unauthorized("The access token is not valid; sign in again")
+        }
+        guard stored.expiresAt > Self.now() else {
+            throw Self.unauthorized("The access token has expired; refresh it or sign in again")
+        }
+        return AuthenticatedCaller(userID: stored.userID, clientID: stored.clientID, scope: stored.scope)
+    }
+
+    static func unauthorized(_ message: String) -> ServerError {
+        ServerError(
+            .unauthorized, code: "invalid_token", message: message,
+            headers: [.wwwAuthenticate: "Bearer error=\"invalid_token\""])
+    }
+
+    func revoke(_ token: String, client: OAuthClient) async throws {
+        guard let stored = try await storage.token(hash: Secrets.hash(token)), stored.clientID == client.id else { return }
+        if stored.kind == .refresh {
+            try await storage.revokeFamily(stored.family)
+        } else {
+            _ = try await storage.transitionToken(hash: stored.hash, from: "active", to: "revoked")
+        }
+    }
+
+    // MARK: Providers
+
+    func signIn(provider: String, authData: JSONValue, client: OAuthClient, address: String) async throws -> JSONValue {
+        guard let verify = providers[provider] else {
+            throw ServerError.badRequest(
+                "unknown_provider", "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
+        }
+        if let wait = await limiter.attempt(account: nil, address: address) {
+            throw ServerError(
+                .tooManyRequests, code: "rate_limited", message: "Too many sign-in attempts; wait \(wait) s and try again",
+                headers: [.retryAfter: "\(wait)"])
+        }
+        let identity: ProviderIdentity
+        do {
+            identity = try await verify(ProviderCall(provider: provider, authData: authData, logger: logger))
+        } catch let error as ServerError {
+            throw error
+        } catch {
+            throw ServerError(.unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
+        }
+        let userID: String
+        if let existing = try await storage.userID(provider: provider, subject: identity.subject) {
+            userID = existing
+        } else {
+            let base = identity.username ?? "\(provider):\(identity.subject)"
+            var candidate = base
+            var suffix = 1
+            while try await storage.user(username: candidate) != nil {
+                suffix += 1
+                candidate = "\(base)-\(suffix)"
+            }
+            userID = try await storage.createUser(username: candidate, passwordHash: nil).id
+            try await storage.link(provider: provider, subject: identity.subject, userID: userID)
+        }
+        return try await issueTokens(client: client, userID: userID, scope: client.scopes.joined(separator: " "))
+    }
+
+    // MARK: Form tokens
+
+    /// A signed token binding a form to its fields and a deadline (10 minutes), so hidden fields
+    /// cannot be altered and forms from elsewhere are refused.
+    func formToken(for fields: [String: String]) -> String {
+        let deadline = Self.now() + 600_000
+        return "\(deadline).\(Secrets.hmac(Self.canonical(fields) + "|\(deadline)", key: formKey))"
+    }
+
+    func checkFormToken(_ token: String?, fields: [String: String]) -> Bool {
+        guard let token, let dot = token.firstIndex(of: "."), let deadline = Int64(token[..<dot]), deadline > Self.now() else {
+            return false
+        }
+        let expected = Secrets.hmac(Self.canonical(fields) + "|\(deadline)", key: formKey)
+        return Secrets.equal(String(token[token.index(after: dot)...]), expected)
+    }
+
+    static func canonical(_ fields: [String: String]) -> String {
+        fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "&")
+    }
+}
+
+/// Who made a request, from their access token.
+struct AuthenticatedCaller: Sendable {
+    var userID: String?
+    var clientID: String
+    var scope: String
+}
+
+/// Sign-in failures that the routes render in their own format.
+enum AuthFailure: Error {
+    case badCredentials
+    case rateLimited(retryAfter: Int)
+}
+
+/// An RFC 6749 §5.2 error: `{"error": code, "error_description": text}`.
+struct OAuthError: Error {
+    var code: String
+    var description: String
+    var status: HTTPResponse.Status = .badRequest
+    var headers: HTTPFields = [:]
+
+    static func invalidRequest(_ text: String) -> OAuthError { OAuthError(code: "invalid_request", description: text) }
+    static func invalidClient(_ text: String) -> OAuthError {
+        OAuthError(code: "invalid_client", description: text, status: .unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"outpost\""])
+    }
+    static func invalidGrant(_ text: String) -> OAuthError { OAuthError(code: "invalid_grant", description: text) }
+    static func unauthorizedClient(_ text: String) -> OAuthError { OAuthError(code: "unauthorized_client", description: text) }
+    static func invalidScope(_ text: String) -> OAuthError { OAuthError(code: "invalid_scope", description: text) }
+}
+
+/// The built-in `outpost.test` provider: accepts `{"user": U, "signature": hex(HMAC-SHA256(secret, "outpost.test:" + U))}`.
+struct TestProvider: Sendable {
+    let secret: String
+
+    func verify(_ call: ProviderCall) async throws -> ProviderIdentity {
+        guard let user = call.authData["user"]?.stringValue, !user.isEmpty, let signature = call.authData["signature"]?.stringValue else {
+            throw ServerError.badRequest("invalid_auth_data", "outpost.test needs {\"user\": ..., \"signature\": ...}")
+        }
+        let expected = Secrets.hmac("outpost.test:" + user, key: Data(secret.utf8))
+        guard Secrets.equal(signature.lowercased(), expected) else {
+            throw ServerError(.unauthorized, code: "provider_rejected", message: "The outpost.test signature does not match")
+        }
+        return ProviderIdentity(subject: user, username: user)
+    }
+
+    /// The signature a client sends for `user` (for tests and the demo).
+    static func signature(user: String, secret: String) -> String {
+        Secrets.hmac("outpost.test:" + user, key: Data(secret.utf8))
+    }
+}
+
+/// Bcrypt off the cooperative threads: hashing is deliberately slow.
+struct PasswordHasher: Sendable {
+    var cost: UInt8
+
+    func hash(_ password: String) async throws -> String {
+        let cost = self.cost
+        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+    }
+}

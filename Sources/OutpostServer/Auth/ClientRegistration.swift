@@ -1,0 +1,46 @@
+import Foundation
+
+extension AuthStorage {
+    /// Registers an OAuth client and returns it with its secret (confidential clients only). The
+    /// secret is shown this once: only its hash is stored.
+    ///
+    /// - Throws: ``ServerError`` when a grant is unknown or a redirect URI is not an absolute URI.
+    public func registerClient(
+        name: String, redirectURIs: [String], grants: [String], scopes: [String], confidential: Bool, id: String? = nil
+    ) async throws -> (client: OAuthClient, secret: String?) {
+        for grant in grants where !OAuthClient.allGrants.contains(grant) {
+            throw ServerError.badRequest("invalid_grant_name", "Unknown grant '\(grant)'; use: \(OAuthClient.allGrants.joined(separator: ", "))")
+        }
+        for uri in redirectURIs {
+            guard let components = URLComponents(string: uri), components.scheme != nil, components.fragment == nil else {
+                throw ServerError.badRequest("invalid_redirect_uri", "'\(uri)' is not an absolute URI without a fragment")
+            }
+        }
+        if (grants.contains("authorization_code") || grants.contains("implicit")) && redirectURIs.isEmpty {
+            throw ServerError.badRequest("missing_redirect_uri", "Browser grants need at least one --redirect-uri")
+        }
+        if grants.contains("client_credentials") && !confidential {
+            throw ServerError.badRequest("needs_secret", "client_credentials needs a confidential client (--confidential)")
+        }
+        let secret = confidential ? Secrets.token(prefix: "ocs_") : nil
+        let client = OAuthClient(
+            id: id ?? "oc_" + SQLiteStorage.newIdentifier(), name: name, secretHash: secret.map(Secrets.hash),
+            redirectURIs: redirectURIs, grants: grants, scopes: scopes, createdAt: AuthService.now())
+        try await saveClient(client)
+        return (client, secret)
+    }
+
+    /// Creates a user with a password (Bcrypt with `cost`), for administration and tests.
+    public func addUser(username: String, password: String, cost: UInt8 = 12) async throws -> StoredUser {
+        let service = PasswordHasher(cost: cost)
+        return try await createUser(username: username, passwordHash: try await service.hash(password))
+    }
+}
+
+/// The built-in `outpost.test` authentication provider's signature, for clients in tests and demos.
+public enum TestAuthProvider {
+    /// `hex(HMAC-SHA256(secret, "outpost.test:" + user))`.
+    public static func signature(user: String, secret: String) -> String {
+        TestProvider.signature(user: user, secret: secret)
+    }
+}

@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+
+/// Random tokens, hashing and constant-time comparison.
+enum Secrets {
+    /// A new random token: `prefix` + 32 random bytes in base64url (256 bits).
+    static func token(prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return prefix + base64URL(Data(bytes))
+    }
+
+    /// SHA-256 as lower-case hex: how tokens, codes and client secrets are stored.
+    static func hash(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func hmac(_ text: String, key: Data) -> String {
+        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: key)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Compares without an early exit, so the time taken says nothing about where they differ.
+    static func equal(_ left: String, _ right: String) -> Bool {
+        let a = Array(left.utf8)
+        let b = Array(right.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// The PKCE S256 transform (RFC 7636 §4.2).
+    static func s256(_ verifier: String) -> String {
+        base64URL(Data(SHA256.hash(data: Data(verifier.utf8))))
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// A user code for the device flow: 8 letters without vowels (no accidental words), as XXXX-XXXX.
+    static func userCode() -> String {
+        let alphabet = Array("BCDFGHJKLMNPQRSTVWXZ")
+        var generator = SystemRandomNumberGenerator()
+        let letters = (0..<8).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] }
+        return String(letters[0..<4]) + "-" + String(letters[4..<8])
+    }
+}
+
+/// `application/x-www-form-urlencoded` bodies and queries.
+enum FormBody {
+    static func parse(_ data: Data) -> [String: String] {
+        parse(String(decoding: data, as: UTF8.self))
+    }
+
+    static func parse(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]), !name.isEmpty else { continue }
+            fields[name] = parts.count > 1 ? decode(parts[1]) ?? "" : ""
+        }
+        return fields
+    }
+
+    private static func decode(_ part: Substring) -> String? {
+        part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    /// Encodes for a query string or a form body (space as %20, everything but unreserved escaped).
+    static func encode(_ fields: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.map { name, value in
+            (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name) + "="
+                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }.joined(separator: "&")
+    }
+}

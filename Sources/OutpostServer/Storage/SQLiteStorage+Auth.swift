@@ -1,0 +1,212 @@
+import Foundation
+import SQLiteNIO
+
+/// Users, clients, tokens, codes and browser sessions. Secrets are stored as SHA-256 hashes only.
+public protocol AuthStorage: Sendable {
+    func createUser(username: String, passwordHash: String?) async throws -> StoredUser
+    func user(id: String) async throws -> StoredUser?
+    func user(username: String) async throws -> StoredUser?
+    func setEntitlements(_ entitlements: [String], userID: String) async throws
+    func userID(provider: String, subject: String) async throws -> String?
+    func link(provider: String, subject: String, userID: String) async throws
+
+    func saveClient(_ client: OAuthClient) async throws
+    func client(id: String) async throws -> OAuthClient?
+    func clients() async throws -> [OAuthClient]
+    func removeClient(id: String) async throws -> Bool
+
+    func saveToken(_ token: StoredToken) async throws
+    func token(hash: String) async throws -> StoredToken?
+    /// Marks an active token with a new state; returns whether it was active.
+    func transitionToken(hash: String, from: String, to: String) async throws -> Bool
+    func revokeFamily(_ family: String) async throws
+
+    func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws
+    /// Marks an unused code used and returns it; `nil` when unknown or already used.
+    func useCode(hash: String) async throws -> StoredAuthorizationCode?
+
+    func saveDeviceCode(_ code: StoredDeviceCode) async throws
+    func deviceCode(hash: String) async throws -> StoredDeviceCode?
+    func deviceCode(userCode: String) async throws -> StoredDeviceCode?
+    func updateDeviceCode(hash: String, status: String?, userID: String?, lastPoll: Int64?, interval: Int?) async throws
+
+    func saveSession(hash: String, userID: String, expiresAt: Int64) async throws
+    func sessionUser(hash: String, now: Int64) async throws -> String?
+    func removeSession(hash: String) async throws
+}
+
+extension SQLiteStorage {
+    public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
+        let id = "u_" + Self.newIdentifier()
+        let now = Self.nowMilliseconds()
+        _ = try await connection.query(
+            "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
+            [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
+    }
+
+    public func user(id: String) async throws -> StoredUser? {
+        try await connection.query("SELECT * FROM users WHERE id = ?", [.text(id)]).first.map(Self.user(from:))
+    }
+
+    public func user(username: String) async throws -> StoredUser? {
+        try await connection.query("SELECT * FROM users WHERE username = ?", [.text(username)]).first.map(Self.user(from:))
+    }
+
+    public func setEntitlements(_ entitlements: [String], userID: String) async throws {
+        _ = try await connection.query(
+            "UPDATE users SET entitlements = ? WHERE id = ?", [.text(Self.json(entitlements)), .text(userID)])
+    }
+
+    public func userID(provider: String, subject: String) async throws -> String? {
+        try await connection.query(
+            "SELECT user_id FROM user_identities WHERE provider = ? AND subject = ?", [.text(provider), .text(subject)]
+        ).first?.column("user_id")?.string
+    }
+
+    public func link(provider: String, subject: String, userID: String) async throws {
+        _ = try await connection.query(
+            "INSERT OR REPLACE INTO user_identities (provider, subject, user_id) VALUES (?, ?, ?)",
+            [.text(provider), .text(subject), .text(userID)])
+    }
+
+    public func saveClient(_ client: OAuthClient) async throws {
+        _ = try await connection.query(
+            "INSERT OR REPLACE INTO oauth_clients (id, name, secret_hash, redirect_uris, grants, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.text(client.id), .text(client.name), client.secretHash.map(SQLiteData.text) ?? .null,
+             .text(Self.json(client.redirectURIs)), .text(Self.json(client.grants)), .text(Self.json(client.scopes)),
+             .integer(Int(client.createdAt))])
+    }
+
+    public func client(id: String) async throws -> OAuthClient? {
+        try await connection.query("SELECT * FROM oauth_clients WHERE id = ?", [.text(id)]).first.map(Self.client(from:))
+    }
+
+    public func clients() async throws -> [OAuthClient] {
+        try await connection.query("SELECT * FROM oauth_clients ORDER BY created_at").map(Self.client(from:))
+    }
+
+    public func removeClient(id: String) async throws -> Bool {
+        let rows = try await connection.query("DELETE FROM oauth_clients WHERE id = ? RETURNING id", [.text(id)])
+        _ = try await connection.query("UPDATE tokens SET state = 'revoked' WHERE client_id = ?", [.text(id)])
+        return !rows.isEmpty
+    }
+
+    public func saveToken(_ token: StoredToken) async throws {
+        _ = try await connection.query(
+            "INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [.text(token.hash), .text(token.kind.rawValue), token.userID.map(SQLiteData.text) ?? .null, .text(token.clientID),
+             .text(token.scope), .text(token.family), .integer(Int(token.expiresAt)), .text(token.state),
+             .integer(Int(Self.nowMilliseconds()))])
+    }
+
+    public func token(hash: String) async throws -> StoredToken? {
+        guard let row = try await connection.query("SELECT * FROM tokens WHERE hash = ?", [.text(hash)]).first else { return nil }
+        return StoredToken(
+            hash: hash, kind: StoredToken.Kind(rawValue: row.column("kind")?.string ?? "") ?? .access,
+            userID: row.column("user_id")?.string, clientID: row.column("client_id")?.string ?? "",
+            scope: row.column("scope")?.string ?? "", family: row.column("family")?.string ?? "",
+            expiresAt: Int64(row.column("expires_at")?.integer ?? 0), state: row.column("state")?.string ?? "revoked")
+    }
+
+    public func transitionToken(hash: String, from: String, to: String) async throws -> Bool {
+        let rows = try await connection.query(
+            "UPDATE tokens SET state = ? WHERE hash = ? AND state = ? RETURNING hash", [.text(to), .text(hash), .text(from)])
+        return !rows.isEmpty
+    }
+
+    public func revokeFamily(_ family: String) async throws {
+        _ = try await connection.query("UPDATE tokens SET state = 'revoked' WHERE family = ?", [.text(family)])
+    }
+
+    public func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws {
+        _ = try await connection.query(
+            "INSERT INTO auth_codes (hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [.text(hash), .text(code.clientID), .text(code.userID), .text(code.redirectURI), .text(code.scope),
+             code.codeChallenge.map(SQLiteData.text) ?? .null, .integer(Int(code.expiresAt))])
+    }
+
+    public func useCode(hash: String) async throws -> StoredAuthorizationCode? {
+        guard let row = try await connection.query(
+            "UPDATE auth_codes SET used = 1 WHERE hash = ? AND used = 0 RETURNING *", [.text(hash)]
+        ).first else { return nil }
+        return StoredAuthorizationCode(
+            clientID: row.column("client_id")?.string ?? "", userID: row.column("user_id")?.string ?? "",
+            redirectURI: row.column("redirect_uri")?.string ?? "", scope: row.column("scope")?.string ?? "",
+            codeChallenge: row.column("code_challenge")?.string, expiresAt: Int64(row.column("expires_at")?.integer ?? 0), used: false)
+    }
+
+    public func saveDeviceCode(_ code: StoredDeviceCode) async throws {
+        _ = try await connection.query(
+            "INSERT INTO device_codes (hash, user_code, client_id, scope, expires_at, interval_seconds) VALUES (?, ?, ?, ?, ?, ?)",
+            [.text(code.hash), .text(code.userCode), .text(code.clientID), .text(code.scope), .integer(Int(code.expiresAt)),
+             .integer(code.intervalSeconds)])
+    }
+
+    public func deviceCode(hash: String) async throws -> StoredDeviceCode? {
+        try await connection.query("SELECT * FROM device_codes WHERE hash = ?", [.text(hash)]).first.map(Self.deviceCode(from:))
+    }
+
+    public func deviceCode(userCode: String) async throws -> StoredDeviceCode? {
+        try await connection.query("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]).first.map(Self.deviceCode(from:))
+    }
+
+    public func updateDeviceCode(hash: String, status: String?, userID: String?, lastPoll: Int64?, interval: Int?) async throws {
+        _ = try await connection.query(
+            """
+            UPDATE device_codes SET status = COALESCE(?, status), user_id = COALESCE(?, user_id),
+                last_poll = COALESCE(?, last_poll), interval_seconds = COALESCE(?, interval_seconds) WHERE hash = ?
+            """,
+            [status.map(SQLiteData.text) ?? .null, userID.map(SQLiteData.text) ?? .null, lastPoll.map { .integer(Int($0)) } ?? .null,
+             interval.map(SQLiteData.integer) ?? .null, .text(hash)])
+    }
+
+    public func saveSession(hash: String, userID: String, expiresAt: Int64) async throws {
+        _ = try await connection.query(
+            "INSERT INTO browser_sessions (hash, user_id, expires_at) VALUES (?, ?, ?)", [.text(hash), .text(userID), .integer(Int(expiresAt))])
+    }
+
+    public func sessionUser(hash: String, now: Int64) async throws -> String? {
+        try await connection.query(
+            "SELECT user_id FROM browser_sessions WHERE hash = ? AND expires_at > ?", [.text(hash), .integer(Int(now))]
+        ).first?.column("user_id")?.string
+    }
+
+    public func removeSession(hash: String) async throws {
+        _ = try await connection.query("DELETE FROM browser_sessions WHERE hash = ?", [.text(hash)])
+    }
+
+    // MARK: Rows
+
+    static func json(_ strings: [String]) -> String {
+        (try? String(decoding: JSONEncoder().encode(strings), as: UTF8.self)) ?? "[]"
+    }
+
+    static func strings(_ text: String?) -> [String] {
+        guard let text, let values = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
+        return values
+    }
+
+    static func user(from row: SQLiteRow) -> StoredUser {
+        StoredUser(
+            id: row.column("id")?.string ?? "", username: row.column("username")?.string ?? "",
+            passwordHash: row.column("password_hash")?.string, entitlements: strings(row.column("entitlements")?.string),
+            createdAt: Int64(row.column("created_at")?.integer ?? 0))
+    }
+
+    static func client(from row: SQLiteRow) -> OAuthClient {
+        OAuthClient(
+            id: row.column("id")?.string ?? "", name: row.column("name")?.string ?? "", secretHash: row.column("secret_hash")?.string,
+            redirectURIs: strings(row.column("redirect_uris")?.string), grants: strings(row.column("grants")?.string),
+            scopes: strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
+    }
+
+    static func deviceCode(from row: SQLiteRow) -> StoredDeviceCode {
+        StoredDeviceCode(
+            hash: row.column("hash")?.string ?? "", userCode: row.column("user_code")?.string ?? "",
+            clientID: row.column("client_id")?.string ?? "", scope: row.column("scope")?.string ?? "",
+            expiresAt: Int64(row.column("expires_at")?.integer ?? 0), intervalSeconds: row.column("interval_seconds")?.integer ?? 5,
+            lastPoll: Int64(row.column("last_poll")?.integer ?? 0), status: row.column("status")?.string ?? "pending",
+            userID: row.column("user_id")?.string)
+    }
+}

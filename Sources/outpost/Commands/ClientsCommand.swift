@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OutpostServer
+
+/// Options for commands that work on the server's database directly (administration).
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "The server's SQLite database file.")
+    var database = "outpost.sqlite"
+
+    func withStorage<T>(_ body: (SQLiteStorage) async throws -> T) async throws -> T {
+        var logger = Logger(label: "outpost.admin")
+        logger.logLevel = .warning
+        let storage = try await SQLiteStorage.open(path: database, logger: logger)
+        do {
+            try await storage.migrate()
+            let result = try await body(storage)
+            try await storage.close()
+            return result
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+    }
+}
+
+struct ClientsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clients", abstract: "Register, list and remove OAuth clients (works on the database file).",
+        subcommands: [Add.self, List.self, Remove.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a client; prints its id (and, for --confidential, its secret, shown once).",
+            discussion: """
+                Grants: \(OAuthClient.allGrants.joined(separator: ", ")).
+                A loopback redirect URI registered without a port (http://127.0.0.1/callback) matches any port (RFC 8252).
+                  outpost clients add "My CLI" --redirect-uri http://127.0.0.1/callback --grant authorization_code --grant refresh_token --grant device_code
+                """)
+
+        @Argument(help: "A name people recognise on the consent page.") var name: String
+        @Option(name: .customLong("redirect-uri"), help: "An exact redirect URI (repeatable).") var redirectURIs: [String] = []
+        @Option(name: .customLong("grant"), help: "A grant the client may use (repeatable).") var grants: [String] = ["authorization_code", "refresh_token"]
+        @Option(name: .customLong("scope"), help: "A scope the client may ask for (repeatable).") var scopes: [String] = ["records", "profile"]
+        @Flag(help: "A confidential client (a server that can keep a secret).") var confidential = false
+        @Option(help: "Choose the client id instead of generating one.") var id: String?
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            try await options.withStorage { storage in
+                let (client, secret) = try await storage.registerClient(
+                    name: name, redirectURIs: redirectURIs, grants: grants, scopes: scopes, confidential: confidential, id: id)
+                print("client_id: \(client.id)")
+                if let secret { print("client_secret: \(secret)   (shown once; store it safely)") }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List registered clients.")
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            try await options.withStorage { storage in
+                for client in try await storage.clients() {
+                    print("\(client.id)  \(client.name)  \(client.isConfidential ? "confidential" : "public")")
+                    print("    grants: \(client.grants.joined(separator: " "))  scopes: \(client.scopes.joined(separator: " "))")
+                    for uri in client.redirectURIs { print("    redirect: \(uri)") }
+                }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a client and revoke its tokens.")
+        @Argument var id: String
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let removed = try await options.withStorage { try await $0.removeClient(id: id) }
+            guard removed else {
+                FileHandle.standardError.write(Data("error: no client '\(id)'; `outpost clients list` shows them\n".utf8))
+                throw ExitCode.failure
+            }
+            print("removed \(id); its tokens are revoked")
+        }
+    }
+}
+
+struct UsersCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "users", abstract: "Add users and set their entitlements (works on the database file).",
+        subcommands: [Add.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
+        @Argument var username: String
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+            let password = input.trimmingCharacters(in: .newlines)
+            guard password.count >= 8 else { throw ValidationError("Pipe a password of at least 8 characters on standard input") }
+            let user = try await options.withStorage { try await $0.addUser(username: username, password: password) }
+            print("added \(user.username) (\(user.id))")
+        }
+    }
+}
