@@ -49,6 +49,8 @@ let package = Package(
             dependencies: [
                 "OutpostCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -89,6 +91,7 @@ let package = Package(
             dependencies: [
                 "Outpost", "OutpostServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -98,7 +101,14 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests", dependencies: ["OutpostCore"],
             swiftSettings: strict),
-        .testTarget(name: "OutpostAuthTests", dependencies: ["OutpostAuth"], swiftSettings: strict),
+        .testTarget(
+            name: "OutpostAuthTests",
+            dependencies: [
+                "OutpostAuth", "OutpostCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks"], swiftSettings: strict),
         .testTarget(name: "OutpostPluginsTests", dependencies: ["OutpostPlugins"], swiftSettings: strict),
         .testTarget(name: "OutpostServerTests", dependencies: ["OutpostServer"], swiftSettings: strict),

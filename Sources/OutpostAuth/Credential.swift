@@ -32,9 +32,23 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
 
 /// Where credentials live between runs, keyed by an account name.
 public protocol CredentialStore: Sendable {
+    /// The stored credential, or `nil` when there is none.
     func load(account: String) async throws -> Credential?
+    /// Stores `credential`, replacing any other for `account`.
     func save(_ credential: Credential, account: String) async throws
+    /// Forgets the credential of `account`; nothing happens when there is none.
     func remove(account: String) async throws
+
+    /// Runs `body` while holding the store's exclusive lock for `account`, so that two programs
+    /// sharing the store never refresh the same credential at once (and never both spend one
+    /// refresh token). Stores that only one process can see need no lock: the default runs `body`.
+    func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T) async throws -> T
+}
+
+extension CredentialStore {
+    public func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await body()
+    }
 }
 
 /// Keeps credentials in memory only: for tests, and for programs that must not persist them.

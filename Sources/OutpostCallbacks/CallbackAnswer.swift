@@ -30,7 +30,8 @@ public enum CallbackAnswer: Sendable {
     /// Appends percent-encoded parameters to `base` following the building rules.
     static func appending(_ parameters: [(name: String, value: String)], to base: String) -> String {
         guard !parameters.isEmpty else { return base }
-        let encoded = parameters
+        let encoded =
+            parameters
             .map { PercentEncoding.encode($0.name) + "=" + PercentEncoding.encode($0.value) }
             .joined(separator: "&")
         let utf8 = base.utf8

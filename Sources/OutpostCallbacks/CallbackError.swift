@@ -72,22 +72,26 @@ public struct CallbackError: Error, Sendable, Hashable, CustomStringConvertible 
         var text: String
         switch code {
         case .unknownScheme:
-            text = "No actions are registered for the scheme of \(shownURL). Register an action for that scheme on the router, or check that the URL starts with 'scheme://'."
+            text =
+                "No actions are registered for the scheme of \(shownURL). Register an action for that scheme on the router, or check that the URL starts with 'scheme://'."
         case .invalidHost:
             text = "\(shownURL) is not an x-callback-url: its host must be 'x-callback-url' (scheme://x-callback-url/action?...)."
         case .missingAction:
             text = "\(shownURL) names no action: put the action in the path (scheme://x-callback-url/action)."
         case .unknownAction:
             let action = callback?.action ?? "?"
-            text = "No target is registered for the action '\(action)' of \(shownURL). Register it on the router; actions match case-sensitively."
+            text =
+                "No target is registered for the action '\(action)' of \(shownURL). Register it on the router; actions match case-sensitively."
         case .routingDisabled:
             text = "Routing is switched off, so \(shownURL) was not routed. Set isEnabled on the router to route it."
         case .remoteError:
-            text = "The other app answered with an error (errorCode: \(remoteCode ?? "none"), errorMessage: \(remoteMessage ?? "none")). Check the request's parameters or the other app's state."
+            text =
+                "The other app answered with an error (errorCode: \(remoteCode ?? "none"), errorMessage: \(remoteMessage ?? "none")). Check the request's parameters or the other app's state."
         case .remoteCancelled:
             text = "The other app cancelled the request \(shownURL). Nothing was done; ask the user before calling again."
         case .timedOut:
-            text = "No answer to \(shownURL) arrived in time. The other app may not be installed or may not answer; a late answer is delivered through lateReplies when a store is configured."
+            text =
+                "No answer to \(shownURL) arrived in time. The other app may not be installed or may not answer; a late answer is delivered through lateReplies when a store is configured."
         case .cannotOpen:
             text = "\(shownURL) could not be opened. Check that an app handles its scheme (on Linux, that xdg-open knows it)."
         case .storeFailed:

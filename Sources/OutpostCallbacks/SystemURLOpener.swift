@@ -1,9 +1,9 @@
 public import Foundation
 
 #if canImport(AppKit)
-import AppKit
+    import AppKit
 #elseif canImport(UIKit)
-import UIKit
+    import UIKit
 #endif
 
 /// Opens URLs with the platform: `NSWorkspace` on macOS, `UIApplication` on iOS and tvOS,
@@ -14,36 +14,36 @@ public struct SystemURLOpener: URLOpening {
 
     public func open(_ url: URL) async -> Bool {
         #if canImport(AppKit)
-        return await MainActor.run { NSWorkspace.shared.open(url) }
+            return await MainActor.run { NSWorkspace.shared.open(url) }
         #elseif canImport(UIKit) && !os(watchOS)
-        return await UIApplication.shared.open(url)
+            return await UIApplication.shared.open(url)
         #elseif os(Linux) || os(FreeBSD) || os(OpenBSD)
-        return await Self.run(executable: "/usr/bin/env", arguments: ["xdg-open", url.absoluteString])
+            return await Self.run(executable: "/usr/bin/env", arguments: ["xdg-open", url.absoluteString])
         #else
-        return false
+            return false
         #endif
     }
 
     #if os(Linux) || os(FreeBSD) || os(OpenBSD)
-    /// Runs a program and reports whether it exited with status 0.
-    static func run(executable: String, arguments: [String]) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            process.terminationHandler = { finished in
-                continuation.resume(returning: finished.terminationReason == .exit && finished.terminationStatus == 0)
-            }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                continuation.resume(returning: false)
+        /// Runs a program and reports whether it exited with status 0.
+        static func run(executable: String, arguments: [String]) async -> Bool {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: executable)
+                process.arguments = arguments
+                process.standardInput = FileHandle.nullDevice
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                process.terminationHandler = { finished in
+                    continuation.resume(returning: finished.terminationReason == .exit && finished.terminationStatus == 0)
+                }
+                do {
+                    try process.run()
+                } catch {
+                    process.terminationHandler = nil
+                    continuation.resume(returning: false)
+                }
             }
         }
-    }
     #endif
 }

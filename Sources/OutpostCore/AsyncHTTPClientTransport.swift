@@ -1,115 +1,115 @@
 #if canImport(AsyncHTTPClient)
-public import AsyncHTTPClient
-public import Foundation
-public import HTTPTypes
-import NIOCore
-import NIOHTTP1
+    public import AsyncHTTPClient
+    public import Foundation
+    public import HTTPTypes
+    import NIOCore
+    import NIOHTTP1
 
-/// A ``ClientTransport`` on AsyncHTTPClient: the default transport on Linux.
-///
-/// Create it with ``init(configuration:)`` to own an `HTTPClient` (shut down by ``shutdown()``), or
-/// with ``init(borrowing:)`` to use one that the application manages.
-public final class AsyncHTTPClientTransport: ClientTransport {
-    public let client: HTTPClient
-    private let owned: Bool
-
-    /// Creates a transport that owns its `HTTPClient`.
+    /// A ``ClientTransport`` on AsyncHTTPClient: the default transport on Linux.
     ///
-    /// The default configuration turns off AsyncHTTPClient's own retrying of failed connection
-    /// attempts, so that a server that is down fails at once with ``OutpostError/Code/cannotConnect``
-    /// and the client's ``RetryPolicy`` alone decides what is retried.
-    public init(configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration) {
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.owned = true
-    }
+    /// Create it with ``init(configuration:)`` to own an `HTTPClient` (shut down by ``shutdown()``), or
+    /// with ``init(borrowing:)`` to use one that the application manages.
+    public final class AsyncHTTPClientTransport: ClientTransport {
+        public let client: HTTPClient
+        private let owned: Bool
 
-    /// AsyncHTTPClient's defaults, but with connection establishment failing fast (see ``init(configuration:)``).
-    public static var defaultConfiguration: HTTPClient.Configuration {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return configuration
-    }
+        /// Creates a transport that owns its `HTTPClient`.
+        ///
+        /// The default configuration turns off AsyncHTTPClient's own retrying of failed connection
+        /// attempts, so that a server that is down fails at once with ``OutpostError/Code/cannotConnect``
+        /// and the client's ``RetryPolicy`` alone decides what is retried.
+        public init(configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration) {
+            self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            self.owned = true
+        }
 
-    /// Creates a transport over an `HTTPClient` that the caller owns and shuts down.
-    public init(borrowing client: HTTPClient) {
-        self.client = client
-        self.owned = false
-    }
+        /// AsyncHTTPClient's defaults, but with connection establishment failing fast (see ``init(configuration:)``).
+        public static var defaultConfiguration: HTTPClient.Configuration {
+            var configuration = HTTPClient.Configuration()
+            configuration.connectionPool.retryConnectionEstablishment = false
+            return configuration
+        }
 
-    public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        guard let url = request.url else {
-            throw OutpostError(.invalidRequest, "The request has no absolute URL")
+        /// Creates a transport over an `HTTPClient` that the caller owns and shuts down.
+        public init(borrowing client: HTTPClient) {
+            self.client = client
+            self.owned = false
         }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        outgoing.headers.reserveCapacity(request.headerFields.count)
-        for field in request.headerFields {
-            outgoing.headers.add(name: field.name.rawName, value: field.value)
-        }
-        if let body {
-            outgoing.body = .bytes(ByteBuffer(bytes: body))
-        }
-        do {
-            let response = try await client.execute(outgoing, timeout: .nanoseconds(options.timeout.nanoseconds))
-            var fields = HTTPFields()
-            fields.reserveCapacity(response.headers.count)
-            for header in response.headers {
-                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+
+        public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
+            guard let url = request.url else {
+                throw OutpostError(.invalidRequest, "The request has no absolute URL")
             }
-            let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
-            let data = Data(buffer.readableBytesView)
-            return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
-        } catch {
-            throw Self.classify(error, options: options)
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+            outgoing.headers.reserveCapacity(request.headerFields.count)
+            for field in request.headerFields {
+                outgoing.headers.add(name: field.name.rawName, value: field.value)
+            }
+            if let body {
+                outgoing.body = .bytes(ByteBuffer(bytes: body))
+            }
+            do {
+                let response = try await client.execute(outgoing, timeout: .nanoseconds(options.timeout.nanoseconds))
+                var fields = HTTPFields()
+                fields.reserveCapacity(response.headers.count)
+                for header in response.headers {
+                    if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+                }
+                let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
+                let data = Data(buffer.readableBytesView)
+                return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
+            } catch {
+                throw Self.classify(error, options: options)
+            }
         }
-    }
 
-    public func shutdown() async throws {
-        if owned { try await client.shutdown() }
-    }
+        public func shutdown() async throws {
+            if owned { try await client.shutdown() }
+        }
 
-    static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
-        if let error = error as? OutpostError { return error }
-        if error is CancellationError {
-            return OutpostError(.cancelled, "The request was cancelled", underlying: error)
-        }
-        if error is NIOTooManyBytesError {
-            return OutpostError(
-                .responseTooLarge, "The response was larger than \(options.maxResponseBytes) bytes",
-                suggestion: "Raise Configuration.maxResponseBytes or ask for less (a smaller page)", underlying: error)
-        }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .writeTimeout:
-                return OutpostError(
-                    .timeout, "No complete response within \(options.timeout)",
-                    suggestion: "Retry later, or raise Configuration.timeout if the operation is slow by nature",
-                    underlying: error)
-            case .cancelled:
+        static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
+            if let error = error as? OutpostError { return error }
+            if error is CancellationError {
                 return OutpostError(.cancelled, "The request was cancelled", underlying: error)
-            case .remoteConnectionClosed:
-                return OutpostError(
-                    .connectionLost, "The connection closed before the response was complete",
-                    suggestion: "The server may have stopped mid-request; check its logs, then retry",
-                    underlying: error)
-            case .connectTimeout:
-                return OutpostError(
-                    .cannotConnect, "Could not connect to the server in time",
-                    suggestion: "Check that the server is running and that the base URL is right", underlying: error)
-            default:
-                break
             }
+            if error is NIOTooManyBytesError {
+                return OutpostError(
+                    .responseTooLarge, "The response was larger than \(options.maxResponseBytes) bytes",
+                    suggestion: "Raise Configuration.maxResponseBytes or ask for less (a smaller page)", underlying: error)
+            }
+            if let error = error as? HTTPClientError {
+                switch error {
+                case .deadlineExceeded, .readTimeout, .writeTimeout:
+                    return OutpostError(
+                        .timeout, "No complete response within \(options.timeout)",
+                        suggestion: "Retry later, or raise Configuration.timeout if the operation is slow by nature",
+                        underlying: error)
+                case .cancelled:
+                    return OutpostError(.cancelled, "The request was cancelled", underlying: error)
+                case .remoteConnectionClosed:
+                    return OutpostError(
+                        .connectionLost, "The connection closed before the response was complete",
+                        suggestion: "The server may have stopped mid-request; check its logs, then retry",
+                        underlying: error)
+                case .connectTimeout:
+                    return OutpostError(
+                        .cannotConnect, "Could not connect to the server in time",
+                        suggestion: "Check that the server is running and that the base URL is right", underlying: error)
+                default:
+                    break
+                }
+            }
+            return OutpostError(
+                .cannotConnect, "Could not connect to the server (\(error))",
+                suggestion: "Check that the server is running and that the base URL is right", underlying: error)
         }
-        return OutpostError(
-            .cannotConnect, "Could not connect to the server (\(error))",
-            suggestion: "Check that the server is running and that the base URL is right", underlying: error)
     }
-}
 
-extension Duration {
-    package var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    extension Duration {
+        package var nanoseconds: Int64 {
+            let (seconds, attoseconds) = components
+            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        }
     }
-}
 #endif

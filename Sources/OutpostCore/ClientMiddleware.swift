@@ -36,9 +36,10 @@ public protocol ClientMiddleware: Sendable {
 
 /// A middleware from a closure, for small jobs.
 public struct ClosureMiddleware: ClientMiddleware {
-    public typealias Body = @Sendable (
-        HTTPRequest, Data?, MiddlewareContext, @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
-    ) async throws -> ClientResponse
+    public typealias Body =
+        @Sendable (
+            HTTPRequest, Data?, MiddlewareContext, @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
+        ) async throws -> ClientResponse
 
     private let body: Body
 

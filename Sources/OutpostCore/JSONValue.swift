@@ -118,7 +118,8 @@ extension JSONValue {
     /// Compact JSON text with sorted keys, so equal values give equal bytes.
     public func jsonData(pretty: Bool = false) -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a JSONValue cannot fail except for non-finite doubles, which JSON cannot hold.
         return (try? encoder.encode(self)) ?? Data("null".utf8)
     }

@@ -44,7 +44,9 @@ extension OutpostClient {
         do {
             encoded = try JSONValue(encoding: arguments, encoder: configuration.encoder)
         } catch {
-            throw OutpostError(.encodingFailed, "The arguments of lambda '\(name)' could not be encoded: \(error)", method: "POST", path: path, underlying: error)
+            throw OutpostError(
+                .encodingFailed, "The arguments of lambda '\(name)' could not be encoded: \(error)", method: "POST", path: path,
+                underlying: error)
         }
         switch encoded {
         case .array, .object: break

@@ -4,7 +4,7 @@ import HTTPTypesFoundation
 import Logging
 
 #if canImport(AsyncHTTPClient)
-import AsyncHTTPClient
+    import AsyncHTTPClient
 #endif
 
 /// The entry point of the SDK: sends requests to one backend through a chain of middlewares and a
@@ -52,9 +52,9 @@ public final class OutpostClient: Sendable {
 
     static func defaultTransport() -> any ClientTransport {
         #if canImport(AsyncHTTPClient)
-        return AsyncHTTPClientTransport()
+            return AsyncHTTPClientTransport()
         #else
-        return URLSessionTransport()
+            return URLSessionTransport()
         #endif
     }
 
@@ -145,7 +145,8 @@ public final class OutpostClient: Sendable {
             components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         }
         guard let final = components.url else {
-            throw OutpostError(.invalidRequest, "The query of '\(path)' could not be encoded", method: request.method.rawValue, path: path)
+            throw OutpostError(
+                .invalidRequest, "The query of '\(path)' could not be encoded", method: request.method.rawValue, path: path)
         }
         return final
     }

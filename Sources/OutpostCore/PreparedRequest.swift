@@ -83,8 +83,10 @@ public struct PreparedRequest: Sendable {
                     }
                     logger.warning(
                         "retrying after status",
-                        metadata: ["outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
-                                   "outpost.attempt": "\(attempt)"])
+                        metadata: [
+                            "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                            "outpost.attempt": "\(attempt)",
+                        ])
                     try await policy.sleep(delay)
                     attempt += 1
                     continue
@@ -96,8 +98,10 @@ public struct PreparedRequest: Sendable {
                     let delay = policy.backoff(afterAttempt: attempt)
                     logger.warning(
                         "retrying after failure",
-                        metadata: ["outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
-                                   "outpost.attempt": "\(attempt)"])
+                        metadata: [
+                            "outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                            "outpost.attempt": "\(attempt)",
+                        ])
                     try await policy.sleep(delay)
                     attempt += 1
                     continue

@@ -67,7 +67,6 @@ extension RetryPolicy {
     }
 }
 
-
 extension Duration {
     /// The duration in seconds as a `Double`.
     package var inSeconds: Double {

@@ -2,7 +2,7 @@ public import Foundation
 public import HTTPTypes
 
 #if canImport(FoundationNetworking)
-public import FoundationNetworking
+    public import FoundationNetworking
 #endif
 
 /// A ``ClientTransport`` on `URLSession` (FoundationNetworking on Linux).
@@ -31,7 +31,8 @@ public final class URLSessionTransport: ClientTransport {
         }
         var outgoing = URLRequest(url: url)
         outgoing.httpMethod = request.method.rawValue
-        outgoing.timeoutInterval = Double(options.timeout.components.seconds)
+        outgoing.timeoutInterval =
+            Double(options.timeout.components.seconds)
             + Double(options.timeout.components.attoseconds) / 1e18
         for field in request.headerFields {
             outgoing.addValue(field.value, forHTTPHeaderField: field.name.rawName)

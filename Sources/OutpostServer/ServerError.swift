@@ -16,7 +16,9 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
     /// Extra response header fields, e.g. `Retry-After`.
     public var headers: HTTPFields
 
-    public init(_ status: HTTPResponse.Status, code: String, message: String, details: JSONValue? = nil, headers: HTTPFields = [:]) {
+    public init(
+        _ status: HTTPResponse.Status, code: String, message: String, details: JSONValue? = nil, headers: HTTPFields = [:]
+    ) {
         self.status = status
         self.code = code
         self.message = message

@@ -21,8 +21,16 @@ FileHandle.standardError.write(Data("warning: this is a debug build; measure wit
 var results: [BenchResult] = []
 results += CallbacksBench.run(options)
 results += try await RecordsStreamBench.run(options)
+results += try await ClientOverheadBench.run(options)
+results += try await EntityDecodingBench.run(options)
+results += try await ServerBench.run(options, seed: ServerBench.seedRecords)
 
 let elapsed = ContinuousClock.now - started
+
+/// Whole numbers from 100 up; one or two decimals below, so that small figures keep their precision.
+func formatted(_ value: Double) -> String {
+    String(format: abs(value) >= 100 ? "%.0f" : abs(value) >= 10 ? "%.1f" : "%.2f", value)
+}
 if arguments.contains("--json") {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -31,9 +39,10 @@ if arguments.contains("--json") {
     print("| benchmark | value | unit | baseline | baseline value | ratio |")
     print("|---|---:|---|---|---:|---:|")
     for result in results {
-        let baselineValue = result.baselineValue.map { String(format: "%.0f", $0) } ?? "–"
+        let baselineValue = result.baselineValue.map(formatted) ?? "–"
         let ratio = result.ratio.map { String(format: "%.2f", $0) } ?? "–"
-        print("| \(result.name) | \(String(format: "%.0f", result.value)) | \(result.unit) | \(result.baseline ?? "–") | \(baselineValue) | \(ratio) |")
+        let value = formatted(result.value)
+        print("| \(result.name) | \(value) | \(result.unit) | \(result.baseline ?? "–") | \(baselineValue) | \(ratio) |")
     }
     print("\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.seconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores")
 }

@@ -19,7 +19,8 @@ struct AuthFixture {
 
     static func start(configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> AuthFixture {
         let server = try await LiveServer.start(configure: configure)
-        let storage = try await SQLiteStorage.open(path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
+        let storage = try await SQLiteStorage.open(
+            path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
         do {
             let (publicClient, _) = try await storage.registerClient(
                 name: "Test CLI", redirectURIs: [redirect, "outpost-test://x-callback-url/oauth"],
@@ -29,7 +30,8 @@ struct AuthFixture {
                 name: "Test service", redirectURIs: [], grants: ["client_credentials", "password", "refresh_token"],
                 scopes: ["records"], confidential: true)
             let (implicit, _) = try await storage.registerClient(
-                name: "Legacy app", redirectURIs: ["https://legacy.example/cb"], grants: ["implicit"], scopes: ["profile"], confidential: false)
+                name: "Legacy app", redirectURIs: ["https://legacy.example/cb"], grants: ["implicit"], scopes: ["profile"],
+                confidential: false)
             _ = try await storage.addUser(username: "ada", password: password, cost: 4)
             _ = try await storage.addUser(username: "bob", password: password, cost: 4)
             try await storage.close()
@@ -61,7 +63,9 @@ struct AuthFixture {
     }
 }
 
-func withAuthFixture(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (AuthFixture) async throws -> Void) async throws {
+func withAuthFixture(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (AuthFixture) async throws -> Void)
+    async throws
+{
     let fixture = try await AuthFixture.start(configure: configure)
     do {
         try await body(fixture)
@@ -91,7 +95,8 @@ struct AuthServerTests {
         try await withAuthFixture { fixture in
             let pkce = PKCE()
             let redirect = "http://127.0.0.1:53682/callback"
-            let query = "response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=\(redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&state=xyz123&scope=records&code_challenge=\(pkce.challenge)&code_challenge_method=S256"
+            let query =
+                "response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=\(redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&state=xyz123&scope=records&code_challenge=\(pkce.challenge)&code_challenge_method=S256"
             let form = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
             #expect(form.status == 200)
             #expect(form.body.contains("<label for=\"username\">Username</label>"))
@@ -128,15 +133,18 @@ struct AuthServerTests {
             var consent = again.hiddenFields
             consent["decision"] = "allow"
             let second = try await fixture.browser.postForm(fixture.base + "/oauth/authorize", consent)
-            let secondCode = try #require(URLComponents(string: second.header("Location") ?? "")?.queryItems?.first { $0.name == "code" }?.value)
+            let secondCode = try #require(
+                URLComponents(string: second.header("Location") ?? "")?.queryItems?.first { $0.name == "code" }?.value)
             let tokens = try await fixture.token([
-                "grant_type": "authorization_code", "code": secondCode, "redirect_uri": redirect, "client_id": fixture.publicClient.id,
+                "grant_type": "authorization_code", "code": secondCode, "redirect_uri": redirect,
+                "client_id": fixture.publicClient.id,
                 "code_verifier": pkce.verifier,
             ])
             #expect(tokens.status == 200)
             let access = try #require(tokens.json["access_token"] as? String)
             #expect(tokens.json["refresh_token"] is String)
-            let client = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL, defaultHeaders: [.authorization: "Bearer \(access)"]))
+            let client = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL, defaultHeaders: [.authorization: "Bearer \(access)"]))
             let me = try await client.send(.get("/me"), decoding: JSONValue.self)
             try await client.shutdown()
             #expect(me["username"] == "ada")
@@ -147,7 +155,9 @@ struct AuthServerTests {
     func wrongRedirect() async throws {
         try await withAuthFixture { fixture in
             let page = try await fixture.browser.get(
-                fixture.base + "/oauth/authorize?response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=https%3A%2F%2Fevil.example%2Fcb&code_challenge=\(PKCE().challenge)&code_challenge_method=S256")
+                fixture.base
+                    + "/oauth/authorize?response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=https%3A%2F%2Fevil.example%2Fcb&code_challenge=\(PKCE().challenge)&code_challenge_method=S256"
+            )
             #expect(page.status == 400)
             #expect(page.header("Location") == nil)
             #expect(page.body.contains("has not registered"))
@@ -157,7 +167,9 @@ struct AuthServerTests {
     @Test("declining sends access_denied back with the state; public clients must use PKCE")
     func declineAndPKCERequired() async throws {
         try await withAuthFixture { fixture in
-            let base = fixture.base + "/oauth/authorize?response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&state=s1"
+            let base =
+                fixture.base
+                + "/oauth/authorize?response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcallback&state=s1"
             let noPKCE = try await fixture.browser.get(base)
             #expect(noPKCE.status == 302)
             #expect(noPKCE.header("Location")?.contains("error=invalid_request") == true)
@@ -182,7 +194,9 @@ struct AuthServerTests {
     func implicit() async throws {
         try await withAuthFixture { fixture in
             let form = try await fixture.browser.get(
-                fixture.base + "/oauth/authorize?response_type=token&client_id=\(fixture.implicitClient.id)&redirect_uri=https%3A%2F%2Flegacy.example%2Fcb&state=abc")
+                fixture.base
+                    + "/oauth/authorize?response_type=token&client_id=\(fixture.implicitClient.id)&redirect_uri=https%3A%2F%2Flegacy.example%2Fcb&state=abc"
+            )
             var fields = form.hiddenFields
             fields["username"] = "ada"
             fields["password"] = AuthFixture.password
@@ -194,7 +208,9 @@ struct AuthServerTests {
             #expect(location.contains("state=abc"))
 
             let notAllowed = try await fixture.browser.get(
-                fixture.base + "/oauth/authorize?response_type=token&client_id=\(fixture.publicClient.id)&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback")
+                fixture.base
+                    + "/oauth/authorize?response_type=token&client_id=\(fixture.publicClient.id)&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcallback"
+            )
             #expect(notAllowed.header("Location")?.contains("error=unauthorized_client") == true)
         }
     }
@@ -204,16 +220,22 @@ struct AuthServerTests {
         try await withAuthFixture { fixture in
             let first = try await fixture.passwordTokens()
             let refresh1 = try #require(first["refresh_token"] as? String)
-            let second = try await fixture.token(["grant_type": "refresh_token", "refresh_token": refresh1, "client_id": fixture.publicClient.id])
+            let second = try await fixture.token([
+                "grant_type": "refresh_token", "refresh_token": refresh1, "client_id": fixture.publicClient.id,
+            ])
             #expect(second.status == 200)
             let refresh2 = try #require(second.json["refresh_token"] as? String)
             let access2 = try #require(second.json["access_token"] as? String)
             #expect(refresh2 != refresh1)
 
-            let replay = try await fixture.token(["grant_type": "refresh_token", "refresh_token": refresh1, "client_id": fixture.publicClient.id])
+            let replay = try await fixture.token([
+                "grant_type": "refresh_token", "refresh_token": refresh1, "client_id": fixture.publicClient.id,
+            ])
             #expect(replay.status == 400)
             #expect(replay.json["error"] as? String == "invalid_grant")
-            let afterReplay = try await fixture.token(["grant_type": "refresh_token", "refresh_token": refresh2, "client_id": fixture.publicClient.id])
+            let afterReplay = try await fixture.token([
+                "grant_type": "refresh_token", "refresh_token": refresh2, "client_id": fixture.publicClient.id,
+            ])
             #expect(afterReplay.json["error"] as? String == "invalid_grant")
             let me = try await fixture.browser.get(fixture.base + "/me?access_token=\(access2)")
             #expect(me.status == 401)
@@ -228,7 +250,9 @@ struct AuthServerTests {
             let ok = try await fixture.token(["grant_type": "client_credentials"], authorization: basic)
             #expect(ok.status == 200)
             #expect(ok.json["refresh_token"] == nil)
-            let form = try await fixture.token(["grant_type": "client_credentials", "client_id": id, "client_secret": fixture.confidentialSecret])
+            let form = try await fixture.token([
+                "grant_type": "client_credentials", "client_id": id, "client_secret": fixture.confidentialSecret,
+            ])
             #expect(form.status == 200)
             let wrong = try await fixture.token(["grant_type": "client_credentials", "client_id": id, "client_secret": "nope"])
             #expect(wrong.status == 401)
@@ -241,12 +265,16 @@ struct AuthServerTests {
     @Test("the device flow: pending, too fast, approved on the page, tokens once")
     func deviceFlow() async throws {
         try await withAuthFixture(configure: { $0.auth.deviceInterval = 1 }) { fixture in
-            let start = try await fixture.browser.postForm(fixture.base + "/oauth/device_authorization", ["client_id": fixture.publicClient.id, "scope": "records"])
+            let start = try await fixture.browser.postForm(
+                fixture.base + "/oauth/device_authorization", ["client_id": fixture.publicClient.id, "scope": "records"])
             #expect(start.status == 200)
             let deviceCode = try #require(start.json["device_code"] as? String)
             let userCode = try #require(start.json["user_code"] as? String)
             #expect(start.json["verification_uri"] as? String == fixture.base + "/device")
-            let poll = ["grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": deviceCode, "client_id": fixture.publicClient.id]
+            let poll = [
+                "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": deviceCode,
+                "client_id": fixture.publicClient.id,
+            ]
             #expect(try await fixture.token(poll).json["error"] as? String == "authorization_pending")
             #expect(try await fixture.token(poll).json["error"] as? String == "slow_down")
 
@@ -273,7 +301,8 @@ struct AuthServerTests {
             let tokens = try await fixture.passwordTokens()
             let access = try #require(tokens["access_token"] as? String)
             #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(access)").status == 200)
-            let revoked = try await fixture.browser.postForm(fixture.base + "/oauth/revoke", ["token": access, "client_id": fixture.publicClient.id])
+            let revoked = try await fixture.browser.postForm(
+                fixture.base + "/oauth/revoke", ["token": access, "client_id": fixture.publicClient.id])
             #expect(revoked.status == 200)
             #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(access)").status == 401)
         }
@@ -282,8 +311,13 @@ struct AuthServerTests {
     @Test("a wrong password and an unknown user read exactly the same")
     func noUserEnumeration() async throws {
         try await withAuthFixture { fixture in
-            let wrong = try await fixture.token(["grant_type": "password", "username": "ada", "password": "wrong-password", "client_id": fixture.publicClient.id])
-            let unknown = try await fixture.token(["grant_type": "password", "username": "nobody", "password": "wrong-password", "client_id": fixture.publicClient.id])
+            let wrong = try await fixture.token([
+                "grant_type": "password", "username": "ada", "password": "wrong-password", "client_id": fixture.publicClient.id,
+            ])
+            let unknown = try await fixture.token([
+                "grant_type": "password", "username": "nobody", "password": "wrong-password",
+                "client_id": fixture.publicClient.id,
+            ])
             #expect(wrong.status == 400)
             #expect(wrong.status == unknown.status)
             #expect(wrong.body == unknown.body)
@@ -292,17 +326,28 @@ struct AuthServerTests {
 
     @Test("sign-in attempts are limited per account, then per address")
     func rateLimit() async throws {
-        try await withAuthFixture(configure: { $0.auth.attemptsPerAccount = 3; $0.auth.attemptsPerAddress = 5 }) { fixture in
+        try await withAuthFixture(configure: {
+            $0.auth.attemptsPerAccount = 3; $0.auth.attemptsPerAddress = 5
+        }) { fixture in
             var statuses: [Int] = []
             for _ in 0..<4 {
-                statuses.append(try await fixture.token(["grant_type": "password", "username": "ada", "password": "guess", "client_id": fixture.publicClient.id]).status)
+                statuses.append(
+                    try await fixture.token([
+                        "grant_type": "password", "username": "ada", "password": "guess", "client_id": fixture.publicClient.id,
+                    ]).status)
             }
             #expect(statuses == [400, 400, 400, 429])
-            let limited = try await fixture.token(["grant_type": "password", "username": "ada", "password": AuthFixture.password, "client_id": fixture.publicClient.id])
+            let limited = try await fixture.token([
+                "grant_type": "password", "username": "ada", "password": AuthFixture.password,
+                "client_id": fixture.publicClient.id,
+            ])
             #expect(limited.status == 429)
             #expect(limited.header("Retry-After") != nil)
             // Other accounts from the same address: the address limit (5) stops them too.
-            let other = try await fixture.token(["grant_type": "password", "username": "bob", "password": AuthFixture.password, "client_id": fixture.publicClient.id])
+            let other = try await fixture.token([
+                "grant_type": "password", "username": "bob", "password": AuthFixture.password,
+                "client_id": fixture.publicClient.id,
+            ])
             #expect(other.status == 429)
         }
     }
@@ -312,17 +357,25 @@ struct AuthServerTests {
         try await withAuthFixture { fixture in
             let client = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL))
             let signature = TestAuthProvider.signature(user: "carol", secret: LiveServer.providerSecret)
-            let tokens = try await client.send(.post("/auth/login", json: [
-                "provider": "outpost.test", "client_id": .string(fixture.publicClient.id),
-                "auth_data": ["user": "carol", "signature": .string(signature)],
-            ]), decoding: JSONValue.self)
+            let tokens = try await client.send(
+                .post(
+                    "/auth/login",
+                    json: [
+                        "provider": "outpost.test", "client_id": .string(fixture.publicClient.id),
+                        "auth_data": ["user": "carol", "signature": .string(signature)],
+                    ]), decoding: JSONValue.self)
             let access = try #require(tokens["access_token"]?.stringValue)
-            let me = try await client.send(.get("/me", query: [URLQueryItem(name: "access_token", value: access)]), decoding: JSONValue.self)
+            let me = try await client.send(
+                .get("/me", query: [URLQueryItem(name: "access_token", value: access)]), decoding: JSONValue.self)
             #expect(me["username"] == "carol")
             let refused = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(.post("/auth/login", json: [
-                    "provider": "outpost.test", "client_id": .string(fixture.publicClient.id), "auth_data": ["user": "carol", "signature": "00"],
-                ]))
+                _ = try await client.send(
+                    .post(
+                        "/auth/login",
+                        json: [
+                            "provider": "outpost.test", "client_id": .string(fixture.publicClient.id),
+                            "auth_data": ["user": "carol", "signature": "00"],
+                        ]))
             }
             #expect(refused.status == 401)
             #expect(refused.serverCode == "provider_rejected")
@@ -336,7 +389,9 @@ struct AuthServerTests {
             let ada = try #require(try await fixture.passwordTokens("ada")["access_token"] as? String)
             let bob = try #require(try await fixture.passwordTokens("bob")["access_token"] as? String)
             func client(_ token: String?) -> OutpostClient {
-                OutpostClient(configuration: .init(baseURL: fixture.server.baseURL, defaultHeaders: token.map { [.authorization: "Bearer \($0)"] } ?? [:]))
+                OutpostClient(
+                    configuration: .init(
+                        baseURL: fixture.server.baseURL, defaultHeaders: token.map { [.authorization: "Bearer \($0)"] } ?? [:]))
             }
             let asAda = client(ada)
             let asBob = client(bob)
@@ -362,9 +417,15 @@ struct AuthServerTests {
             let tokens = try await fixture.passwordTokens()
             secrets += [tokens["access_token"] as? String, tokens["refresh_token"] as? String].compactMap { $0 }
             _ = try await fixture.browser.get(fixture.base + "/me?access_token=\(tokens["access_token"] as? String ?? "")")
-            let refreshed = try await fixture.token(["grant_type": "refresh_token", "refresh_token": tokens["refresh_token"] as? String ?? "", "client_id": fixture.publicClient.id])
+            let refreshed = try await fixture.token([
+                "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"] as? String ?? "",
+                "client_id": fixture.publicClient.id,
+            ])
             secrets += [refreshed.json["access_token"] as? String].compactMap { $0 }
-            _ = try await fixture.token(["grant_type": "refresh_token", "refresh_token": tokens["refresh_token"] as? String ?? "", "client_id": fixture.publicClient.id])
+            _ = try await fixture.token([
+                "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"] as? String ?? "",
+                "client_id": fixture.publicClient.id,
+            ])
         }
         let lines = recorder.all
         #expect(lines.contains { $0.contains("/oauth/token") })

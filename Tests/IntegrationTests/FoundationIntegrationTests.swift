@@ -80,14 +80,17 @@ struct LambdaIntegrationTests {
                 _ request: HTTPRequest, body: Data?, context: MiddlewareContext,
                 next: @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
             ) async throws -> ClientResponse {
-                let now = current.withLock { $0 += 1; return $0 }
+                let now = current.withLock {
+                    $0 += 1; return $0
+                }
                 peak.withLock { $0 = max($0, now) }
                 defer { current.withLock { $0 -= 1 } }
                 return try await next(request, body)
             }
         }
         let tracker = Tracker()
-        try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0), middlewares: [tracker]) }) { _, client in
+        try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0), middlewares: [tracker]) }) {
+            _, client in
             let operations = (0..<20).map { Echo(value: $0) }
             let results = await client.performAll(operations, maxConcurrent: 3)
             #expect(results.map { try? $0.get() } == (0..<20).map { $0 })
@@ -108,10 +111,11 @@ struct LambdaIntegrationTests {
             let results = await task.value
             plugin.gate.open()
             #expect(results.count == 6)
-            #expect(results.allSatisfy { result in
-                if case .failure(let error) = result { return error.code == .cancelled }
-                return false
-            })
+            #expect(
+                results.allSatisfy { result in
+                    if case .failure(let error) = result { return error.code == .cancelled }
+                    return false
+                })
         }
     }
 
@@ -146,7 +150,8 @@ struct ErrorIntegrationTests {
     @Test("a reply slower than the timeout is a timeout", arguments: [Transport.asyncHTTPClient, .urlSession])
     func timeout(transport: Transport) async throws {
         let plugin = TestPlugin()
-        try await withLiveServer(plugins: [plugin], client: { transport.client($0, timeout: .milliseconds(300), retry: .none) }) { _, client in
+        try await withLiveServer(plugins: [plugin], client: { transport.client($0, timeout: .milliseconds(300), retry: .none) }) {
+            _, client in
             let error = try await #require(throws: OutpostError.self) {
                 _ = try await client.send(.post("/handlers/gate", json: [:]))
             }
@@ -180,7 +185,9 @@ struct ErrorIntegrationTests {
     @Test("an error object in a 2xx body is a serviceError; the keys are configurable")
     func serviceError() async throws {
         try await withLiveServer { server, client in
-            let error = try await #require(throws: OutpostError.self) { _ = try await client.send(.post("/handlers/service-error", json: [:])) }
+            let error = try await #require(throws: OutpostError.self) {
+                _ = try await client.send(.post("/handlers/service-error", json: [:]))
+            }
             #expect(error.code == .serviceError)
             #expect(error.status == 200)
             #expect(error.serverCode == "quota_exceeded")
@@ -188,7 +195,8 @@ struct ErrorIntegrationTests {
 
             var format = OutpostClient.ErrorFormat.outpost
             format.serviceErrorKeys = []
-            let lenient = OutpostClient(configuration: .init(baseURL: server.baseURL, errorFormat: format), transport: client.transport)
+            let lenient = OutpostClient(
+                configuration: .init(baseURL: server.baseURL, errorFormat: format), transport: client.transport)
             let response = try await lenient.send(.post("/handlers/service-error", json: [:]))
             #expect(response.status == 200)
         }
@@ -203,7 +211,8 @@ struct ErrorIntegrationTests {
             request.path = "/handlers/no-result"
             return try await next(request, body)
         }
-        try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0), middlewares: [reroute]) }) { _, client in
+        try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0), middlewares: [reroute]) }) {
+            _, client in
             let untyped = try await #require(throws: OutpostError.self) { _ = try await client.callLambda("anything") }
             #expect(untyped.code == .malformedResult)
             #expect(untyped.path == "/lambdas/anything")
@@ -219,7 +228,8 @@ struct ErrorIntegrationTests {
         let sleeps = Mutex<[Duration]>([])
         let policy = RetryPolicy(maxAttempts: 4, sleep: { delay in sleeps.withLock { $0.append(delay) } })
         let plugin = TestPlugin()
-        try await withLiveServer(plugins: [plugin], client: { OutpostClient(configuration: .init(baseURL: $0, retry: policy)) }) { _, client in
+        try await withLiveServer(plugins: [plugin], client: { OutpostClient(configuration: .init(baseURL: $0, retry: policy)) }) {
+            _, client in
             // PUT-like idempotency comes from the Idempotency-Key; a plain POST is not retried.
             let plain = try await #require(throws: OutpostError.self) {
                 _ = try await client.send(.post("/handlers/flaky", json: ["failures": 1, "retry_after": "2"]))
@@ -237,10 +247,12 @@ struct ErrorIntegrationTests {
     @Test("a Retry-After beyond the policy's bound is not waited for")
     func retryAfterTooLong() async throws {
         let sleeps = Mutex<[Duration]>([])
-        let policy = RetryPolicy(maxAttempts: 3, maxRetryAfter: .seconds(5), sleep: { delay in sleeps.withLock { $0.append(delay) } })
+        let policy = RetryPolicy(
+            maxAttempts: 3, maxRetryAfter: .seconds(5), sleep: { delay in sleeps.withLock { $0.append(delay) } })
         try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0, retry: policy)) }) { _, client in
             let error = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(Request.post("/handlers/flaky", json: ["failures": 1, "retry_after": "3600"]).idempotencyKey())
+                _ = try await client.send(
+                    Request.post("/handlers/flaky", json: ["failures": 1, "retry_after": "3600"]).idempotencyKey())
             }
             #expect(error.status == 503)
             #expect(error.serverCode == "busy")
@@ -259,7 +271,10 @@ struct ServerBehaviourTests {
             #expect(missing.serverCode == "route_not_found")
 
             let malformed = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(Request(method: .post, path: "/lambdas/echo", body: .data(Data("{\"args\": [1,".utf8), contentType: "application/json")))
+                _ = try await client.send(
+                    Request(
+                        method: .post, path: "/lambdas/echo",
+                        body: .data(Data("{\"args\": [1,".utf8), contentType: "application/json")))
             }
             #expect(malformed.status == 400)
             #expect(malformed.serverCode == "malformed_json")
@@ -275,7 +290,9 @@ struct ServerBehaviourTests {
     func bodyLimit() async throws {
         try await withLiveServer(configure: { $0.maxBodyBytes = 1024 }) { _, client in
             let big = JSONValue.array(Array(repeating: .string(String(repeating: "x", count: 100)), count: 20))
-            let error = try await #require(throws: OutpostError.self) { _ = try await client.callLambda("echo", arguments: .positional([big])) }
+            let error = try await #require(throws: OutpostError.self) {
+                _ = try await client.callLambda("echo", arguments: .positional([big]))
+            }
             #expect(error.status == 413)
             #expect(error.serverCode == "payload_too_large")
             #expect(try await client.callLambda("echo", 1) == [1])

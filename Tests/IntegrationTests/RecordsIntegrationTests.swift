@@ -77,7 +77,9 @@ struct RecordsProtocolTests {
             #expect(conflict.code == .conflict)
             #expect(conflict.status == 412)
 
-            var patch = Request(method: .patch, path: location, body: .data(Data(#"{"tags": null, "done": true}"#.utf8), contentType: "application/merge-patch+json"))
+            var patch = Request(
+                method: .patch, path: location,
+                body: .data(Data(#"{"tags": null, "done": true}"#.utf8), contentType: "application/merge-patch+json"))
             patch.headers[.ifMatch] = newTag
             let patched = try await client.send(patch).json()
             #expect(patched["title"] == "second")
@@ -95,9 +97,13 @@ struct RecordsProtocolTests {
     @Test("bad input gets a 400 or 415 that says what to send")
     func badInput() async throws {
         try await withLiveServer { _, client in
-            let notObject = try await #require(throws: OutpostError.self) { _ = try await client.send(.post("/records/notes", json: [1, 2])) }
+            let notObject = try await #require(throws: OutpostError.self) {
+                _ = try await client.send(.post("/records/notes", json: [1, 2]))
+            }
             #expect(notObject.serverCode == "invalid_record")
-            let badType = try await #require(throws: OutpostError.self) { _ = try await client.send(.get("/records/no%20spaces")) }
+            let badType = try await #require(throws: OutpostError.self) {
+                _ = try await client.send(.get("/records/no%20spaces"))
+            }
             #expect(badType.serverCode == "invalid_type")
             let badID = try await #require(throws: OutpostError.self) { _ = try await client.send(.get("/records/notes/a.b")) }
             #expect(badID.serverCode == "invalid_id")
@@ -108,7 +114,9 @@ struct RecordsProtocolTests {
             }
             #expect(wrongType.status == 415)
             let notAPatch = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(Request(method: .patch, path: path, body: .data(Data("[1]".utf8), contentType: "application/merge-patch+json")))
+                _ = try await client.send(
+                    Request(
+                        method: .patch, path: path, body: .data(Data("[1]".utf8), contentType: "application/merge-patch+json")))
             }
             #expect(notAPatch.serverCode == "invalid_patch")
             let tooBig = try await #require(throws: OutpostError.self) {
@@ -122,7 +130,9 @@ struct RecordsProtocolTests {
     @Test("cursor pages walk forwards and back, and tampered cursors are refused")
     func cursors() async throws {
         try await withLiveServer { _, client in
-            for index in 0..<25 { _ = try await client.send(.post("/records/items", json: ["n": .int(index), "even": .bool(index % 2 == 0)])) }
+            for index in 0..<25 {
+                _ = try await client.send(.post("/records/items", json: ["n": .int(index), "even": .bool(index % 2 == 0)]))
+            }
             var seen: [Int] = []
             var cursor: String?
             var pages: [JSONValue] = []
@@ -141,7 +151,11 @@ struct RecordsProtocolTests {
             #expect(pages[1]["next"]?.stringValue?.hasPrefix("http://127.0.0.1:") == true)
 
             let back = try #require(pages[2]["prev_cursor"]?.stringValue)
-            let previous = try await client.send(.get("/records/items", query: [URLQueryItem(name: "limit", value: "10"), URLQueryItem(name: "cursor", value: back)]), decoding: JSONValue.self)
+            let previous = try await client.send(
+                .get(
+                    "/records/items",
+                    query: [URLQueryItem(name: "limit", value: "10"), URLQueryItem(name: "cursor", value: back)]),
+                decoding: JSONValue.self)
             #expect(previous["results"]?.arrayValue?.compactMap { $0["n"]?.intValue } == Array(10..<20))
 
             var tampered = Array(back)
@@ -151,7 +165,10 @@ struct RecordsProtocolTests {
             }
             #expect(refused.serverCode == "invalid_cursor")
             let otherList = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(.get("/records/items", query: [URLQueryItem(name: "cursor", value: back), URLQueryItem(name: "even", value: "true")]))
+                _ = try await client.send(
+                    .get(
+                        "/records/items",
+                        query: [URLQueryItem(name: "cursor", value: back), URLQueryItem(name: "even", value: "true")]))
             }
             #expect(otherList.serverCode == "invalid_cursor")
         }
@@ -160,18 +177,33 @@ struct RecordsProtocolTests {
     @Test("page numbers carry totals; filters and sort apply to both styles")
     func pageNumbersFiltersSort() async throws {
         try await withLiveServer { _, client in
-            for index in 0..<7 { _ = try await client.send(.post("/records/items", json: ["n": .int(index), "even": .bool(index % 2 == 0), "name": .string("item \(index)")])) }
-            let page = try await client.send(.get("/records/items", query: [URLQueryItem(name: "page", value: "2"), URLQueryItem(name: "per_page", value: "3")]), decoding: JSONValue.self)
+            for index in 0..<7 {
+                _ = try await client.send(
+                    .post(
+                        "/records/items",
+                        json: ["n": .int(index), "even": .bool(index % 2 == 0), "name": .string("item \(index)")]))
+            }
+            let page = try await client.send(
+                .get(
+                    "/records/items", query: [URLQueryItem(name: "page", value: "2"), URLQueryItem(name: "per_page", value: "3")]),
+                decoding: JSONValue.self)
             #expect(page["total"] == 7)
             #expect(page["total_pages"] == 3)
             #expect(page["page"] == 2)
             #expect(page["results"]?.arrayValue?.compactMap { $0["n"]?.intValue } == [3, 4, 5])
 
-            let evens = try await client.send(.get("/records/items", query: [URLQueryItem(name: "even", value: "true"), URLQueryItem(name: "sort", value: "-created")]), decoding: JSONValue.self)
+            let evens = try await client.send(
+                .get(
+                    "/records/items",
+                    query: [URLQueryItem(name: "even", value: "true"), URLQueryItem(name: "sort", value: "-created")]),
+                decoding: JSONValue.self)
             #expect(evens["results"]?.arrayValue?.compactMap { $0["n"]?.intValue } == [6, 4, 2, 0])
-            let byName = try await client.send(.get("/records/items", query: [URLQueryItem(name: "name", value: "item 3")]), decoding: JSONValue.self)
+            let byName = try await client.send(
+                .get("/records/items", query: [URLQueryItem(name: "name", value: "item 3")]), decoding: JSONValue.self)
             #expect(byName["results"]?.arrayValue?.count == 1)
-            let byNumber = try await client.send(.get("/records/items", query: [URLQueryItem(name: "n", value: "5"), URLQueryItem(name: "page", value: "1")]), decoding: JSONValue.self)
+            let byNumber = try await client.send(
+                .get("/records/items", query: [URLQueryItem(name: "n", value: "5"), URLQueryItem(name: "page", value: "1")]),
+                decoding: JSONValue.self)
             #expect(byNumber["total"] == 1)
         }
     }
@@ -184,7 +216,10 @@ struct RecordsProtocolTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<10 {
                     group.addTask {
-                        _ = try await client.send(Request(method: .patch, path: path, body: .data(Data("{\"f\(index)\": \(index)}".utf8), contentType: "application/merge-patch+json")))
+                        _ = try await client.send(
+                            Request(
+                                method: .patch, path: path,
+                                body: .data(Data("{\"f\(index)\": \(index)}".utf8), contentType: "application/merge-patch+json")))
                     }
                 }
                 try await group.waitForAll()
@@ -201,7 +236,9 @@ struct EntityIntegrationTests {
     func lifecycle() async throws {
         try await withLiveServer { _, client in
             let store = client.entities(.outpost)
-            var ada = Person(name: "Ada", email: "ada@example.com", address: Address(city: "London", zip: "N1"), pets: [Pet(id: nil, kind: "cat")])
+            var ada = Person(
+                name: "Ada", email: "ada@example.com", address: Address(city: "London", zip: "N1"),
+                pets: [Pet(id: nil, kind: "cat")])
             ada.isSelected = true
             var synced = try await store.push(ada)
             let id = try #require(synced.id)
@@ -246,7 +283,8 @@ struct EntityIntegrationTests {
             if request.method == .get { requests.increment() }
             return try await next(request, body)
         }
-        try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0), middlewares: [counting]) }) { _, client in
+        try await withLiveServer(client: { OutpostClient(configuration: .init(baseURL: $0), middlewares: [counting]) }) {
+            _, client in
             let store = client.entities(.outpost)
             for index in 0..<23 { _ = try await store.push(Person(name: "p\(index)")) }
 
@@ -257,7 +295,9 @@ struct EntityIntegrationTests {
 
             let before = requests.current
             var limited: [String] = []
-            for try await preview in store.items(ListRequest(resourcePath: "records/people", of: PersonPreview.self, pageSize: 5), limit: 7) {
+            for try await preview in store.items(
+                ListRequest(resourcePath: "records/people", of: PersonPreview.self, pageSize: 5), limit: 7)
+            {
                 limited.append(preview.name)
             }
             #expect(limited == (0..<7).map { "p\($0)" })

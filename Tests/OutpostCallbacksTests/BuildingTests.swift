@@ -14,32 +14,43 @@ struct BuildingTests {
     }
 
     static let cases: [Case] = [
-        Case(rule: "no query: add ?", base: "other://x-callback-url/done", parameters: [("a", "1")],
-             expected: "other://x-callback-url/done?a=1"),
-        Case(rule: "empty query: nothing", base: "other://done?", parameters: [("a", "1")],
-             expected: "other://done?a=1"),
-        Case(rule: "query ending in &: nothing", base: "other://done?x=1&", parameters: [("a", "1")],
-             expected: "other://done?x=1&a=1"),
-        Case(rule: "other query: &", base: "other://done?x=1", parameters: [("a", "1"), ("b", "2")],
-             expected: "other://done?x=1&a=1&b=2"),
-        Case(rule: "parameters go before the fragment", base: "other://done#frag", parameters: [("a", "1")],
-             expected: "other://done?a=1#frag"),
-        Case(rule: "query and fragment", base: "other://done?x=1#f?g&h", parameters: [("a", "1")],
-             expected: "other://done?x=1&a=1#f?g&h"),
-        Case(rule: "empty query before a fragment", base: "other://done?#f", parameters: [("a", "1")],
-             expected: "other://done?a=1#f"),
-        Case(rule: "the existing query is kept byte for byte", base: "other://done?q=a+b%2fc%20&Z=%zz",
-             parameters: [("a", "1")], expected: "other://done?q=a+b%2fc%20&Z=%zz&a=1"),
-        Case(rule: "percent-encoding with upper-case hex, space as %20",
-             base: "o://d", parameters: [("a b", "x+y/z?&=#%"), ("é", "✓")],
-             expected: "o://d?a%20b=x%2By%2Fz%3F%26%3D%23%25&%C3%A9=%E2%9C%93"),
-        Case(rule: "unreserved characters are not encoded", base: "o://d",
-             parameters: [("AZaz09-._~", "AZaz09-._~")], expected: "o://d?AZaz09-._~=AZaz09-._~"),
+        Case(
+            rule: "no query: add ?", base: "other://x-callback-url/done", parameters: [("a", "1")],
+            expected: "other://x-callback-url/done?a=1"),
+        Case(
+            rule: "empty query: nothing", base: "other://done?", parameters: [("a", "1")],
+            expected: "other://done?a=1"),
+        Case(
+            rule: "query ending in &: nothing", base: "other://done?x=1&", parameters: [("a", "1")],
+            expected: "other://done?x=1&a=1"),
+        Case(
+            rule: "other query: &", base: "other://done?x=1", parameters: [("a", "1"), ("b", "2")],
+            expected: "other://done?x=1&a=1&b=2"),
+        Case(
+            rule: "parameters go before the fragment", base: "other://done#frag", parameters: [("a", "1")],
+            expected: "other://done?a=1#frag"),
+        Case(
+            rule: "query and fragment", base: "other://done?x=1#f?g&h", parameters: [("a", "1")],
+            expected: "other://done?x=1&a=1#f?g&h"),
+        Case(
+            rule: "empty query before a fragment", base: "other://done?#f", parameters: [("a", "1")],
+            expected: "other://done?a=1#f"),
+        Case(
+            rule: "the existing query is kept byte for byte", base: "other://done?q=a+b%2fc%20&Z=%zz",
+            parameters: [("a", "1")], expected: "other://done?q=a+b%2fc%20&Z=%zz&a=1"),
+        Case(
+            rule: "percent-encoding with upper-case hex, space as %20",
+            base: "o://d", parameters: [("a b", "x+y/z?&=#%"), ("é", "✓")],
+            expected: "o://d?a%20b=x%2By%2Fz%3F%26%3D%23%25&%C3%A9=%E2%9C%93"),
+        Case(
+            rule: "unreserved characters are not encoded", base: "o://d",
+            parameters: [("AZaz09-._~", "AZaz09-._~")], expected: "o://d?AZaz09-._~=AZaz09-._~"),
         Case(rule: "empty values", base: "o://d", parameters: [("a", "")], expected: "o://d?a="),
         Case(rule: "no parameters leaves the URL unchanged", base: "o://d#f", parameters: [], expected: "o://d#f"),
-        Case(rule: "a nested callback URL is encoded whole", base: "o://d",
-             parameters: [("x-success", "me://x-callback-url/ok?id=1&b=2#f")],
-             expected: "o://d?x-success=me%3A%2F%2Fx-callback-url%2Fok%3Fid%3D1%26b%3D2%23f"),
+        Case(
+            rule: "a nested callback URL is encoded whole", base: "o://d",
+            parameters: [("x-success", "me://x-callback-url/ok?id=1&b=2#f")],
+            expected: "o://d?x-success=me%3A%2F%2Fx-callback-url%2Fok%3Fid%3D1%26b%3D2%23f"),
     ]
 
     @Test("success URLs", arguments: cases)
@@ -118,11 +129,11 @@ struct AnsweringTests {
     }
 
     #if os(Linux)
-    @Test("the Linux opener reports a program that cannot run or fails")
-    func systemOpener() async {
-        #expect(await SystemURLOpener.run(executable: "/nonexistent/xdg-open", arguments: []) == false)
-        #expect(await SystemURLOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 3"]) == false)
-        #expect(await SystemURLOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 0"]) == true)
-    }
+        @Test("the Linux opener reports a program that cannot run or fails")
+        func systemOpener() async {
+            #expect(await SystemURLOpener.run(executable: "/nonexistent/xdg-open", arguments: []) == false)
+            #expect(await SystemURLOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 3"]) == false)
+            #expect(await SystemURLOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 0"]) == true)
+        }
     #endif
 }

@@ -71,7 +71,8 @@ struct FuzzTests {
             var bytes: [UInt8] = Array((Self.seeds.randomElement(using: &rng) ?? "").utf8)
             for _ in 0..<Int.random(in: 1...4, using: &rng) {
                 let position = Int.random(in: 0...bytes.count, using: &rng)
-                let byte = Bool.random(using: &rng)
+                let byte =
+                    Bool.random(using: &rng)
                     ? (Self.alphabet.randomElement(using: &rng) ?? 0) : UInt8.random(in: 0...255, using: &rng)
                 switch Int.random(in: 0..<3, using: &rng) {
                 case 0: bytes.insert(byte, at: position)

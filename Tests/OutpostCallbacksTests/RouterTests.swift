@@ -110,7 +110,8 @@ struct RouterTests {
         #expect((#expect(throws: CallbackError.self) { try router.route("myapp://x-callback-url/open") })?.code == .unknownAction)
         try router.route("myapp://x-callback-url/close")
         router.removeScheme("MyApp")
-        #expect((#expect(throws: CallbackError.self) { try router.route("myapp://x-callback-url/close") })?.code == .unknownScheme)
+        #expect(
+            (#expect(throws: CallbackError.self) { try router.route("myapp://x-callback-url/close") })?.code == .unknownScheme)
         #expect(router.schemes.isEmpty)
     }
 

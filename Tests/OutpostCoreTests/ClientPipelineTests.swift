@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
-@testable import OutpostCore
 import Synchronization
 import Testing
+
+@testable import OutpostCore
 
 /// Answers from a closure and records what it was sent (unit tests only; integration tests use the live server).
 private final class ScriptedTransport: ClientTransport {
@@ -13,15 +14,20 @@ private final class ScriptedTransport: ClientTransport {
     init(_ answer: @escaping @Sendable (HTTPRequest, Int) throws -> (Int, HTTPFields, String)) { self.answer = answer }
 
     func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        let count = sent.withLock { $0.append(request); return $0.count }
+        let count = sent.withLock {
+            $0.append(request); return $0.count
+        }
         let (status, fields, text) = try answer(request, count)
         return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(text.utf8))
     }
 }
 
-private func client(_ transport: ScriptedTransport, retry: RetryPolicy = RetryPolicy(sleep: { _ in }), middlewares: [any ClientMiddleware] = []) -> OutpostClient {
+private func client(
+    _ transport: ScriptedTransport, retry: RetryPolicy = RetryPolicy(sleep: { _ in }), middlewares: [any ClientMiddleware] = []
+) -> OutpostClient {
     OutpostClient(
-        configuration: .init(baseURL: URL(string: "http://example.test/api")!, retry: retry), transport: transport, middlewares: middlewares)
+        configuration: .init(baseURL: URL(string: "http://example.test/api")!, retry: retry), transport: transport,
+        middlewares: middlewares)
 }
 
 @Suite("Request building")
@@ -82,15 +88,21 @@ struct MiddlewareTests {
             }
             return response
         }
-        let transport = ScriptedTransport { _, _ in (401, [:], "{\"error\": {\"code\": \"expired\", \"message\": \"Token expired\"}}") }
-        let error = try await #require(throws: OutpostError.self) { _ = try await client(transport, middlewares: [signOut]).send(.get("/me")) }
+        let transport = ScriptedTransport { _, _ in
+            (401, [:], "{\"error\": {\"code\": \"expired\", \"message\": \"Token expired\"}}")
+        }
+        let error = try await #require(throws: OutpostError.self) {
+            _ = try await client(transport, middlewares: [signOut]).send(.get("/me"))
+        }
         #expect(error.code == .halted)
         #expect(signedOut.withLock { $0 })
     }
 
     @Test("without such a middleware a 401 is unauthorized with the server's code")
     func unauthorized() async throws {
-        let transport = ScriptedTransport { _, _ in (401, [:], "{\"error\": {\"code\": \"expired\", \"message\": \"Token expired\"}}") }
+        let transport = ScriptedTransport { _, _ in
+            (401, [:], "{\"error\": {\"code\": \"expired\", \"message\": \"Token expired\"}}")
+        }
         let error = try await #require(throws: OutpostError.self) { _ = try await client(transport).send(.get("/me")) }
         #expect(error.code == .unauthorized)
         #expect(error.serverCode == "expired")
@@ -113,9 +125,12 @@ struct RetryTests {
     @Test("GET retries 503 up to maxAttempts with growing, jittered delays")
     func backoff() async throws {
         let sleeps = Mutex<[Duration]>([])
-        let policy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(100), sleep: { d in sleeps.withLock { $0.append(d) } }, random: { 1.0 })
+        let policy = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(100), sleep: { d in sleeps.withLock { $0.append(d) } }, random: { 1.0 })
         let transport = ScriptedTransport { _, _ in (503, [:], "{}") }
-        let error = try await #require(throws: OutpostError.self) { _ = try await client(transport, retry: policy).send(.get("/x")) }
+        let error = try await #require(throws: OutpostError.self) {
+            _ = try await client(transport, retry: policy).send(.get("/x"))
+        }
         #expect(error.status == 503)
         #expect(transport.sent.withLock { $0.count } == 3)
         #expect(sleeps.withLock { $0 } == [.milliseconds(100), .milliseconds(200)])

@@ -2,8 +2,9 @@ import Foundation
 import Hummingbird
 import Logging
 import OutpostCore
-@testable import OutpostServer
 import Testing
+
+@testable import OutpostServer
 
 @Suite("The OpenAPI document keeps in step with the router")
 struct OpenAPIDocumentTests {
@@ -21,7 +22,8 @@ struct OpenAPIDocumentTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-openapi-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let storage = try await SQLiteStorage.open(path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "test"))
+        let storage = try await SQLiteStorage.open(
+            path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "test"))
         let server = try OutpostServer(configuration: ServerConfiguration(port: 0))
         let router: Router<OutpostRequestContext>
         do {
@@ -42,8 +44,12 @@ struct OpenAPIDocumentTests {
             }
         }
         #expect(!routes.isEmpty)
-        #expect(routes.subtracting(described).isEmpty, "Routes missing from the OpenAPI document: \(routes.subtracting(described).sorted())")
-        #expect(described.subtracting(routes).isEmpty, "Documented routes the server lacks: \(described.subtracting(routes).sorted())")
+        #expect(
+            routes.subtracting(described).isEmpty,
+            "Routes missing from the OpenAPI document: \(routes.subtracting(described).sorted())")
+        #expect(
+            described.subtracting(routes).isEmpty, "Documented routes the server lacks: \(described.subtracting(routes).sorted())"
+        )
         try await storage.close()
     }
 }
@@ -96,7 +102,9 @@ struct PluginRegistrarTests {
         _ = try OutpostServer(configuration: .init(port: 0), plugins: [Named(identifier: "p", lambdaName: name)])
     }
 
-    @Test("invalid names are refused with a reason", arguments: ["", "has space", "slash/name", "é", String(repeating: "n", count: 129)])
+    @Test(
+        "invalid names are refused with a reason",
+        arguments: ["", "has space", "slash/name", "é", String(repeating: "n", count: 129)])
     func invalidNames(name: String) throws {
         let error = try #require(throws: ServerError.self) {
             _ = try OutpostServer(configuration: .init(port: 0), plugins: [Named(identifier: "p", lambdaName: name)])

@@ -20,7 +20,9 @@ struct AuthService: Sendable {
     /// takes as long as for a real account and tells nothing.
     let decoyHash: String
 
-    static func make(storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], logger: Logger) async throws -> AuthService {
+    static func make(storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], logger: Logger)
+        async throws -> AuthService
+    {
         var providers = providers
         if let secret = configuration.testProviderSecret {
             providers["outpost.test"] = TestProvider(secret: secret).verify
@@ -95,7 +97,8 @@ struct AuthService: Sendable {
         }
         if let expected = client.secretHash {
             guard let secret, Secrets.equal(Secrets.hash(secret), expected) else {
-                throw OAuthError.invalidClient("This client is confidential: authenticate with its secret (HTTP Basic or client_secret)")
+                throw OAuthError.invalidClient(
+                    "This client is confidential: authenticate with its secret (HTTP Basic or client_secret)")
             }
         }
         return client
@@ -125,23 +128,28 @@ struct AuthService: Sendable {
     // MARK: Tokens
 
     /// Issues an access token and, unless `refresh` is false, a refresh token in `family`.
-    func issueTokens(client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true) async throws -> JSONValue {
+    func issueTokens(client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true)
+        async throws -> JSONValue
+    {
         let now = Self.now()
         let family = family ?? Secrets.token(prefix: "fam_")
         let access = Secrets.token(prefix: "opa_")
         let accessLifetime = Self.milliseconds(configuration.accessTokenLifetime)
-        try await storage.saveToken(StoredToken(
-            hash: Secrets.hash(access), kind: .access, userID: userID, clientID: client.id, scope: scope, family: family,
-            expiresAt: now + accessLifetime, state: "active"))
+        try await storage.saveToken(
+            StoredToken(
+                hash: Secrets.hash(access), kind: .access, userID: userID, clientID: client.id, scope: scope, family: family,
+                expiresAt: now + accessLifetime, state: "active"))
         var reply: [String: JSONValue] = [
             "access_token": .string(access), "token_type": "Bearer", "expires_in": .int(Int(accessLifetime / 1000)),
             "scope": .string(scope),
         ]
         if refresh && client.grants.contains("refresh_token") {
             let refreshToken = Secrets.token(prefix: "opr_")
-            try await storage.saveToken(StoredToken(
-                hash: Secrets.hash(refreshToken), kind: .refresh, userID: userID, clientID: client.id, scope: scope, family: family,
-                expiresAt: now + Self.milliseconds(configuration.refreshTokenLifetime), state: "active"))
+            try await storage.saveToken(
+                StoredToken(
+                    hash: Secrets.hash(refreshToken), kind: .refresh, userID: userID, clientID: client.id, scope: scope,
+                    family: family,
+                    expiresAt: now + Self.milliseconds(configuration.refreshTokenLifetime), state: "active"))
             reply["refresh_token"] = .string(refreshToken)
         }
         return .object(reply)
@@ -157,14 +165,16 @@ struct AuthService: Sendable {
         if stored.state == "rotated" {
             try await storage.revokeFamily(stored.family)
             logger.warning("refresh token reuse detected; family revoked", metadata: ["client": "\(client.id)"])
-            throw OAuthError.invalidGrant("This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
+            throw OAuthError.invalidGrant(
+                "This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
         }
         guard stored.state == "active", stored.expiresAt > Self.now() else {
             throw OAuthError.invalidGrant("The refresh token has expired or was revoked; sign in again")
         }
         guard try await storage.transitionToken(hash: hash, from: "active", to: "rotated") else {
             try await storage.revokeFamily(stored.family)
-            throw OAuthError.invalidGrant("This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
+            throw OAuthError.invalidGrant(
+                "This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
         }
         return try await issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
     }
@@ -182,7 +192,8 @@ struct AuthService: Sendable {
             token = fromQuery
         }
         guard let token else { return nil }
-        guard let stored = try await storage.token(hash: Secrets.hash(token)), stored.kind == .access, stored.state == "active" else {
+        guard let stored = try await storage.token(hash: Secrets.hash(token)), stored.kind == .access, stored.state == "active"
+        else {
             throw Self.unauthorized("The access token is not valid; sign in again")
         }
         guard stored.expiresAt > Self.now() else {
@@ -211,7 +222,8 @@ struct AuthService: Sendable {
     func signIn(provider: String, authData: JSONValue, client: OAuthClient, address: String) async throws -> JSONValue {
         guard let verify = providers[provider] else {
             throw ServerError.badRequest(
-                "unknown_provider", "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
+                "unknown_provider",
+                "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
         }
         if let wait = await limiter.attempt(account: nil, address: address) {
             throw ServerError(
@@ -224,7 +236,8 @@ struct AuthService: Sendable {
         } catch let error as ServerError {
             throw error
         } catch {
-            throw ServerError(.unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
+            throw ServerError(
+                .unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
         }
         let userID: String
         if let existing = try await storage.userID(provider: provider, subject: identity.subject) {
@@ -287,7 +300,9 @@ struct OAuthError: Error {
 
     static func invalidRequest(_ text: String) -> OAuthError { OAuthError(code: "invalid_request", description: text) }
     static func invalidClient(_ text: String) -> OAuthError {
-        OAuthError(code: "invalid_client", description: text, status: .unauthorized, headers: [.wwwAuthenticate: "Basic realm=\"outpost\""])
+        OAuthError(
+            code: "invalid_client", description: text, status: .unauthorized,
+            headers: [.wwwAuthenticate: "Basic realm=\"outpost\""])
     }
     static func invalidGrant(_ text: String) -> OAuthError { OAuthError(code: "invalid_grant", description: text) }
     static func unauthorizedClient(_ text: String) -> OAuthError { OAuthError(code: "unauthorized_client", description: text) }
@@ -299,7 +314,9 @@ struct TestProvider: Sendable {
     let secret: String
 
     func verify(_ call: ProviderCall) async throws -> ProviderIdentity {
-        guard let user = call.authData["user"]?.stringValue, !user.isEmpty, let signature = call.authData["signature"]?.stringValue else {
+        guard let user = call.authData["user"]?.stringValue, !user.isEmpty,
+            let signature = call.authData["signature"]?.stringValue
+        else {
             throw ServerError.badRequest("invalid_auth_data", "outpost.test needs {\"user\": ..., \"signature\": ...}")
         }
         let expected = Secrets.hmac("outpost.test:" + user, key: Data(secret.utf8))

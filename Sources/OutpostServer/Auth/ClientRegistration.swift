@@ -9,7 +9,8 @@ extension AuthStorage {
         name: String, redirectURIs: [String], grants: [String], scopes: [String], confidential: Bool, id: String? = nil
     ) async throws -> (client: OAuthClient, secret: String?) {
         for grant in grants where !OAuthClient.allGrants.contains(grant) {
-            throw ServerError.badRequest("invalid_grant_name", "Unknown grant '\(grant)'; use: \(OAuthClient.allGrants.joined(separator: ", "))")
+            throw ServerError.badRequest(
+                "invalid_grant_name", "Unknown grant '\(grant)'; use: \(OAuthClient.allGrants.joined(separator: ", "))")
         }
         for uri in redirectURIs {
             guard let components = URLComponents(string: uri), components.scheme != nil, components.fragment == nil else {

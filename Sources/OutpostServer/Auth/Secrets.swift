@@ -16,7 +16,8 @@ enum Secrets {
     }
 
     static func hmac(_ text: String, key: Data) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: key)).map { String(format: "%02x", $0) }.joined()
+        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: key)).map { String(format: "%02x", $0) }
+            .joined()
     }
 
     /// Compares without an early exit, so the time taken says nothing about where they differ.

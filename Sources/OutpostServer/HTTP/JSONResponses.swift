@@ -10,7 +10,8 @@ extension Response {
         bytes(value.jsonData(), contentType: "application/json", status: status, headers: headers)
     }
 
-    static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+    static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response
+    {
         var fields = headers
         fields[.contentType] = contentType
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
@@ -39,7 +40,9 @@ extension Request {
             return try JSONValue(parsing: data)
         } catch {
             throw ServerError.badRequest(
-                "malformed_json", "The request body is not valid JSON: \(Self.reason(error)); send a JSON document with Content-Type: application/json")
+                "malformed_json",
+                "The request body is not valid JSON: \(Self.reason(error)); send a JSON document with Content-Type: application/json"
+            )
         }
     }
 

@@ -16,7 +16,9 @@ func withDeadline<T: Sendable>(
                 try? await Task.sleep(for: limit)
                 if !Task.isCancelled, slot.resume(.failure(onTimeout())) { work.cancel() }
             }
-            slot.onFinish { work.cancel(); timer.cancel() }
+            slot.onFinish {
+                work.cancel(); timer.cancel()
+            }
         }
     } onCancel: {
         slot.resume(.failure(CancellationError()))

@@ -32,7 +32,8 @@ public struct DemoPlugin: ServerPlugin {
             }
             guard let zone = TimeZone(identifier: zoneName) else {
                 throw ServerError.badRequest(
-                    "unknown_time_zone", "Unknown time zone '\(zoneName)'; use an IANA name such as Europe/Paris or America/New_York",
+                    "unknown_time_zone",
+                    "Unknown time zone '\(zoneName)'; use an IANA name such as Europe/Paris or America/New_York",
                     details: ["zone": .string(zoneName)])
             }
             let date = now()

@@ -100,7 +100,9 @@ public struct PluginRegistrar: Sendable {
     public mutating func lambda(_ name: String, _ body: @escaping LambdaBody) throws {
         try Self.validate(name, kind: "lambda")
         if let owner = owners["lambda " + name] {
-            throw ServerError(.internalServerError, code: "duplicate_lambda", message: "Lambda '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
+            throw ServerError(
+                .internalServerError, code: "duplicate_lambda",
+                message: "Lambda '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
         }
         owners["lambda " + name] = currentPlugin
         lambdas[name] = body
@@ -110,7 +112,9 @@ public struct PluginRegistrar: Sendable {
     public mutating func handler(_ name: String, _ body: @escaping HandlerBody) throws {
         try Self.validate(name, kind: "handler")
         if let owner = owners["handler " + name] {
-            throw ServerError(.internalServerError, code: "duplicate_handler", message: "Handler '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
+            throw ServerError(
+                .internalServerError, code: "duplicate_handler",
+                message: "Handler '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
         }
         owners["handler " + name] = currentPlugin
         handlers[name] = body
@@ -122,7 +126,9 @@ public struct PluginRegistrar: Sendable {
     public mutating func authProvider(_ name: String, _ body: @escaping ProviderBody) throws {
         try Self.validate(name, kind: "provider")
         if let owner = owners["provider " + name] {
-            throw ServerError(.internalServerError, code: "duplicate_provider", message: "Provider '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
+            throw ServerError(
+                .internalServerError, code: "duplicate_provider",
+                message: "Provider '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
         }
         owners["provider " + name] = currentPlugin
         providers[name] = body

@@ -35,7 +35,8 @@ struct CursorCodec: Sendable {
     /// The payload, when the cursor is intact and was made for `list`.
     func decode(_ cursor: String, list: String) throws -> Payload {
         let parts = cursor.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let data = Self.fromBase64URL(String(parts[0])), let tag = Self.fromBase64URL(String(parts[1])) else {
+        guard parts.count == 2, let data = Self.fromBase64URL(String(parts[0])), let tag = Self.fromBase64URL(String(parts[1]))
+        else {
             throw Self.invalid
         }
         let expected = Data(HMAC<SHA256>.authenticationCode(for: data, using: key).prefix(16))

@@ -22,7 +22,9 @@ struct OAuthRoutes: Sendable {
         router.post("/oauth/token") { request, context in await oauthReply { try await token(request, context) } }
         router.post("/oauth/revoke") { request, _ in await oauthReply { try await revoke(request) } }
         router.post("/oauth/device_authorization") { request, _ in await oauthReply { try await deviceAuthorization(request) } }
-        router.get("/device") { request, _ in try await devicePage(request, userCode: UserRoutes.query(request)["user_code"], message: nil) }
+        router.get("/device") { request, _ in
+            try await devicePage(request, userCode: UserRoutes.query(request)["user_code"], message: nil)
+        }
         router.post("/device") { request, context in try await deviceSubmit(request, context) }
         router.get("/oauth/logout") { request, _ in try await logout(request) }
     }
@@ -56,18 +58,24 @@ struct OAuthRoutes: Sendable {
         } catch let error as OAuthError {
             var headers = error.headers
             headers[.cacheControl] = "no-store"
-            return Response.json(["error": .string(error.code), "error_description": .string(error.description)], status: error.status, headers: headers)
+            return Response.json(
+                ["error": .string(error.code), "error_description": .string(error.description)], status: error.status,
+                headers: headers)
         } catch AuthFailure.badCredentials {
-            return Response.json(["error": "invalid_grant", "error_description": "The username or password is wrong"], status: .badRequest)
+            return Response.json(
+                ["error": "invalid_grant", "error_description": "The username or password is wrong"], status: .badRequest)
         } catch AuthFailure.rateLimited(let wait) {
             return Response.json(
                 ["error": "slow_down", "error_description": .string("Too many sign-in attempts; wait \(wait) s and try again")],
                 status: .tooManyRequests, headers: [.retryAfter: "\(wait)"])
         } catch let error as ServerError {
-            return Response.json(["error": .string(error.code), "error_description": .string(error.message)], status: error.status)
+            return Response.json(
+                ["error": .string(error.code), "error_description": .string(error.message)], status: error.status)
         } catch {
             auth.logger.error("token endpoint failed", metadata: ["error": "\(error)"])
-            return Response.json(["error": "server_error", "error_description": "The server failed; its log has the details"], status: .internalServerError)
+            return Response.json(
+                ["error": "server_error", "error_description": "The server failed; its log has the details"],
+                status: .internalServerError)
         }
     }
 
@@ -100,7 +108,9 @@ struct OAuthRoutes: Sendable {
             reply = try await auth.issueTokens(client: client, userID: user.id, scope: scope)
         case "client_credentials":
             try require(client, "client_credentials")
-            guard client.isConfidential else { throw OAuthError.unauthorizedClient("client_credentials needs a confidential client") }
+            guard client.isConfidential else {
+                throw OAuthError.unauthorizedClient("client_credentials needs a confidential client")
+            }
             let scope = try AuthService.grantedScope(requested: fields["scope"], client: client)
             reply = try await auth.issueTokens(client: client, userID: nil, scope: scope, refresh: false)
         case "urn:ietf:params:oauth:grant-type:device_code":
@@ -158,17 +168,19 @@ struct OAuthRoutes: Sendable {
         let lifetime = AuthService.milliseconds(auth.configuration.deviceCodeLifetime)
         var userCode = Secrets.userCode()
         while try await auth.storage.deviceCode(userCode: userCode) != nil { userCode = Secrets.userCode() }
-        try await auth.storage.saveDeviceCode(StoredDeviceCode(
-            hash: Secrets.hash(deviceCode), userCode: userCode, clientID: client.id, scope: scope,
-            expiresAt: AuthService.now() + lifetime, intervalSeconds: auth.configuration.deviceInterval, lastPoll: 0,
-            status: "pending", userID: nil))
+        try await auth.storage.saveDeviceCode(
+            StoredDeviceCode(
+                hash: Secrets.hash(deviceCode), userCode: userCode, clientID: client.id, scope: scope,
+                expiresAt: AuthService.now() + lifetime, intervalSeconds: auth.configuration.deviceInterval, lastPoll: 0,
+                status: "pending", userID: nil))
         let verification = Self.issuer(request) + "/device"
-        return Response.json([
-            "device_code": .string(deviceCode), "user_code": .string(userCode),
-            "verification_uri": .string(verification),
-            "verification_uri_complete": .string(verification + "?user_code=" + userCode),
-            "expires_in": .int(Int(lifetime / 1000)), "interval": .int(auth.configuration.deviceInterval),
-        ], headers: [.cacheControl: "no-store"])
+        return Response.json(
+            [
+                "device_code": .string(deviceCode), "user_code": .string(userCode),
+                "verification_uri": .string(verification),
+                "verification_uri_complete": .string(verification + "?user_code=" + userCode),
+                "expires_in": .int(Int(lifetime / 1000)), "interval": .int(auth.configuration.deviceInterval),
+            ], headers: [.cacheControl: "no-store"])
     }
 
     func pollDevice(_ fields: [String: String], client: OAuthClient) async throws -> JSONValue {
@@ -178,7 +190,9 @@ struct OAuthRoutes: Sendable {
             throw OAuthError.invalidGrant("The device code is unknown")
         }
         let now = AuthService.now()
-        guard stored.expiresAt > now else { throw OAuthError(code: "expired_token", description: "The device code expired; start again") }
+        guard stored.expiresAt > now else {
+            throw OAuthError(code: "expired_token", description: "The device code expired; start again")
+        }
         switch stored.status {
         case "denied":
             throw OAuthError(code: "access_denied", description: "The user declined")
@@ -189,7 +203,8 @@ struct OAuthRoutes: Sendable {
             return try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope)
         default:
             if stored.lastPoll > 0, now - stored.lastPoll < Int64(stored.intervalSeconds) * 1000 {
-                try await auth.storage.updateDeviceCode(hash: hash, status: nil, userID: nil, lastPoll: now, interval: stored.intervalSeconds + 5)
+                try await auth.storage.updateDeviceCode(
+                    hash: hash, status: nil, userID: nil, lastPoll: now, interval: stored.intervalSeconds + 5)
                 throw OAuthError(code: "slow_down", description: "Poll every \(stored.intervalSeconds + 5) seconds")
             }
             try await auth.storage.updateDeviceCode(hash: hash, status: nil, userID: nil, lastPoll: now, interval: nil)
@@ -197,7 +212,9 @@ struct OAuthRoutes: Sendable {
         }
     }
 
-    func devicePage(_ request: Request, userCode: String?, message: String?, status: HTTPResponse.Status = .ok) async throws -> Response {
+    func devicePage(_ request: Request, userCode: String?, message: String?, status: HTTPResponse.Status = .ok) async throws
+        -> Response
+    {
         let sessionUser = try await browserUser(request)
         let fields = ["purpose": "device"]
         let body = """
@@ -220,24 +237,38 @@ struct OAuthRoutes: Sendable {
     func deviceSubmit(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let fields = try await form(request)
         guard auth.checkFormToken(fields["form_token"], fields: ["purpose": "device"]) else {
-            return try await devicePage(request, userCode: fields["user_code"], message: "This form expired; please try again.", status: .badRequest)
+            return try await devicePage(
+                request, userCode: fields["user_code"], message: "This form expired; please try again.", status: .badRequest)
         }
         let userCode = (fields["user_code"] ?? "").uppercased().trimmingCharacters(in: .whitespaces)
         guard let stored = try await auth.storage.deviceCode(userCode: userCode), stored.status == "pending",
             stored.expiresAt > AuthService.now()
         else {
-            return try await devicePage(request, userCode: fields["user_code"], message: "That code is unknown or has expired. Check your device.", status: .badRequest)
+            return try await devicePage(
+                request, userCode: fields["user_code"], message: "That code is unknown or has expired. Check your device.",
+                status: .badRequest)
         }
         if fields["decision"] == "deny" {
-            try await auth.storage.updateDeviceCode(hash: stored.hash, status: "denied", userID: nil, lastPoll: nil, interval: nil)
-            return Self.html(HTMLPage.page(title: "Device not connected", body: "<p>The device was not given access. You can close this page.</p>"))
+            try await auth.storage.updateDeviceCode(
+                hash: stored.hash, status: "denied", userID: nil, lastPoll: nil, interval: nil)
+            return Self.html(
+                HTMLPage.page(
+                    title: "Device not connected", body: "<p>The device was not given access. You can close this page.</p>"))
         }
         let (user, cookie) = try await signIn(request, fields: fields, address: context.clientAddress)
         guard let user else {
-            return try await devicePage(request, userCode: fields["user_code"], message: cookie ?? "The username or password is wrong.", status: .unauthorized)
+            return try await devicePage(
+                request, userCode: fields["user_code"], message: cookie ?? "The username or password is wrong.",
+                status: .unauthorized)
         }
-        try await auth.storage.updateDeviceCode(hash: stored.hash, status: "approved", userID: user.id, lastPoll: nil, interval: nil)
-        var response = Self.html(HTMLPage.page(title: "Device connected", body: "<p>Your device is signed in as <strong>\(HTMLPage.escape(user.username))</strong>. You can close this page.</p>"))
+        try await auth.storage.updateDeviceCode(
+            hash: stored.hash, status: "approved", userID: user.id, lastPoll: nil, interval: nil)
+        var response = Self.html(
+            HTMLPage.page(
+                title: "Device connected",
+                body:
+                    "<p>Your device is signed in as <strong>\(HTMLPage.escape(user.username))</strong>. You can close this page.</p>"
+            ))
         if let cookie { response.headers[.setCookie] = cookie }
         return response
     }
@@ -276,12 +307,16 @@ struct OAuthRoutes: Sendable {
         guard let clientID = parameters["client_id"], let client = try await auth.storage.client(id: clientID) else {
             throw AuthorizationProblem.page("The application that sent you here is not registered with this server.")
         }
-        guard let redirectURI = parameters["redirect_uri"], AuthService.redirectMatches(redirectURI, registered: client.redirectURIs) else {
-            throw AuthorizationProblem.page("The application asked to return to an address it has not registered, so this sign-in was stopped.")
+        guard let redirectURI = parameters["redirect_uri"],
+            AuthService.redirectMatches(redirectURI, registered: client.redirectURIs)
+        else {
+            throw AuthorizationProblem.page(
+                "The application asked to return to an address it has not registered, so this sign-in was stopped.")
         }
         let responseType = parameters["response_type"] ?? ""
         var request = AuthorizationRequest(
-            client: client, responseType: responseType, redirectURI: redirectURI, scope: "", state: parameters["state"], codeChallenge: nil)
+            client: client, responseType: responseType, redirectURI: redirectURI, scope: "", state: parameters["state"],
+            codeChallenge: nil)
         do {
             request.scope = try AuthService.grantedScope(requested: parameters["scope"], client: client)
         } catch let error as OAuthError {
@@ -290,22 +325,28 @@ struct OAuthRoutes: Sendable {
         switch responseType {
         case "code":
             guard client.grants.contains("authorization_code") else {
-                throw AuthorizationProblem.redirect(code: "unauthorized_client", description: "This client may not use the code flow", request: request)
+                throw AuthorizationProblem.redirect(
+                    code: "unauthorized_client", description: "This client may not use the code flow", request: request)
             }
             if let challenge = parameters["code_challenge"] {
                 guard parameters["code_challenge_method"] == "S256", challenge.count == 43 else {
-                    throw AuthorizationProblem.redirect(code: "invalid_request", description: "Only PKCE S256 is supported", request: request)
+                    throw AuthorizationProblem.redirect(
+                        code: "invalid_request", description: "Only PKCE S256 is supported", request: request)
                 }
                 request.codeChallenge = challenge
             } else if !client.isConfidential {
-                throw AuthorizationProblem.redirect(code: "invalid_request", description: "Public clients must send a PKCE code_challenge (S256)", request: request)
+                throw AuthorizationProblem.redirect(
+                    code: "invalid_request", description: "Public clients must send a PKCE code_challenge (S256)",
+                    request: request)
             }
         case "token":
             guard client.grants.contains("implicit") else {
-                throw AuthorizationProblem.redirect(code: "unauthorized_client", description: "This client may not use the implicit flow", request: request)
+                throw AuthorizationProblem.redirect(
+                    code: "unauthorized_client", description: "This client may not use the implicit flow", request: request)
             }
         default:
-            throw AuthorizationProblem.redirect(code: "unsupported_response_type", description: "response_type must be code or token", request: request)
+            throw AuthorizationProblem.redirect(
+                code: "unsupported_response_type", description: "response_type must be code or token", request: request)
         }
         return request
     }
@@ -319,7 +360,9 @@ struct OAuthRoutes: Sendable {
         }
     }
 
-    func consentPage(_ request: Request, _ authorization: AuthorizationRequest, message: String?, status: HTTPResponse.Status = .ok) async throws -> Response {
+    func consentPage(
+        _ request: Request, _ authorization: AuthorizationRequest, message: String?, status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
         let user = try await browserUser(request)
         let fields = authorization.fields
         let scopes = authorization.scope.split(separator: " ").map { "<li>\(HTMLPage.escape(String($0)))</li>" }.joined()
@@ -348,28 +391,37 @@ struct OAuthRoutes: Sendable {
             return problemResponse(problem)
         }
         guard auth.checkFormToken(submitted["form_token"], fields: authorization.fields) else {
-            return try await consentPage(request, authorization, message: "This form expired or was changed; please try again.", status: .badRequest)
+            return try await consentPage(
+                request, authorization, message: "This form expired or was changed; please try again.", status: .badRequest)
         }
         if submitted["decision"] != "allow" {
             return Self.redirect(authorization, ["error": "access_denied", "error_description": "The user declined"])
         }
         let (user, cookie) = try await signIn(request, fields: submitted, address: context.clientAddress)
         guard let user else {
-            return try await consentPage(request, authorization, message: cookie ?? "The username or password is wrong.", status: .unauthorized)
+            return try await consentPage(
+                request, authorization, message: cookie ?? "The username or password is wrong.", status: .unauthorized)
         }
         var response: Response
         if authorization.responseType == "token" {
-            let tokens = try await auth.issueTokens(client: authorization.client, userID: user.id, scope: authorization.scope, refresh: false)
-            var parameters = ["access_token": tokens["access_token"]?.stringValue ?? "", "token_type": "Bearer",
-                              "expires_in": "\(tokens["expires_in"]?.intValue ?? 0)", "scope": authorization.scope]
+            let tokens = try await auth.issueTokens(
+                client: authorization.client, userID: user.id, scope: authorization.scope, refresh: false)
+            var parameters = [
+                "access_token": tokens["access_token"]?.stringValue ?? "", "token_type": "Bearer",
+                "expires_in": "\(tokens["expires_in"]?.intValue ?? 0)", "scope": authorization.scope,
+            ]
             if let state = authorization.state { parameters["state"] = state }
             response = Self.redirect(to: authorization.redirectURI, fragment: parameters)
         } else {
             let code = Secrets.token(prefix: "opc_")
-            try await auth.storage.saveCode(hash: Secrets.hash(code), StoredAuthorizationCode(
-                clientID: authorization.client.id, userID: user.id, redirectURI: authorization.redirectURI, scope: authorization.scope,
-                codeChallenge: authorization.codeChallenge,
-                expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.authorizationCodeLifetime), used: false))
+            try await auth.storage.saveCode(
+                hash: Secrets.hash(code),
+                StoredAuthorizationCode(
+                    clientID: authorization.client.id, userID: user.id, redirectURI: authorization.redirectURI,
+                    scope: authorization.scope,
+                    codeChallenge: authorization.codeChallenge,
+                    expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.authorizationCodeLifetime),
+                    used: false))
             response = Self.redirect(authorization, ["code": code])
         }
         if let cookie { response.headers[.setCookie] = cookie }
@@ -387,7 +439,8 @@ struct OAuthRoutes: Sendable {
             let user = try await auth.verifyPassword(username: username, password: password, address: address)
             let session = Secrets.token(prefix: "ops_")
             let lifetime = AuthService.milliseconds(auth.configuration.browserSessionLifetime)
-            try await auth.storage.saveSession(hash: Secrets.hash(session), userID: user.id, expiresAt: AuthService.now() + lifetime)
+            try await auth.storage.saveSession(
+                hash: Secrets.hash(session), userID: user.id, expiresAt: AuthService.now() + lifetime)
             return (user, "\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)")
         } catch AuthFailure.badCredentials {
             return (nil, "The username or password is wrong.")
@@ -402,7 +455,9 @@ struct OAuthRoutes: Sendable {
             let pair = part.trimmingCharacters(in: .whitespaces)
             guard pair.hasPrefix(Self.sessionCookie + "=") else { continue }
             let value = String(pair.dropFirst(Self.sessionCookie.count + 1))
-            guard let userID = try await auth.storage.sessionUser(hash: Secrets.hash(value), now: AuthService.now()) else { return nil }
+            guard let userID = try await auth.storage.sessionUser(hash: Secrets.hash(value), now: AuthService.now()) else {
+                return nil
+            }
             return try await auth.storage.user(id: userID)
         }
         return nil
@@ -419,7 +474,8 @@ struct OAuthRoutes: Sendable {
         }
         let query = UserRoutes.query(request)
         var response = Self.html(HTMLPage.page(title: "Signed out", body: "<p>You are signed out. You can close this page.</p>"))
-        if let clientID = query["client_id"], let target = query["redirect_uri"], let client = try await auth.storage.client(id: clientID),
+        if let clientID = query["client_id"], let target = query["redirect_uri"],
+            let client = try await auth.storage.client(id: clientID),
             AuthService.redirectMatches(target, registered: client.redirectURIs)
         {
             response = Response(status: .found, headers: [.location: target])
@@ -433,7 +489,10 @@ struct OAuthRoutes: Sendable {
     func problemResponse(_ problem: AuthorizationProblem) -> Response {
         switch problem {
         case .page(let message):
-            return Self.html(HTMLPage.page(title: "Sign-in stopped", body: "<p class=\"error\" role=\"alert\">\(HTMLPage.escape(message))</p>"), status: .badRequest)
+            return Self.html(
+                HTMLPage.page(
+                    title: "Sign-in stopped", body: "<p class=\"error\" role=\"alert\">\(HTMLPage.escape(message))</p>"),
+                status: .badRequest)
         case .redirect(let code, let description, let request):
             return Self.redirect(request, ["error": code, "error_description": description])
         }
@@ -447,7 +506,8 @@ struct OAuthRoutes: Sendable {
         }
         let separator = authorization.redirectURI.contains("?") ? "&" : "?"
         let query = FormBody.encode(parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-        return Response(status: .found, headers: [.location: authorization.redirectURI + separator + query, .cacheControl: "no-store"])
+        return Response(
+            status: .found, headers: [.location: authorization.redirectURI + separator + query, .cacheControl: "no-store"])
     }
 
     static func redirect(to uri: String, fragment parameters: [String: String]) -> Response {
@@ -458,6 +518,9 @@ struct OAuthRoutes: Sendable {
     static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
         Response.bytes(
             Data(text.utf8), contentType: "text/html; charset=utf-8", status: status,
-            headers: [.cacheControl: "no-store", HTTPField.Name("X-Frame-Options")!: "DENY", HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'"])
+            headers: [
+                .cacheControl: "no-store", HTTPField.Name("X-Frame-Options")!: "DENY",
+                HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'",
+            ])
     }
 }

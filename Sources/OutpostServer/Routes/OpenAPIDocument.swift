@@ -3,252 +3,252 @@
 /// A test compares it with the router's routes: a route missing here fails the build.
 enum OpenAPIDocument {
     static let json = #"""
-    {
-      "openapi": "3.1.0",
-      "info": {
-        "title": "Outpost reference server",
-        "version": "0.1.0",
-        "description": "JSON over HTTP. Every failure is {\"error\": {\"code\", \"message\", \"details\"}} with a proper status. See docs/PROTOCOL.md."
-      },
-      "paths": {
-        "/health": {
-          "get": {
-            "summary": "Liveness and database check",
-            "responses": {
-              "200": {"description": "Healthy", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}},
-              "503": {"description": "The database does not answer"}
-            }
-          }
-        },
-        "/openapi.json": {
-          "get": {
-            "summary": "This document",
-            "responses": {"200": {"description": "The OpenAPI document"}}
-          }
-        },
-        "/lambdas/{name}": {
-          "post": {
-            "summary": "Call a remote function",
-            "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}],
-            "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaCall"}}}},
-            "responses": {
-              "200": {"description": "The result", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaResult"}}}},
-              "400": {"$ref": "#/components/responses/Error"},
-              "404": {"$ref": "#/components/responses/Error"},
-              "413": {"$ref": "#/components/responses/Error"},
-              "500": {"$ref": "#/components/responses/Error"},
-              "504": {"$ref": "#/components/responses/Error"}
-            }
-          }
-        },
-        "/handlers/{name}": {
-          "post": {
-            "summary": "Call a custom handler: any JSON in and out",
-            "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
-            "requestBody": {"content": {"application/json": {"schema": {}}}},
-            "responses": {
-              "200": {"description": "Whatever the handler answers", "content": {"application/json": {"schema": {}}}},
-              "400": {"$ref": "#/components/responses/Error"},
-              "404": {"$ref": "#/components/responses/Error"},
-              "500": {"$ref": "#/components/responses/Error"},
-              "504": {"$ref": "#/components/responses/Error"}
-            }
-          }
-        },
-        "/users": {
-          "post": {
-            "summary": "Sign up with a username and password (stored with Bcrypt)",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string"}, "password": {"type": "string", "minLength": 8}}}}}},
-            "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}
-          }
-        },
-        "/me": {
-          "get": {
-            "summary": "The signed-in user (Authorization: Bearer, or access_token in the query)",
-            "security": [{"bearer": []}],
-            "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "401": {"$ref": "#/components/responses/Error"}}
-          }
-        },
-        "/auth/login": {
-          "post": {
-            "summary": "Sign in through a custom authentication provider",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string"}, "auth_data": {"type": "object"}, "client_id": {"type": "string"}}}}}},
-            "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}
-          }
-        },
-        "/.well-known/oauth-authorization-server": {
-          "get": {"summary": "Authorization server metadata (RFC 8414)", "responses": {"200": {"description": "The metadata"}}}
-        },
-        "/oauth/authorize": {
-          "get": {
-            "summary": "The sign-in and consent page (authorization code with PKCE S256, or implicit for clients allowed it)",
-            "parameters": [
-              {"name": "response_type", "in": "query", "required": true, "schema": {"type": "string", "enum": ["code", "token"]}},
-              {"name": "client_id", "in": "query", "required": true, "schema": {"type": "string"}},
-              {"name": "redirect_uri", "in": "query", "required": true, "schema": {"type": "string"}},
-              {"name": "scope", "in": "query", "schema": {"type": "string"}},
-              {"name": "state", "in": "query", "schema": {"type": "string"}},
-              {"name": "code_challenge", "in": "query", "schema": {"type": "string"}},
-              {"name": "code_challenge_method", "in": "query", "schema": {"type": "string", "enum": ["S256"]}}
-            ],
-            "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "302": {"description": "Back to the client with an error"}, "400": {"description": "An HTML page: unknown client or redirect URI"}}
+        {
+          "openapi": "3.1.0",
+          "info": {
+            "title": "Outpost reference server",
+            "version": "0.1.0",
+            "description": "JSON over HTTP. Every failure is {\"error\": {\"code\", \"message\", \"details\"}} with a proper status. See docs/PROTOCOL.md."
           },
-          "post": {
-            "summary": "The form's submission: credentials and the decision",
-            "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
-            "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}}
-          }
-        },
-        "/oauth/token": {
-          "post": {
-            "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
-            "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {}}},
-            "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}
-          }
-        },
-        "/oauth/revoke": {
-          "post": {"summary": "Token revocation (RFC 7009)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "401": {"$ref": "#/components/responses/OAuthError"}}}
-        },
-        "/oauth/device_authorization": {
-          "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}}}
-        },
-        "/device": {
-          "get": {"summary": "The page where a user enters a device's code", "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
-          "post": {"summary": "The device page's submission", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}}}
-        },
-        "/oauth/logout": {
-          "get": {"summary": "Ends the browser session; redirects to a registered redirect_uri of client_id when given", "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To the client's redirect URI"}}}
-        },
-        "/records/{type}": {
-          "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
-          "post": {
-            "summary": "Create a record; the server assigns its id",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
-            "responses": {
-              "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
-              "400": {"$ref": "#/components/responses/Error"},
-              "413": {"$ref": "#/components/responses/Error"}
-            }
-          },
-          "get": {
-            "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields",
-            "parameters": [
-              {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
-              {"name": "cursor", "in": "query", "schema": {"type": "string"}},
-              {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
-              {"name": "per_page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
-              {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["created", "-created", "updated", "-updated"]}}
-            ],
-            "responses": {
-              "200": {"description": "One page", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/CursorPage"}, {"$ref": "#/components/schemas/NumberedPage"}]}}}},
-              "400": {"$ref": "#/components/responses/Error"}
-            }
-          }
-        },
-        "/records/{type}/{id}": {
-          "parameters": [
-            {"name": "type", "in": "path", "required": true, "schema": {"type": "string"}},
-            {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
-          ],
-          "get": {
-            "summary": "Read a record; If-None-Match gives 304",
-            "responses": {
-              "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
-              "304": {"description": "Not modified"},
-              "404": {"$ref": "#/components/responses/Error"}
-            }
-          },
-          "put": {
-            "summary": "Replace a record's fields; If-Match gives 412 on a mismatch",
-            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
-            "responses": {
-              "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
-              "404": {"$ref": "#/components/responses/Error"},
-              "412": {"$ref": "#/components/responses/Error"}
-            }
-          },
-          "patch": {
-            "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch",
-            "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
-            "responses": {
-              "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
-              "400": {"$ref": "#/components/responses/Error"},
-              "404": {"$ref": "#/components/responses/Error"},
-              "412": {"$ref": "#/components/responses/Error"},
-              "415": {"$ref": "#/components/responses/Error"}
-            }
-          },
-          "delete": {
-            "summary": "Delete a record; If-Match gives 412 on a mismatch",
-            "responses": {
-              "204": {"description": "Deleted"},
-              "404": {"$ref": "#/components/responses/Error"},
-              "412": {"$ref": "#/components/responses/Error"}
-            }
-          }
-        }
-      },
-      "components": {
-        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-        "responses": {
-          "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
-          "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
-          "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
-        },
-        "schemas": {
-          "Error": {
-            "type": "object",
-            "required": ["error"],
-            "properties": {
-              "error": {
-                "type": "object",
-                "required": ["code", "message"],
-                "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "details": {}}
+          "paths": {
+            "/health": {
+              "get": {
+                "summary": "Liveness and database check",
+                "responses": {
+                  "200": {"description": "Healthy", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}},
+                  "503": {"description": "The database does not answer"}
+                }
+              }
+            },
+            "/openapi.json": {
+              "get": {
+                "summary": "This document",
+                "responses": {"200": {"description": "The OpenAPI document"}}
+              }
+            },
+            "/lambdas/{name}": {
+              "post": {
+                "summary": "Call a remote function",
+                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}],
+                "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaCall"}}}},
+                "responses": {
+                  "200": {"description": "The result", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaResult"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"},
+                  "500": {"$ref": "#/components/responses/Error"},
+                  "504": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
+            "/handlers/{name}": {
+              "post": {
+                "summary": "Call a custom handler: any JSON in and out",
+                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": {"content": {"application/json": {"schema": {}}}},
+                "responses": {
+                  "200": {"description": "Whatever the handler answers", "content": {"application/json": {"schema": {}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "500": {"$ref": "#/components/responses/Error"},
+                  "504": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
+            "/users": {
+              "post": {
+                "summary": "Sign up with a username and password (stored with Bcrypt)",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string"}, "password": {"type": "string", "minLength": 8}}}}}},
+                "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}
+              }
+            },
+            "/me": {
+              "get": {
+                "summary": "The signed-in user (Authorization: Bearer, or access_token in the query)",
+                "security": [{"bearer": []}],
+                "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "401": {"$ref": "#/components/responses/Error"}}
+              }
+            },
+            "/auth/login": {
+              "post": {
+                "summary": "Sign in through a custom authentication provider",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string"}, "auth_data": {"type": "object"}, "client_id": {"type": "string"}}}}}},
+                "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}
+              }
+            },
+            "/.well-known/oauth-authorization-server": {
+              "get": {"summary": "Authorization server metadata (RFC 8414)", "responses": {"200": {"description": "The metadata"}}}
+            },
+            "/oauth/authorize": {
+              "get": {
+                "summary": "The sign-in and consent page (authorization code with PKCE S256, or implicit for clients allowed it)",
+                "parameters": [
+                  {"name": "response_type", "in": "query", "required": true, "schema": {"type": "string", "enum": ["code", "token"]}},
+                  {"name": "client_id", "in": "query", "required": true, "schema": {"type": "string"}},
+                  {"name": "redirect_uri", "in": "query", "required": true, "schema": {"type": "string"}},
+                  {"name": "scope", "in": "query", "schema": {"type": "string"}},
+                  {"name": "state", "in": "query", "schema": {"type": "string"}},
+                  {"name": "code_challenge", "in": "query", "schema": {"type": "string"}},
+                  {"name": "code_challenge_method", "in": "query", "schema": {"type": "string", "enum": ["S256"]}}
+                ],
+                "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "302": {"description": "Back to the client with an error"}, "400": {"description": "An HTML page: unknown client or redirect URI"}}
+              },
+              "post": {
+                "summary": "The form's submission: credentials and the decision",
+                "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
+                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}}
+              }
+            },
+            "/oauth/token": {
+              "post": {
+                "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {}}},
+                "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}
+              }
+            },
+            "/oauth/revoke": {
+              "post": {"summary": "Token revocation (RFC 7009)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "401": {"$ref": "#/components/responses/OAuthError"}}}
+            },
+            "/oauth/device_authorization": {
+              "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}}}
+            },
+            "/device": {
+              "get": {"summary": "The page where a user enters a device's code", "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
+              "post": {"summary": "The device page's submission", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}}}
+            },
+            "/oauth/logout": {
+              "get": {"summary": "Ends the browser session; redirects to a registered redirect_uri of client_id when given", "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To the client's redirect URI"}}}
+            },
+            "/records/{type}": {
+              "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
+              "post": {
+                "summary": "Create a record; the server assigns its id",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {
+                  "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"}
+                }
+              },
+              "get": {
+                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields",
+                "parameters": [
+                  {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
+                  {"name": "cursor", "in": "query", "schema": {"type": "string"}},
+                  {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+                  {"name": "per_page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                  {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["created", "-created", "updated", "-updated"]}}
+                ],
+                "responses": {
+                  "200": {"description": "One page", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/CursorPage"}, {"$ref": "#/components/schemas/NumberedPage"}]}}}},
+                  "400": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
+            "/records/{type}/{id}": {
+              "parameters": [
+                {"name": "type", "in": "path", "required": true, "schema": {"type": "string"}},
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+              ],
+              "get": {
+                "summary": "Read a record; If-None-Match gives 304",
+                "responses": {
+                  "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "304": {"description": "Not modified"},
+                  "404": {"$ref": "#/components/responses/Error"}
+                }
+              },
+              "put": {
+                "summary": "Replace a record's fields; If-Match gives 412 on a mismatch",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
+                "responses": {
+                  "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "412": {"$ref": "#/components/responses/Error"}
+                }
+              },
+              "patch": {
+                "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch",
+                "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
+                "responses": {
+                  "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "412": {"$ref": "#/components/responses/Error"},
+                  "415": {"$ref": "#/components/responses/Error"}
+                }
+              },
+              "delete": {
+                "summary": "Delete a record; If-Match gives 412 on a mismatch",
+                "responses": {
+                  "204": {"description": "Deleted"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "412": {"$ref": "#/components/responses/Error"}
+                }
               }
             }
           },
-          "Health": {
-            "type": "object",
-            "properties": {"status": {"type": "string"}, "version": {"type": "string"}, "schema_version": {"type": "integer"}}
-          },
-          "Tokens": {
-            "type": "object",
-            "required": ["access_token", "token_type", "expires_in"],
-            "properties": {"access_token": {"type": "string"}, "token_type": {"type": "string"}, "expires_in": {"type": "integer"}, "refresh_token": {"type": "string"}, "scope": {"type": "string"}}
-          },
-          "Record": {
-            "type": "object",
-            "description": "The client's fields plus the server-owned id, created_at and updated_at (ISO 8601, UTC, whole seconds)",
-            "required": ["id", "created_at", "updated_at"],
-            "properties": {"id": {"type": "string"}, "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"}},
-            "additionalProperties": true
-          },
-          "CursorPage": {
-            "type": "object",
-            "properties": {
-              "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
-              "next_cursor": {"type": ["string", "null"]}, "prev_cursor": {"type": ["string", "null"]},
-              "next": {"type": ["string", "null"]}, "previous": {"type": ["string", "null"]}
+          "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "responses": {
+              "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
+              "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
+              "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+            },
+            "schemas": {
+              "Error": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                  "error": {
+                    "type": "object",
+                    "required": ["code", "message"],
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "details": {}}
+                  }
+                }
+              },
+              "Health": {
+                "type": "object",
+                "properties": {"status": {"type": "string"}, "version": {"type": "string"}, "schema_version": {"type": "integer"}}
+              },
+              "Tokens": {
+                "type": "object",
+                "required": ["access_token", "token_type", "expires_in"],
+                "properties": {"access_token": {"type": "string"}, "token_type": {"type": "string"}, "expires_in": {"type": "integer"}, "refresh_token": {"type": "string"}, "scope": {"type": "string"}}
+              },
+              "Record": {
+                "type": "object",
+                "description": "The client's fields plus the server-owned id, created_at and updated_at (ISO 8601, UTC, whole seconds)",
+                "required": ["id", "created_at", "updated_at"],
+                "properties": {"id": {"type": "string"}, "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"}},
+                "additionalProperties": true
+              },
+              "CursorPage": {
+                "type": "object",
+                "properties": {
+                  "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
+                  "next_cursor": {"type": ["string", "null"]}, "prev_cursor": {"type": ["string", "null"]},
+                  "next": {"type": ["string", "null"]}, "previous": {"type": ["string", "null"]}
+                }
+              },
+              "NumberedPage": {
+                "type": "object",
+                "properties": {
+                  "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
+                  "page": {"type": "integer"}, "per_page": {"type": "integer"}, "total": {"type": "integer"}, "total_pages": {"type": "integer"}
+                }
+              },
+              "LambdaCall": {
+                "type": "object",
+                "properties": {"args": {"oneOf": [{"type": "array"}, {"type": "object"}]}}
+              },
+              "LambdaResult": {
+                "type": "object",
+                "required": ["result"],
+                "properties": {"result": {}}
+              }
             }
-          },
-          "NumberedPage": {
-            "type": "object",
-            "properties": {
-              "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
-              "page": {"type": "integer"}, "per_page": {"type": "integer"}, "total": {"type": "integer"}, "total_pages": {"type": "integer"}
-            }
-          },
-          "LambdaCall": {
-            "type": "object",
-            "properties": {"args": {"oneOf": [{"type": "array"}, {"type": "object"}]}}
-          },
-          "LambdaResult": {
-            "type": "object",
-            "required": ["result"],
-            "properties": {"result": {}}
           }
         }
-      }
-    }
-    """#
+        """#
 }

@@ -52,7 +52,8 @@ struct PluginRoutes: Sendable {
         let name = try context.parameters.require("name")
         guard let handler = handlers[name] else {
             throw ServerError.notFound(
-                "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))")
+                "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))"
+            )
         }
         let body = try await request.decodeJSON(limit: configuration.maxBodyBytes)
         var logger = context.logger
@@ -61,7 +62,8 @@ struct PluginRoutes: Sendable {
         let reply = try await run("handler", name, logger: logger) { try await handler(call) }
         switch reply.body {
         case .json(let value): return Response.json(value, status: reply.status, headers: reply.headers)
-        case .bytes(let data, let contentType): return Response.bytes(data, contentType: contentType, status: reply.status, headers: reply.headers)
+        case .bytes(let data, let contentType):
+            return Response.bytes(data, contentType: contentType, status: reply.status, headers: reply.headers)
         }
     }
 
@@ -71,11 +73,15 @@ struct PluginRoutes: Sendable {
     ) async throws -> T {
         let limit = configuration.lambdaTimeout
         do {
-            return try await withDeadline(limit, onTimeout: {
-                ServerError(
-                    .gatewayTimeout, code: "lambda_timeout",
-                    message: "The \(kind) '\(name)' ran longer than \(limit) and was stopped; make it faster or raise the server's lambda timeout")
-            }, body)
+            return try await withDeadline(
+                limit,
+                onTimeout: {
+                    ServerError(
+                        .gatewayTimeout, code: "lambda_timeout",
+                        message:
+                            "The \(kind) '\(name)' ran longer than \(limit) and was stopped; make it faster or raise the server's lambda timeout"
+                    )
+                }, body)
         } catch let error as ServerError {
             if error.code == "lambda_timeout" { logger.warning("\(kind) timed out") }
             throw error

@@ -57,7 +57,9 @@ struct RecordRoutes: Sendable {
     func patch(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
         try await checkOwnership(request, type: type, id: id)
-        let contentType = request.headers[.contentType]?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let contentType = request.headers[.contentType]?.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
         guard contentType == MergePatch.contentType else {
             throw ServerError(
                 .unsupportedMediaType, code: "unsupported_patch_type",
@@ -65,7 +67,9 @@ struct RecordRoutes: Sendable {
         }
         let patchValue = try await request.decodeJSON(limit: maxBodyBytes)
         guard case .object = patchValue else {
-            throw ServerError.badRequest("invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)")
+            throw ServerError.badRequest(
+                "invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)"
+            )
         }
         let expected = try await expectedVersion(request, type: type, id: id)
         // Read, apply, and write back only if nobody changed the record meanwhile; on a lost race
@@ -88,7 +92,8 @@ struct RecordRoutes: Sendable {
                 throw Self.notFound(type, id)
             }
         }
-        throw ServerError(.conflict, code: "write_contention", message: "Record \(type)/\(id) is changing too fast to patch; retry")
+        throw ServerError(
+            .conflict, code: "write_contention", message: "Record \(type)/\(id) is changing too fast to patch; retry")
     }
 
     func remove(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
@@ -112,7 +117,9 @@ struct RecordRoutes: Sendable {
             throw AuthService.unauthorized("Record \(type)/\(id) belongs to a user; sign in as that user to change it")
         }
         guard caller.userID == owner else {
-            throw ServerError(.forbidden, code: "forbidden", message: "Record \(type)/\(id) belongs to another user; only they can change or delete it")
+            throw ServerError(
+                .forbidden, code: "forbidden",
+                message: "Record \(type)/\(id) belongs to another user; only they can change or delete it")
         }
     }
 
@@ -160,7 +167,8 @@ struct RecordRoutes: Sendable {
                 sort = parsed
             default:
                 guard Self.isValidName(name) else {
-                    throw ServerError.badRequest("invalid_filter", "'\(name)' is not a field name a filter can use: letters, digits, '_' and '-'")
+                    throw ServerError.badRequest(
+                        "invalid_filter", "'\(name)' is not a field name a filter can use: letters, digits, '_' and '-'")
                 }
                 filters.append((name, Self.filterValue(value)))
             }
@@ -241,7 +249,8 @@ struct RecordRoutes: Sendable {
 
     static func type(_ context: OutpostRequestContext) throws -> String {
         guard let type = context.parameters.get("type"), isValidName(type) else {
-            throw ServerError.badRequest("invalid_type", "A record type is 1–64 letters, digits, '_' or '-', e.g. /records/people")
+            throw ServerError.badRequest(
+                "invalid_type", "A record type is 1–64 letters, digits, '_' or '-', e.g. /records/people")
         }
         return type
     }
@@ -249,7 +258,8 @@ struct RecordRoutes: Sendable {
     static func typeAndID(_ context: OutpostRequestContext) throws -> (String, String) {
         let type = try type(context)
         guard let id = context.parameters.get("id"), isValidName(id) else {
-            throw ServerError.badRequest("invalid_id", "A record id is 1–64 letters, digits, '_' or '-', as the server assigned it")
+            throw ServerError.badRequest(
+                "invalid_id", "A record id is 1–64 letters, digits, '_' or '-', as the server assigned it")
         }
         return (type, id)
     }
@@ -257,7 +267,8 @@ struct RecordRoutes: Sendable {
     static func isValidName(_ text: String) -> Bool {
         (1...64).contains(text.utf8.count)
             && text.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F || byte == 0x2D
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+                    || byte == 0x2D
             }
     }
 
@@ -295,7 +306,8 @@ struct RecordRoutes: Sendable {
     static func preconditionFailed(_ type: String, _ id: String, current: Int) -> ServerError {
         ServerError(
             .preconditionFailed, code: "precondition_failed",
-            message: "Record \(type)/\(id) changed since it was read (now at \"v\(current)\"); read it again and reapply the change",
+            message:
+                "Record \(type)/\(id) changed since it was read (now at \"v\(current)\"); read it again and reapply the change",
             details: ["current_etag": .string("\"v\(current)\"")])
     }
 }

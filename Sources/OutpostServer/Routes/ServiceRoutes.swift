@@ -15,7 +15,8 @@ struct ServiceRoutes: Sendable {
                     "schema_version": .int(try await storage.schemaVersion()),
                 ])
             } catch {
-                return Response.json(["status": "unavailable", "version": .string(OutpostVersion.string)], status: .serviceUnavailable)
+                return Response.json(
+                    ["status": "unavailable", "version": .string(OutpostVersion.string)], status: .serviceUnavailable)
             }
         }
         router.get("/openapi.json") { _, _ in

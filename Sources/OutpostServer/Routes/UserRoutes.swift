@@ -40,9 +40,11 @@ struct UserRoutes: Sendable {
                     "invalid_login", "Send {\"provider\": \"com.example\", \"auth_data\": {...}, \"client_id\": \"...\"}")
             }
             guard let client = try await auth.storage.client(id: clientID) else {
-                throw ServerError.badRequest("invalid_client", "Unknown client '\(clientID)'; register it with `outpost clients add`")
+                throw ServerError.badRequest(
+                    "invalid_client", "Unknown client '\(clientID)'; register it with `outpost clients add`")
             }
-            let tokens = try await auth.signIn(provider: provider, authData: authData, client: client, address: context.clientAddress)
+            let tokens = try await auth.signIn(
+                provider: provider, authData: authData, client: client, address: context.clientAddress)
             return Response.json(tokens, headers: [.cacheControl: "no-store"])
         }
     }

@@ -26,7 +26,9 @@ public struct OAuthClient: Sendable, Hashable {
 
     public var isConfidential: Bool { secretHash != nil }
 
-    public static let allGrants = ["authorization_code", "implicit", "password", "client_credentials", "refresh_token", "device_code"]
+    public static let allGrants = [
+        "authorization_code", "implicit", "password", "client_credentials", "refresh_token", "device_code",
+    ]
 }
 
 /// A stored token (only its SHA-256 is kept).

@@ -34,7 +34,9 @@ public struct StoredRecord: Sendable, Hashable {
 
     static func timestamp(_ milliseconds: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .omitted))
+        return date.formatted(
+            .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon)
+                .timeZone(separator: .omitted))
     }
 }
 

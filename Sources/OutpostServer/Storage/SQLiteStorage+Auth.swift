@@ -73,9 +73,11 @@ extension SQLiteStorage {
     public func saveClient(_ client: OAuthClient) async throws {
         _ = try await connection.query(
             "INSERT OR REPLACE INTO oauth_clients (id, name, secret_hash, redirect_uris, grants, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.text(client.id), .text(client.name), client.secretHash.map(SQLiteData.text) ?? .null,
-             .text(Self.json(client.redirectURIs)), .text(Self.json(client.grants)), .text(Self.json(client.scopes)),
-             .integer(Int(client.createdAt))])
+            [
+                .text(client.id), .text(client.name), client.secretHash.map(SQLiteData.text) ?? .null,
+                .text(Self.json(client.redirectURIs)), .text(Self.json(client.grants)), .text(Self.json(client.scopes)),
+                .integer(Int(client.createdAt)),
+            ])
     }
 
     public func client(id: String) async throws -> OAuthClient? {
@@ -95,9 +97,11 @@ extension SQLiteStorage {
     public func saveToken(_ token: StoredToken) async throws {
         _ = try await connection.query(
             "INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.text(token.hash), .text(token.kind.rawValue), token.userID.map(SQLiteData.text) ?? .null, .text(token.clientID),
-             .text(token.scope), .text(token.family), .integer(Int(token.expiresAt)), .text(token.state),
-             .integer(Int(Self.nowMilliseconds()))])
+            [
+                .text(token.hash), .text(token.kind.rawValue), token.userID.map(SQLiteData.text) ?? .null, .text(token.clientID),
+                .text(token.scope), .text(token.family), .integer(Int(token.expiresAt)), .text(token.state),
+                .integer(Int(Self.nowMilliseconds())),
+            ])
     }
 
     public func token(hash: String) async throws -> StoredToken? {
@@ -122,25 +126,32 @@ extension SQLiteStorage {
     public func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws {
         _ = try await connection.query(
             "INSERT INTO auth_codes (hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [.text(hash), .text(code.clientID), .text(code.userID), .text(code.redirectURI), .text(code.scope),
-             code.codeChallenge.map(SQLiteData.text) ?? .null, .integer(Int(code.expiresAt))])
+            [
+                .text(hash), .text(code.clientID), .text(code.userID), .text(code.redirectURI), .text(code.scope),
+                code.codeChallenge.map(SQLiteData.text) ?? .null, .integer(Int(code.expiresAt)),
+            ])
     }
 
     public func useCode(hash: String) async throws -> StoredAuthorizationCode? {
-        guard let row = try await connection.query(
-            "UPDATE auth_codes SET used = 1 WHERE hash = ? AND used = 0 RETURNING *", [.text(hash)]
-        ).first else { return nil }
+        guard
+            let row = try await connection.query(
+                "UPDATE auth_codes SET used = 1 WHERE hash = ? AND used = 0 RETURNING *", [.text(hash)]
+            ).first
+        else { return nil }
         return StoredAuthorizationCode(
             clientID: row.column("client_id")?.string ?? "", userID: row.column("user_id")?.string ?? "",
             redirectURI: row.column("redirect_uri")?.string ?? "", scope: row.column("scope")?.string ?? "",
-            codeChallenge: row.column("code_challenge")?.string, expiresAt: Int64(row.column("expires_at")?.integer ?? 0), used: false)
+            codeChallenge: row.column("code_challenge")?.string, expiresAt: Int64(row.column("expires_at")?.integer ?? 0),
+            used: false)
     }
 
     public func saveDeviceCode(_ code: StoredDeviceCode) async throws {
         _ = try await connection.query(
             "INSERT INTO device_codes (hash, user_code, client_id, scope, expires_at, interval_seconds) VALUES (?, ?, ?, ?, ?, ?)",
-            [.text(code.hash), .text(code.userCode), .text(code.clientID), .text(code.scope), .integer(Int(code.expiresAt)),
-             .integer(code.intervalSeconds)])
+            [
+                .text(code.hash), .text(code.userCode), .text(code.clientID), .text(code.scope), .integer(Int(code.expiresAt)),
+                .integer(code.intervalSeconds),
+            ])
     }
 
     public func deviceCode(hash: String) async throws -> StoredDeviceCode? {
@@ -148,7 +159,8 @@ extension SQLiteStorage {
     }
 
     public func deviceCode(userCode: String) async throws -> StoredDeviceCode? {
-        try await connection.query("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]).first.map(Self.deviceCode(from:))
+        try await connection.query("SELECT * FROM device_codes WHERE user_code = ?", [.text(userCode)]).first.map(
+            Self.deviceCode(from:))
     }
 
     public func updateDeviceCode(hash: String, status: String?, userID: String?, lastPoll: Int64?, interval: Int?) async throws {
@@ -157,13 +169,17 @@ extension SQLiteStorage {
             UPDATE device_codes SET status = COALESCE(?, status), user_id = COALESCE(?, user_id),
                 last_poll = COALESCE(?, last_poll), interval_seconds = COALESCE(?, interval_seconds) WHERE hash = ?
             """,
-            [status.map(SQLiteData.text) ?? .null, userID.map(SQLiteData.text) ?? .null, lastPoll.map { .integer(Int($0)) } ?? .null,
-             interval.map(SQLiteData.integer) ?? .null, .text(hash)])
+            [
+                status.map(SQLiteData.text) ?? .null, userID.map(SQLiteData.text) ?? .null,
+                lastPoll.map { .integer(Int($0)) } ?? .null,
+                interval.map(SQLiteData.integer) ?? .null, .text(hash),
+            ])
     }
 
     public func saveSession(hash: String, userID: String, expiresAt: Int64) async throws {
         _ = try await connection.query(
-            "INSERT INTO browser_sessions (hash, user_id, expires_at) VALUES (?, ?, ?)", [.text(hash), .text(userID), .integer(Int(expiresAt))])
+            "INSERT INTO browser_sessions (hash, user_id, expires_at) VALUES (?, ?, ?)",
+            [.text(hash), .text(userID), .integer(Int(expiresAt))])
     }
 
     public func sessionUser(hash: String, now: Int64) async throws -> String? {
@@ -196,7 +212,8 @@ extension SQLiteStorage {
 
     static func client(from row: SQLiteRow) -> OAuthClient {
         OAuthClient(
-            id: row.column("id")?.string ?? "", name: row.column("name")?.string ?? "", secretHash: row.column("secret_hash")?.string,
+            id: row.column("id")?.string ?? "", name: row.column("name")?.string ?? "",
+            secretHash: row.column("secret_hash")?.string,
             redirectURIs: strings(row.column("redirect_uris")?.string), grants: strings(row.column("grants")?.string),
             scopes: strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
@@ -205,8 +222,16 @@ extension SQLiteStorage {
         StoredDeviceCode(
             hash: row.column("hash")?.string ?? "", userCode: row.column("user_code")?.string ?? "",
             clientID: row.column("client_id")?.string ?? "", scope: row.column("scope")?.string ?? "",
-            expiresAt: Int64(row.column("expires_at")?.integer ?? 0), intervalSeconds: row.column("interval_seconds")?.integer ?? 5,
+            expiresAt: Int64(row.column("expires_at")?.integer ?? 0),
+            intervalSeconds: row.column("interval_seconds")?.integer ?? 5,
             lastPoll: Int64(row.column("last_poll")?.integer ?? 0), status: row.column("status")?.string ?? "pending",
             userID: row.column("user_id")?.string)
+    }
+}
+
+extension SQLiteStorage {
+    /// Marks every access token expired, as time would. For tests of refresh behaviour.
+    package func expireAccessTokensForTesting() async throws {
+        _ = try await connection.query("UPDATE tokens SET expires_at = 0 WHERE kind = 'access'")
     }
 }

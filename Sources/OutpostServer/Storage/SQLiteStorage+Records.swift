@@ -13,7 +13,10 @@ extension SQLiteStorage {
             do {
                 let rows = try await connection.query(
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING \(Self.columns)",
-                    [.text(type), .text(id), owner.map(SQLiteData.text) ?? .null, .text(body), .integer(Int(now)), .integer(Int(now))])
+                    [
+                        .text(type), .text(id), owner.map(SQLiteData.text) ?? .null, .text(body), .integer(Int(now)),
+                        .integer(Int(now)),
+                    ])
                 if let row = rows.first { return try Self.record(from: row) }
             } catch let error as SQLiteError where error.reason == .constraintUniqueFailed || error.reason == .constraint {
                 continue  // an identifier collision: draw again
@@ -31,8 +34,10 @@ extension SQLiteStorage {
                 now += 1
                 _ = try await connection.query(
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
-                    [.text(type), .text(Self.newIdentifier()), owner.map(SQLiteData.text) ?? .null,
-                     .text(JSONValue.object(fields).jsonString()), .integer(Int(now)), .integer(Int(now))])
+                    [
+                        .text(type), .text(Self.newIdentifier()), owner.map(SQLiteData.text) ?? .null,
+                        .text(JSONValue.object(fields).jsonString()), .integer(Int(now)), .integer(Int(now)),
+                    ])
             }
             _ = try await connection.query("COMMIT")
         } catch {
@@ -48,9 +53,13 @@ extension SQLiteStorage {
     }
 
     /// Replaces the fields when the record exists and, if `expectedVersion` is given, still has it.
-    public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws -> StoredRecord {
+    public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws
+        -> StoredRecord
+    {
         var sql = "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE type = ? AND id = ?"
-        var binds: [SQLiteData] = [.text(JSONValue.object(fields).jsonString()), .integer(Int(Self.nowMilliseconds())), .text(type), .text(id)]
+        var binds: [SQLiteData] = [
+            .text(JSONValue.object(fields).jsonString()), .integer(Int(Self.nowMilliseconds())), .text(type), .text(id),
+        ]
         if let expectedVersion {
             sql += " AND version = ?"
             binds.append(.integer(expectedVersion))
@@ -76,7 +85,8 @@ extension SQLiteStorage {
 
     /// One keyset page: up to `query.limit + 1` records after (or before) `position`, in the query's
     /// order. The extra record tells whether another page follows.
-    public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord] {
+    public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
+    {
         let column = query.sort.column
         // Walking backwards reverses the order; the caller flips the rows back.
         let descending = query.sort.descending != backwards
@@ -154,7 +164,8 @@ extension SQLiteStorage {
             throw ServerError(.internalServerError, code: "corrupt_record", message: "A stored record is missing a column")
         }
         guard case .object(let fields) = try JSONValue(parsing: Data(body.utf8)) else {
-            throw ServerError(.internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
+            throw ServerError(
+                .internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
         }
         return StoredRecord(
             type: type, id: id, owner: row.column("owner")?.string, fields: fields, version: version,

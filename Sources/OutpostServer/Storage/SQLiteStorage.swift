@@ -49,87 +49,93 @@ public final class SQLiteStorage: Storage {
     /// `(type, created_at, seq)` and `(type, updated_at, seq)` order every list completely and
     /// their indexes serve any page in O(log n) however deep. `owner` is set once sign-in lands.
     static let migrations: [(version: Int, statements: [String])] = [
-        (1, [
-            """
-            CREATE TABLE records (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                type TEXT NOT NULL,
-                id TEXT NOT NULL,
-                owner TEXT,
-                body TEXT NOT NULL,
-                version INTEGER NOT NULL,
-                created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL
-            )
-            """,
-            "CREATE UNIQUE INDEX records_by_id ON records (type, id)",
-            "CREATE INDEX records_by_created ON records (type, created_at, seq)",
-            "CREATE INDEX records_by_updated ON records (type, updated_at, seq)",
-            "CREATE TABLE settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
-        ]),
-        (2, [
-            """
-            CREATE TABLE users (
-                id TEXT PRIMARY KEY,
-                username TEXT NOT NULL UNIQUE COLLATE NOCASE,
-                password_hash TEXT,
-                entitlements TEXT NOT NULL DEFAULT '[]',
-                created_at INTEGER NOT NULL
-            )
-            """,
-            "CREATE TABLE user_identities (provider TEXT NOT NULL, subject TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (provider, subject))",
-            """
-            CREATE TABLE oauth_clients (
-                id TEXT PRIMARY KEY,
-                name TEXT NOT NULL,
-                secret_hash TEXT,
-                redirect_uris TEXT NOT NULL,
-                grants TEXT NOT NULL,
-                scopes TEXT NOT NULL,
-                created_at INTEGER NOT NULL
-            )
-            """,
-            """
-            CREATE TABLE tokens (
-                hash TEXT PRIMARY KEY,
-                kind TEXT NOT NULL,
-                user_id TEXT,
-                client_id TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                family TEXT NOT NULL,
-                expires_at INTEGER NOT NULL,
-                state TEXT NOT NULL DEFAULT 'active',
-                created_at INTEGER NOT NULL
-            )
-            """,
-            "CREATE INDEX tokens_by_family ON tokens (family)",
-            """
-            CREATE TABLE auth_codes (
-                hash TEXT PRIMARY KEY,
-                client_id TEXT NOT NULL,
-                user_id TEXT NOT NULL,
-                redirect_uri TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                code_challenge TEXT,
-                expires_at INTEGER NOT NULL,
-                used INTEGER NOT NULL DEFAULT 0
-            )
-            """,
-            """
-            CREATE TABLE device_codes (
-                hash TEXT PRIMARY KEY,
-                user_code TEXT NOT NULL UNIQUE,
-                client_id TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                expires_at INTEGER NOT NULL,
-                interval_seconds INTEGER NOT NULL,
-                last_poll INTEGER NOT NULL DEFAULT 0,
-                status TEXT NOT NULL DEFAULT 'pending',
-                user_id TEXT
-            )
-            """,
-            "CREATE TABLE browser_sessions (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
-        ]),
+        (
+            1,
+            [
+                """
+                CREATE TABLE records (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    type TEXT NOT NULL,
+                    id TEXT NOT NULL,
+                    owner TEXT,
+                    body TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                )
+                """,
+                "CREATE UNIQUE INDEX records_by_id ON records (type, id)",
+                "CREATE INDEX records_by_created ON records (type, created_at, seq)",
+                "CREATE INDEX records_by_updated ON records (type, updated_at, seq)",
+                "CREATE TABLE settings (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+            ]
+        ),
+        (
+            2,
+            [
+                """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                    password_hash TEXT,
+                    entitlements TEXT NOT NULL DEFAULT '[]',
+                    created_at INTEGER NOT NULL
+                )
+                """,
+                "CREATE TABLE user_identities (provider TEXT NOT NULL, subject TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (provider, subject))",
+                """
+                CREATE TABLE oauth_clients (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    secret_hash TEXT,
+                    redirect_uris TEXT NOT NULL,
+                    grants TEXT NOT NULL,
+                    scopes TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                )
+                """,
+                """
+                CREATE TABLE tokens (
+                    hash TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    user_id TEXT,
+                    client_id TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    family TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    state TEXT NOT NULL DEFAULT 'active',
+                    created_at INTEGER NOT NULL
+                )
+                """,
+                "CREATE INDEX tokens_by_family ON tokens (family)",
+                """
+                CREATE TABLE auth_codes (
+                    hash TEXT PRIMARY KEY,
+                    client_id TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    redirect_uri TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    code_challenge TEXT,
+                    expires_at INTEGER NOT NULL,
+                    used INTEGER NOT NULL DEFAULT 0
+                )
+                """,
+                """
+                CREATE TABLE device_codes (
+                    hash TEXT PRIMARY KEY,
+                    user_code TEXT NOT NULL UNIQUE,
+                    client_id TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    interval_seconds INTEGER NOT NULL,
+                    last_poll INTEGER NOT NULL DEFAULT 0,
+                    status TEXT NOT NULL DEFAULT 'pending',
+                    user_id TEXT
+                )
+                """,
+                "CREATE TABLE browser_sessions (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
+            ]
+        ),
     ]
 
     public func migrate() async throws {
@@ -149,7 +155,9 @@ public final class SQLiteStorage: Storage {
                 _ = try? await connection.query("ROLLBACK")
                 throw ServerError(
                     .internalServerError, code: "migration_failed",
-                    message: "Migration \(migration.version) of '\(path)' failed: \(error). The database was left at version \(current)")
+                    message:
+                        "Migration \(migration.version) of '\(path)' failed: \(error). The database was left at version \(current)"
+                )
             }
         }
     }

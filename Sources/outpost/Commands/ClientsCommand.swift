@@ -40,8 +40,12 @@ struct ClientsCommand: AsyncParsableCommand {
 
         @Argument(help: "A name people recognise on the consent page.") var name: String
         @Option(name: .customLong("redirect-uri"), help: "An exact redirect URI (repeatable).") var redirectURIs: [String] = []
-        @Option(name: .customLong("grant"), help: "A grant the client may use (repeatable).") var grants: [String] = ["authorization_code", "refresh_token"]
-        @Option(name: .customLong("scope"), help: "A scope the client may ask for (repeatable).") var scopes: [String] = ["records", "profile"]
+        @Option(name: .customLong("grant"), help: "A grant the client may use (repeatable).") var grants: [String] = [
+            "authorization_code", "refresh_token",
+        ]
+        @Option(name: .customLong("scope"), help: "A scope the client may ask for (repeatable).") var scopes: [String] = [
+            "records", "profile",
+        ]
         @Flag(help: "A confidential client (a server that can keep a secret).") var confidential = false
         @Option(help: "Choose the client id instead of generating one.") var id: String?
         @OptionGroup var options: DatabaseOptions
@@ -90,7 +94,28 @@ struct ClientsCommand: AsyncParsableCommand {
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "Add users and set their entitlements (works on the database file).",
-        subcommands: [Add.self])
+        subcommands: [Add.self, Entitle.self])
+
+    struct Entitle: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set a user's entitlements (shown in GET /me, used by compliance checks).",
+            discussion:
+                "  outpost users entitle ada premium sports   # ada now has exactly: premium, sports\n  outpost users entitle ada                  # none"
+        )
+        @Argument var username: String
+        @Argument(help: "The entitlements the user has from now on.") var entitlements: [String] = []
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            try await options.withStorage { storage in
+                guard let user = try await storage.user(username: username) else {
+                    throw ValidationError("No user '\(username)'; add one with `outpost users add`")
+                }
+                try await storage.setEntitlements(entitlements, userID: user.id)
+                print("\(user.username): \(entitlements.isEmpty ? "no entitlements" : entitlements.joined(separator: ", "))")
+            }
+        }
+    }
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")

@@ -69,7 +69,9 @@ struct RecordsCommand: AsyncParsableCommand {
             guard (1...100).contains(perPage) else { throw ValidationError("--per-page must be between 1 and 100") }
             if let page, page < 1 { throw ValidationError("--page starts at 1") }
             if all && page != nil { throw ValidationError("--all streams every page; leave out --page") }
-            for filter in filters where !filter.contains("=") { throw ValidationError("--filter takes field=value, got '\(filter)'") }
+            for filter in filters where !filter.contains("=") {
+                throw ValidationError("--filter takes field=value, got '\(filter)'")
+            }
         }
 
         var query: [URLQueryItem] {
@@ -106,7 +108,9 @@ struct RecordsCommand: AsyncParsableCommand {
         func pageQuery() -> [URLQueryItem] {
             var items = query
             if let page {
-                items += [URLQueryItem(name: "page", value: String(page)), URLQueryItem(name: "per_page", value: String(perPage))]
+                items += [
+                    URLQueryItem(name: "page", value: String(page)), URLQueryItem(name: "per_page", value: String(perPage)),
+                ]
             } else {
                 items.append(URLQueryItem(name: "limit", value: String(perPage)))
                 if let cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
@@ -161,7 +165,8 @@ struct RecordsCommand: AsyncParsableCommand {
     }
 
     struct Patch: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change some fields with a JSON Merge Patch (null removes a field).")
+        static let configuration = CommandConfiguration(
+            abstract: "Change some fields with a JSON Merge Patch (null removes a field).")
         @Argument var type: String
         @Argument var id: String
         @Argument(help: "The merge patch as a JSON object, or - for standard input.") var json: String
@@ -172,7 +177,8 @@ struct RecordsCommand: AsyncParsableCommand {
             let body = try RecordsCommand.object(json)
             try await RecordsCommand.run(options) { client in
                 var request = Request(
-                    method: .patch, path: RecordsCommand.path(type, id), body: .data(body.jsonData(), contentType: MergePatch.contentType))
+                    method: .patch, path: RecordsCommand.path(type, id),
+                    body: .data(body.jsonData(), contentType: MergePatch.contentType))
                 if let ifMatch { request.headers[.ifMatch] = ifMatch }
                 try RecordsCommand.printRecord(try await client.send(request))
             }
@@ -205,7 +211,9 @@ struct ProgressLine {
     static func forList(client: OutpostClient, type: String, query: [URLQueryItem]) async throws -> ProgressLine? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
         let probe = try await client.send(
-            .get(RecordsCommand.path(type), query: query + [URLQueryItem(name: "page", value: "1"), URLQueryItem(name: "per_page", value: "1")]))
+            .get(
+                RecordsCommand.path(type),
+                query: query + [URLQueryItem(name: "page", value: "1"), URLQueryItem(name: "per_page", value: "1")]))
         return ProgressLine(total: try probe.json()["total"]?.intValue ?? 0)
     }
 

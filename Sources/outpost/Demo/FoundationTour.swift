@@ -65,7 +65,8 @@ enum FoundationTour {
             seen.withLock { $0.append("\(request.method) \(request.path ?? "") → \(response.status) \(json)") }
             return response
         }
-        let watched = OutpostClient(configuration: client.configuration, transport: client.transport, middlewares: [tagging, observer])
+        let watched = OutpostClient(
+            configuration: client.configuration, transport: client.transport, middlewares: [tagging, observer])
         _ = try await watched.callLambda("hello:someone", "middleware")
         log.step("A header-adding middleware and one that reads every response's JSON:")
         for line in seen.withLock({ $0 }) { log.detail(line) }

@@ -72,10 +72,13 @@ enum RecordsTour {
         var pageNumber = 0
         for try await page in store.pages(cursorList) {
             pageNumber += 1
-            log.step("cursor page \(pageNumber): \(page.items.map(\.title).joined(separator: ", "))\(page.info.hasNextPage ? "  (next_cursor given)" : "  (last page)")")
+            log.step(
+                "cursor page \(pageNumber): \(page.items.map(\.title).joined(separator: ", "))\(page.info.hasNextPage ? "  (next_cursor given)" : "  (last page)")"
+            )
         }
         let numbered = try await store.page(
-            ListRequest(resourcePath: "records/posts", of: BlogPostPreview.self, pageSize: 3, pagination: .outpostPageNumbers, page: 2))
+            ListRequest(
+                resourcePath: "records/posts", of: BlogPostPreview.self, pageSize: 3, pagination: .outpostPageNumbers, page: 2))
         log.step(
             "page-number style, page \(numbered.info.currentPage ?? 0) of \(numbered.info.numberOfPages ?? 0) (\(numbered.info.totalItems ?? 0) posts): "
                 + numbered.items.map(\.title).joined(separator: ", "))

@@ -14,13 +14,16 @@ enum RestShapeServer {
             let start = (page - 1) * size
             let slice = start < items ? Array(start..<min(items, start + size)) : []
             let host = request.head.authority ?? "localhost"
-            let next: JSONValue = start + size < items ? .string("http://\(host)/api/books/?page=\(page + 1)&page_size=\(size)") : .null
+            let next: JSONValue =
+                start + size < items ? .string("http://\(host)/api/books/?page=\(page + 1)&page_size=\(size)") : .null
             let previous: JSONValue = page > 1 ? .string("http://\(host)/api/books/?page=\(page - 1)&page_size=\(size)") : .null
             let body: JSONValue = [
                 "count": .int(items), "next": next, "previous": previous,
                 "results": .array(slice.map { ["id": .int($0), "title": .string("Book \($0)")] }),
             ]
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body.jsonData())))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: body.jsonData())))
         }
         let (ports, sink) = AsyncStream.makeStream(of: Int.self)
         var quiet = Logger(label: "rest-shape-server")
@@ -31,7 +34,12 @@ enum RestShapeServer {
         let task = Task { try await app.runService(gracefulShutdownSignals: []) }
         var iterator = ports.makeAsyncIterator()
         let port = await iterator.next() ?? 0
-        return (URL(string: "http://127.0.0.1:\(port)/api")!, { task.cancel(); _ = await task.result })
+        return (
+            URL(string: "http://127.0.0.1:\(port)/api")!,
+            {
+                task.cancel(); _ = await task.result
+            }
+        )
     }
 
 }

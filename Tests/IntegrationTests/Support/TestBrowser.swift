@@ -25,7 +25,9 @@ final class TestBrowser: Sendable {
             guard let regex = try? NSRegularExpression(pattern: pattern) else { return fields }
             let range = NSRange(body.startIndex..., in: body)
             for match in regex.matches(in: body, range: range) {
-                guard let name = Range(match.range(at: 1), in: body), let value = Range(match.range(at: 2), in: body) else { continue }
+                guard let name = Range(match.range(at: 1), in: body), let value = Range(match.range(at: 2), in: body) else {
+                    continue
+                }
                 fields[Self.unescape(String(body[name]))] = Self.unescape(String(body[value]))
             }
             return fields
@@ -56,8 +58,10 @@ final class TestBrowser: Sendable {
     func postForm(_ url: String, _ fields: [String: String], authorization: String? = nil) async throws -> Page {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
-        let body = fields.map { "\($0.key.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }
-            .joined(separator: "&")
+        let body = fields.map {
+            "\($0.key.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+        }
+        .joined(separator: "&")
         return try await send(url, method: .POST, body: body, authorization: authorization)
     }
 

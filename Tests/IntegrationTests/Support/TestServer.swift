@@ -137,7 +137,11 @@ final class Counter: Sendable {
     private let value = Mutex(0)
 
     @discardableResult
-    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    func increment() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 
     var current: Int { value.withLock { $0 } }
 }
@@ -168,7 +172,9 @@ final class LogRecorder: Sendable {
 
         func log(event: LogEvent) {
             let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
-            recorder.append("\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+            recorder.append(
+                "\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+            )
         }
     }
 }

@@ -1,0 +1,90 @@
+public import Foundation
+public import Logging
+
+extension Authenticator {
+    /// Everything an authenticator needs. Every field but the registration and the endpoints has a default.
+    public struct Configuration: Sendable {
+        public var registration: ClientRegistration
+        public var endpoints: Endpoints
+        /// Where the credential is kept between runs. Default: in memory only.
+        public var store: any CredentialStore
+        /// The store key. Default: the client id.
+        public var account: String
+        /// Opens the browser for the browser flows and the browser sign-out. Default: ``SystemBrowser``.
+        public var browser: any BrowserOpening
+        /// Refresh an access token this long before it expires. Default: 60 seconds.
+        public var refreshMargin: Duration
+        /// How long the loopback flow waits for the browser to come back. Default: 5 minutes.
+        public var browserTimeout: Duration
+        /// How long a custom-scheme ``AuthorizationRequest`` stays redeemable. Default: 10 minutes.
+        public var authorizationLifetime: Duration
+        /// Receives sign-in, refresh and failure events. Never receives a token, code, password or secret.
+        /// Default: discards everything.
+        public var logger: Logger
+        /// The current time, for expiry. A seam for tests.
+        public var now: @Sendable () -> Date
+        /// Waits between device-flow polls. A seam for tests; the default is `Task.sleep`.
+        public var sleep: @Sendable (Duration) async throws -> Void
+
+        public init(
+            registration: ClientRegistration,
+            endpoints: Endpoints,
+            store: any CredentialStore = InMemoryCredentialStore(),
+            account: String? = nil,
+            browser: any BrowserOpening = SystemBrowser(),
+            refreshMargin: Duration = .seconds(60),
+            browserTimeout: Duration = .seconds(300),
+            authorizationLifetime: Duration = .seconds(600),
+            logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() }),
+            now: @escaping @Sendable () -> Date = { Date() },
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+        ) {
+            self.registration = registration
+            self.endpoints = endpoints
+            self.store = store
+            self.account = account ?? registration.clientID
+            self.browser = browser
+            self.refreshMargin = refreshMargin
+            self.browserTimeout = browserTimeout
+            self.authorizationLifetime = authorizationLifetime
+            self.logger = logger
+            self.now = now
+            self.sleep = sleep
+        }
+    }
+}
+
+/// What the device flow shows the user (RFC 8628, 3.2). The device code itself stays inside.
+public struct DeviceCode: Sendable, Hashable {
+    /// The short code the user types, e.g. `WDJB-MJHT`.
+    public var userCode: String
+    /// Where the user types it.
+    public var verificationURI: URL
+    /// The same page with the code filled in, when the server offers it (good for a QR code).
+    public var verificationURIComplete: URL?
+    /// How long the code is valid.
+    public var expiresIn: Duration
+    /// The polling interval the server asked for.
+    public var interval: Duration
+
+    public init(userCode: String, verificationURI: URL, verificationURIComplete: URL?, expiresIn: Duration, interval: Duration) {
+        self.userCode = userCode
+        self.verificationURI = verificationURI
+        self.verificationURIComplete = verificationURIComplete
+        self.expiresIn = expiresIn
+        self.interval = interval
+    }
+}
+
+/// Which kind of token ``Authenticator/revoke(_:hint:)`` is given (RFC 7009, 2.1).
+public enum TokenTypeHint: String, Sendable {
+    case accessToken = "access_token"
+    case refreshToken = "refresh_token"
+}
+
+extension Duration {
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,499 @@
+public import Foundation
+public import Logging
+public import OutpostCore
+
+/// Signs a user or a client in with OAuth 2.0, keeps the credential fresh and stored, and signs out.
+///
+/// ```swift
+/// let auth = try await Authenticator.discover(
+///     issuer: URL(string: "http://127.0.0.1:8080")!, client: client,
+///     registration: ClientRegistration(clientID: "outpost-cli", redirectURI: URL(string: "http://127.0.0.1/callback")),
+///     store: FileCredentialStore(fileURL: FileCredentialStore.defaultLocation(application: "outpost")))
+/// let credential = try await auth.signInWithBrowser()          // or signInWithDeviceCode, signIn(username:password:)...
+/// let api = OutpostClient(configuration: config, middlewares: [AuthMiddleware(authenticator: auth)])
+/// ```
+///
+/// Every flow saves the credential in the configured store; ``credential()`` loads it on first
+/// use. Refreshes are shared: however many callers need one at once, one token request is made,
+/// and with a ``FileCredentialStore`` two processes never both spend the same refresh token.
+public actor Authenticator {
+    /// How this authenticator was set up.
+    public nonisolated let configuration: Configuration
+    nonisolated let tokens: TokenEndpoint
+
+    private var cached: Credential?
+    private var loaded = false
+    private var refreshTask: Task<Credential, any Error>?
+    private var refreshGeneration = 0
+    private var pending: [String: AuthorizationRequest] = [:]
+
+    private var registration: ClientRegistration { configuration.registration }
+    private var endpoints: Endpoints { configuration.endpoints }
+    private var logger: Logger { configuration.logger }
+
+    /// An authenticator that sends its token, device, revocation and provider requests through
+    /// `client`'s transport (not its middlewares, so the client may carry an ``AuthMiddleware``
+    /// of this very authenticator).
+    public init(configuration: Configuration, client: OutpostClient) {
+        self.configuration = configuration
+        self.tokens = TokenEndpoint(
+            client: client, registration: configuration.registration, logger: configuration.logger, now: configuration.now)
+    }
+
+    /// Reads the server's discovery metadata (RFC 8414) and makes an authenticator for its endpoints.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
+    public static func discover(
+        issuer: URL, client: OutpostClient, registration: ClientRegistration,
+        store: any CredentialStore = InMemoryCredentialStore(),
+        logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws -> Authenticator {
+        let endpoints = try await Endpoints.discover(issuer: issuer, client: client)
+        return Authenticator(
+            configuration: Configuration(registration: registration, endpoints: endpoints, store: store, logger: logger),
+            client: client)
+    }
+
+    // MARK: The current credential
+
+    /// The current credential as it is (maybe expired), loaded from the store on first use; `nil` when signed out.
+    public func credential() async throws -> Credential? {
+        if loaded { return cached }
+        let stored = try await configuration.store.load(account: configuration.account)
+        if !loaded {
+            cached = stored
+            loaded = true
+        }
+        return cached
+    }
+
+    /// The current credential, refreshed first when it expires within the refresh margin and has
+    /// a refresh token; `nil` when signed out. Costs no I/O when no refresh is due.
+    ///
+    /// - Throws: ``AuthError`` when a due refresh fails (``AuthError/Code/invalidGrant`` means: sign in again).
+    public func validCredential() async throws -> Credential? {
+        guard let current = try await credential() else { return nil }
+        guard current.refreshToken != nil, current.expires(within: configuration.refreshMargin.seconds, of: configuration.now())
+        else { return current }
+        return try await sharedRefresh(rejected: nil)
+    }
+
+    /// Refreshes now, whatever the expiry.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/notSignedIn``, ``AuthError/Code/invalidGrant`` (the refresh
+    ///   token is dead: the local credential is removed; sign in again), or a transport failure.
+    @discardableResult
+    public func refresh() async throws -> Credential {
+        guard let current = try await credential() else {
+            throw AuthError(.notSignedIn, "There is no credential to refresh; sign in first")
+        }
+        return try await sharedRefresh(rejected: current.accessToken)
+    }
+
+    /// Called when the server refused `accessToken` (HTTP 401): refreshes unless someone already
+    /// did, and returns the credential to retry with. Concurrent callers share one refresh.
+    public func refreshAfterRejection(of accessToken: String) async throws -> Credential {
+        if let cached, loaded, cached.accessToken != accessToken { return cached }
+        return try await sharedRefresh(rejected: accessToken)
+    }
+
+    /// One refresh at a time in this process; `refreshUnderLock` handles other processes.
+    private func sharedRefresh(rejected: String?) async throws -> Credential {
+        if let running = refreshTask { return try await running.value }
+        refreshGeneration += 1
+        let generation = refreshGeneration
+        let configuration = configuration
+        let tokens = tokens
+        let task = Task { try await Self.refreshUnderLock(configuration: configuration, tokens: tokens, rejected: rejected) }
+        refreshTask = task
+        do {
+            let fresh = try await task.value
+            if refreshGeneration == generation {
+                refreshTask = nil
+                cached = fresh
+                loaded = true
+            }
+            return fresh
+        } catch {
+            if refreshGeneration == generation {
+                refreshTask = nil
+                if let error = error as? AuthError, error.code == .invalidGrant || error.code == .notSignedIn {
+                    cached = nil
+                    loaded = true
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Under the store's exclusive lock: reload; if another process has refreshed meanwhile, take
+    /// its credential; otherwise refresh and save before letting go of the lock.
+    private static func refreshUnderLock(
+        configuration: Configuration, tokens: TokenEndpoint, rejected: String?
+    ) async throws -> Credential {
+        let store = configuration.store
+        let account = configuration.account
+        let logger = configuration.logger
+        return try await store.withExclusiveAccess(account: account) {
+            // The store is the truth: another process may have refreshed, or signed out.
+            guard let latest = try await store.load(account: account) else {
+                throw AuthError(.notSignedIn, "The stored credential is gone (signed out elsewhere?); sign in again")
+            }
+            let expiring = latest.expires(within: configuration.refreshMargin.seconds, of: configuration.now())
+            let rejectedStill = rejected.map { StateGenerator.equal($0, latest.accessToken) } ?? false
+            if !expiring, !rejectedStill {
+                logger.debug("credential already refreshed elsewhere")
+                return latest
+            }
+            guard let refreshToken = latest.refreshToken else {
+                throw AuthError(.invalidGrant, "The credential has no refresh token; sign in again")
+            }
+            let fresh: Credential
+            do {
+                fresh = try await tokens.requestToken(
+                    grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
+                    fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
+            } catch let error as AuthError where error.code == .invalidGrant {
+                logger.warning("refresh token refused; the credential is removed", metadata: ["oauth.error": "invalid_grant"])
+                try? await store.remove(account: account)
+                throw error
+            }
+            do {
+                try await store.save(fresh, account: account)
+            } catch {
+                // The old refresh token is spent: keep the new one in memory rather than lose it.
+                logger.error("refreshed credential could not be saved", metadata: ["error": "\(error)"])
+            }
+            logger.info("credential refreshed")
+            return fresh
+        }
+    }
+
+    /// Keeps and stores a new credential.
+    private func signedIn(_ credential: Credential, grant: String) async throws -> Credential {
+        refreshGeneration += 1  // a refresh still running must not overwrite this credential
+        refreshTask = nil
+        cached = credential
+        loaded = true
+        logger.info("signed in", metadata: ["oauth.grant": "\(grant)"])
+        do {
+            try await configuration.store.save(credential, account: configuration.account)
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw AuthError(.storeFailed, "Signed in, but the credential could not be saved", underlying: error)
+        }
+        return credential
+    }
+
+    // MARK: Browser flows
+
+    /// Makes an authorization request (a URL to open) and remembers it until its redirect comes back
+    /// through ``completeAuthorization(from:)``: a fresh `state` (256 random bits) and, for
+    /// ``ResponseType/code``, a PKCE S256 pair.
+    ///
+    /// - Parameters:
+    ///   - responseType: ``ResponseType/code`` (default) or the legacy implicit ``ResponseType/token``.
+    ///   - scopes: Default: the registration's scopes.
+    ///   - redirectURI: Default: the registration's redirect URI (e.g. `myapp://oauth/callback`).
+    /// - Throws: ``AuthError`` ``AuthError/Code/notConfigured`` without an authorization endpoint or redirect URI.
+    public func authorizationRequest(responseType: ResponseType = .code, scopes: [String]? = nil, redirectURI: URL? = nil)
+        throws -> AuthorizationRequest
+    {
+        guard let endpoint = endpoints.authorization else {
+            throw AuthError(
+                .notConfigured, "No authorization endpoint is configured; use discovery or set Endpoints.authorization")
+        }
+        guard let redirect = redirectURI ?? registration.redirectURI else {
+            throw AuthError(.notConfigured, "No redirect URI is configured; set ClientRegistration.redirectURI")
+        }
+        let scopes = scopes ?? registration.scopes
+        let state = StateGenerator.make()
+        let pkce = responseType == .code ? PKCE() : nil
+        var items = [
+            URLQueryItem(name: "response_type", value: responseType.rawValue),
+            URLQueryItem(name: "client_id", value: registration.clientID),
+            URLQueryItem(name: "redirect_uri", value: redirect.absoluteString),
+        ]
+        if !scopes.isEmpty { items.append(URLQueryItem(name: "scope", value: scopes.joined(separator: " "))) }
+        items.append(URLQueryItem(name: "state", value: state))
+        if let pkce {
+            items.append(URLQueryItem(name: "code_challenge", value: pkce.challenge))
+            items.append(URLQueryItem(name: "code_challenge_method", value: pkce.method))
+        }
+        guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else {
+            throw AuthError(.notConfigured, "The authorization endpoint is not a valid URL")
+        }
+        let query =
+            (components.percentEncodedQuery.map { $0 + "&" } ?? "")
+            + items.map { FormEncoding.escape($0.name) + "=" + FormEncoding.escape($0.value ?? "") }.joined(separator: "&")
+        components.percentEncodedQuery = query
+        guard let url = components.url else { throw AuthError(.notConfigured, "The authorization URL could not be built") }
+        let now = configuration.now()
+        let lifetime = configuration.authorizationLifetime.seconds
+        pending = pending.filter { now.timeIntervalSince($0.value.createdAt) < lifetime }
+        let request = AuthorizationRequest(
+            url: url, state: state, redirectURI: redirect, responseType: responseType, scopes: scopes, pkce: pkce, createdAt: now)
+        pending[state] = request
+        return request
+    }
+
+    /// Finishes a browser sign-in with the URL the browser was redirected to (from the loopback
+    /// listener, or handed in by the app's URL handler or x-callback-url router).
+    ///
+    /// Checks the `state` against the pending requests (each redeemable once), then exchanges the
+    /// code with its PKCE verifier, or reads the implicit flow's token from the fragment, and saves the credential.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/stateMismatch`` (unknown, used or missing state),
+    ///   ``AuthError/Code/accessDenied`` (the user declined), ``AuthError/Code/invalidRedirect``,
+    ///   or a token endpoint error such as ``AuthError/Code/invalidGrant``.
+    @discardableResult
+    public func completeAuthorization(from redirectURL: URL) async throws -> Credential {
+        guard let result = RedirectResult.parse(redirectURL) else {
+            throw AuthError(.invalidRedirect, "The redirect carries neither a code, a token nor an error")
+        }
+        guard let state = result.state, let request = pending.values.first(where: { StateGenerator.equal($0.state, state) })
+        else {
+            logger.warning("redirect refused: state mismatch")
+            throw AuthError(
+                .stateMismatch, "The redirect's state matches no sign-in this app started; it is refused (possible forgery)")
+        }
+        pending[request.state] = nil
+        switch result {
+        case .error(let error, let description, _):
+            logger.info("browser sign-in ended with an error", metadata: ["oauth.error": "\(error)"])
+            if error == "access_denied" {
+                throw AuthError(.accessDenied, "The user declined the sign-in", oauthError: error, serverMessage: description)
+            }
+            throw AuthError(
+                .invalidRedirect, "The server ended the sign-in with an error", oauthError: error, serverMessage: description)
+        case .code(let code, _):
+            guard request.responseType == .code, let pkce = request.pkce else {
+                throw AuthError(.invalidRedirect, "A code came back to an implicit-flow request")
+            }
+            let credential = try await tokens.requestToken(
+                grant: "authorization_code",
+                [("code", code), ("redirect_uri", request.redirectURI.absoluteString), ("code_verifier", pkce.verifier)],
+                endpoint: endpoints.token, fallbackScopes: request.scopes)
+            return try await signedIn(credential, grant: "authorization_code")
+        case .token(let fields, _):
+            guard request.responseType == .token else {
+                throw AuthError(.invalidRedirect, "A token came back to an authorization-code request; refusing it")
+            }
+            let json = JSONValue.object(fields.mapValues { JSONValue.string($0) })
+            var credential = try TokenEndpoint.credential(from: json, now: configuration.now(), fallbackScopes: request.scopes)
+            credential.refreshToken = nil  // the implicit grant never issues refresh tokens (RFC 6749 4.2.2)
+            return try await signedIn(credential, grant: "implicit")
+        }
+    }
+
+    /// Forgets a pending authorization request, e.g. when the app learns that the user gave up.
+    public func cancelAuthorization(_ request: AuthorizationRequest) {
+        pending[request.state] = nil
+    }
+
+    /// Signs in through the browser with the authorization code grant and PKCE, receiving the
+    /// redirect on a loopback listener (`http://127.0.0.1:{port}/callback`, RFC 8252). For CLIs and desktop programs.
+    ///
+    /// The listener's path is the path of the registration's redirect URI when that is a loopback
+    /// one, else `/callback`. Register `http://127.0.0.1/callback` (no port) at the server.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/cancelled`` when the task is cancelled,
+    ///   ``AuthError/Code/timeout``, ``AuthError/Code/accessDenied``, ``AuthError/Code/browserFailed``...
+    @discardableResult
+    public func signInWithBrowser(scopes: [String]? = nil) async throws -> Credential {
+        var path = "/callback"
+        if let redirect = registration.redirectURI, redirect.scheme == "http",
+            ["127.0.0.1", "localhost", "[::1]", "::1"].contains(redirect.host ?? ""),
+            !redirect.path.isEmpty
+        {
+            path = redirect.path
+        }
+        let listener = try LoopbackRedirectListener.start(path: path, timeout: configuration.browserTimeout)
+        let request: AuthorizationRequest
+        do {
+            request = try authorizationRequest(responseType: .code, scopes: scopes, redirectURI: listener.redirectURI)
+            try await configuration.browser.open(request.url)
+        } catch {
+            listener.cancel()
+            throw error
+        }
+        let redirect: URL
+        do {
+            redirect = try await listener.redirect()
+        } catch {
+            pending[request.state] = nil
+            logger.info(
+                "browser sign-in did not complete", metadata: ["reason": "\((error as? AuthError)?.code.rawValue ?? "error")"])
+            throw error
+        }
+        return try await completeAuthorization(from: redirect)
+    }
+
+    // MARK: Direct grants
+
+    /// The resource owner password grant (RFC 6749 4.3), for first-party clients the server allows it.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/invalidGrant`` (wrong username or password),
+    ///   ``AuthError/Code/rateLimited``, ``AuthError/Code/unauthorizedClient``...
+    @discardableResult
+    public func signIn(username: String, password: String, scopes: [String]? = nil) async throws -> Credential {
+        let scopes = scopes ?? registration.scopes
+        var fields = [("username", username), ("password", password)]
+        if !scopes.isEmpty { fields.append(("scope", scopes.joined(separator: " "))) }
+        let credential = try await tokens.requestToken(
+            grant: "password", fields, endpoint: endpoints.token, fallbackScopes: scopes)
+        return try await signedIn(credential, grant: "password")
+    }
+
+    /// The client credentials grant (RFC 6749 4.4): the client signs in as itself, with its secret.
+    @discardableResult
+    public func signInWithClientCredentials(scopes: [String]? = nil) async throws -> Credential {
+        let scopes = scopes ?? registration.scopes
+        let fields = scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))]
+        let credential = try await tokens.requestToken(
+            grant: "client_credentials", fields, endpoint: endpoints.token, fallbackScopes: scopes)
+        return try await signedIn(credential, grant: "client_credentials")
+    }
+
+    /// The device authorization grant (RFC 8628), for devices and terminals without a browser:
+    /// `onUserCode` shows the user code and the verification URL; then the token endpoint is
+    /// polled at the server's interval (5 s more after each `slow_down`) until the user finishes.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/accessDenied``, ``AuthError/Code/expiredToken``,
+    ///   ``AuthError/Code/cancelled`` (the task was cancelled)...
+    @discardableResult
+    public func signInWithDeviceCode(scopes: [String]? = nil, onUserCode: @Sendable (DeviceCode) async -> Void)
+        async throws -> Credential
+    {
+        guard let endpoint = endpoints.deviceAuthorization else {
+            throw AuthError(.notConfigured, "No device authorization endpoint is configured")
+        }
+        let scopes = scopes ?? registration.scopes
+        let response = try await tokens.post(endpoint, fields: scopes.isEmpty ? [] : [("scope", scopes.joined(separator: " "))])
+        let json = try TokenEndpoint.successJSON(response, what: "device authorization")
+        guard let deviceCode = json["device_code"]?.stringValue, let userCode = json["user_code"]?.stringValue,
+            let verification = (json["verification_uri"] ?? json["verification_url"])?.stringValue.flatMap(URL.init(string:))
+        else {
+            throw AuthError(
+                .invalidResponse, "The device authorization response lacks device_code, user_code or verification_uri")
+        }
+        let expiresIn = json["expires_in"]?.doubleValue ?? 600
+        var interval = max(1, json["interval"]?.doubleValue ?? 5)
+        let code = DeviceCode(
+            userCode: userCode, verificationURI: verification,
+            verificationURIComplete: json["verification_uri_complete"]?.stringValue.flatMap(URL.init(string:)),
+            expiresIn: .seconds(expiresIn), interval: .seconds(interval))
+        await onUserCode(code)
+        let deadline = configuration.now().addingTimeInterval(expiresIn)
+        while true {
+            do {
+                try Task.checkCancellation()
+                try await configuration.sleep(.seconds(interval))
+            } catch {
+                throw AuthError(.cancelled, "The device sign-in was cancelled")
+            }
+            if configuration.now() >= deadline {
+                throw AuthError(.expiredToken, "The device code expired before the user finished; start again")
+            }
+            do {
+                let credential = try await tokens.requestToken(
+                    grant: "urn:ietf:params:oauth:grant-type:device_code", [("device_code", deviceCode)],
+                    endpoint: endpoints.token, fallbackScopes: scopes)
+                return try await signedIn(credential, grant: "device_code")
+            } catch let error as AuthError where error.code == .authorizationPending {
+                continue
+            } catch let error as AuthError where error.code == .slowDown {
+                interval += 5
+                logger.debug("device flow: slowing down", metadata: ["oauth.interval_s": "\(interval)"])
+            }
+        }
+    }
+
+    /// Signs in with a custom authentication provider (`POST /auth/login` with
+    /// `{"provider": ..., "auth_data": ..., "client_id": ...}`), e.g. a Facebook token checked by
+    /// the server's `com.example` plugin.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/invalidGrant`` when the provider refused the data,
+    ///   ``AuthError/Code/rateLimited``, ``AuthError/Code/serverError`` (with the server's code)...
+    @discardableResult
+    public func signIn(provider: String, data: JSONValue) async throws -> Credential {
+        guard let endpoint = endpoints.providerLogin else {
+            throw AuthError(.notConfigured, "No provider login endpoint is configured; set Endpoints.providerLogin")
+        }
+        let body: JSONValue = ["provider": .string(provider), "auth_data": data, "client_id": .string(registration.clientID)]
+        let response = try await tokens.send(Request(method: .post, path: endpoint.absoluteString, body: .json(body)))
+        guard (200..<300).contains(response.status) else {
+            var error = TokenEndpoint.error(from: response)
+            if error.code == .serverError, [400, 401, 403].contains(response.status) {
+                error.code = .invalidGrant
+                error.message = "The \(provider) provider refused the sign-in data"
+            }
+            throw error
+        }
+        let json = try TokenEndpoint.successJSON(response, what: "provider login")
+        let credential = try TokenEndpoint.credential(from: json, now: configuration.now(), fallbackScopes: registration.scopes)
+        return try await signedIn(credential, grant: "provider")
+    }
+
+    // MARK: Revocation and sign-out
+
+    /// Revokes a token at the server (RFC 7009). Revoking a refresh token ends its whole family.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/notConfigured`` or the server's refusal.
+    public func revoke(_ token: String, hint: TokenTypeHint? = nil) async throws {
+        guard let endpoint = endpoints.revocation else {
+            throw AuthError(.notConfigured, "No revocation endpoint is configured")
+        }
+        var fields = [("token", token)]
+        if let hint { fields.append(("token_type_hint", hint.rawValue)) }
+        let response = try await tokens.post(endpoint, fields: fields)
+        guard (200..<300).contains(response.status) else { throw TokenEndpoint.error(from: response) }
+    }
+
+    /// Signs out: optionally ends the browser session first (opens the logout endpoint), then
+    /// removes the local credential, then revokes its tokens at the server.
+    ///
+    /// The local credential is gone even when revocation fails.
+    ///
+    /// - Parameters:
+    ///   - revoke: Revoke the refresh and access tokens at the server. Default: `true`.
+    ///   - endBrowserSession: Open `Endpoints.logout` in the browser first. Default: `false`.
+    /// - Throws: ``AuthError`` ``AuthError/Code/storeFailed``, or ``AuthError/Code/revocationFailed``
+    ///   (the local credential was removed nonetheless).
+    public func signOut(revoke: Bool = true, endBrowserSession: Bool = false) async throws {
+        if endBrowserSession, let logout = endpoints.logout {
+            var components = URLComponents(url: logout, resolvingAgainstBaseURL: false)
+            if let redirect = registration.redirectURI, redirect.scheme != "http" {
+                let items = components?.queryItems ?? []
+                components?.queryItems = items + [URLQueryItem(name: "redirect_uri", value: redirect.absoluteString)]
+            }
+            if let url = components?.url {
+                do {
+                    try await configuration.browser.open(url)
+                } catch {
+                    logger.warning("browser sign-out could not be opened")
+                }
+            }
+        }
+        if let running = refreshTask { _ = try? await running.value }
+        let credential = try? await credential()
+        refreshGeneration += 1
+        refreshTask = nil
+        cached = nil
+        loaded = true
+        pending.removeAll()
+        let store = configuration.store
+        let account = configuration.account
+        try await store.withExclusiveAccess(account: account) { try await store.remove(account: account) }
+        logger.info("signed out")
+        guard revoke, let credential, endpoints.revocation != nil else { return }
+        do {
+            if let refreshToken = credential.refreshToken { try await self.revoke(refreshToken, hint: .refreshToken) }
+            try await self.revoke(credential.accessToken, hint: .accessToken)
+        } catch {
+            throw AuthError(
+                .revocationFailed, "Signed out locally, but the server could not revoke the tokens", underlying: error)
+        }
+    }
+}

@@ -1,0 +1,141 @@
+public import Foundation
+public import OutpostCore
+
+/// Where the authorization server's endpoints are. Build it by hand, or from discovery
+/// metadata with ``Endpoints/discover(issuer:client:)``.
+public struct Endpoints: Sendable, Hashable {
+    /// The server's issuer identifier (RFC 8414), when known.
+    public var issuer: URL?
+    /// `/oauth/authorize`: the browser flows start there.
+    public var authorization: URL?
+    /// `/oauth/token`: every grant ends there.
+    public var token: URL
+    /// `/oauth/revoke` (RFC 7009).
+    public var revocation: URL?
+    /// `/oauth/device_authorization` (RFC 8628).
+    public var deviceAuthorization: URL?
+    /// Ends the browser session (`/oauth/logout`), used by sign-out when asked to.
+    public var logout: URL?
+    /// Custom-provider sign-in (`POST /auth/login` on the Outpost server).
+    public var providerLogin: URL?
+
+    public init(
+        issuer: URL? = nil, authorization: URL? = nil, token: URL, revocation: URL? = nil, deviceAuthorization: URL? = nil,
+        logout: URL? = nil, providerLogin: URL? = nil
+    ) {
+        self.issuer = issuer
+        self.authorization = authorization
+        self.token = token
+        self.revocation = revocation
+        self.deviceAuthorization = deviceAuthorization
+        self.logout = logout
+        self.providerLogin = providerLogin
+    }
+
+    /// The Outpost server's paths under `base` (`/oauth/authorize`, `/oauth/token`, `/oauth/revoke`,
+    /// `/oauth/device_authorization`, `/oauth/logout`, `/auth/login`), without a discovery round trip.
+    public static func outpost(base: URL) -> Endpoints {
+        Endpoints(
+            issuer: base, authorization: base.appending(path: "oauth/authorize"), token: base.appending(path: "oauth/token"),
+            revocation: base.appending(path: "oauth/revoke"),
+            deviceAuthorization: base.appending(path: "oauth/device_authorization"),
+            logout: base.appending(path: "oauth/logout"), providerLogin: base.appending(path: "auth/login"))
+    }
+
+    /// Fetches `GET {issuer}/.well-known/oauth-authorization-server` (RFC 8414) through `client`
+    /// and checks that the metadata names the same issuer.
+    ///
+    /// The logout endpoint comes from `end_session_endpoint` when the metadata has one; the
+    /// custom-provider endpoint from `outpost_provider_login_endpoint`, else `{issuer}/auth/login`.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
+    public static func discover(issuer: URL, client: OutpostClient) async throws -> Endpoints {
+        try await AuthorizationServerMetadata.fetch(issuer: issuer, client: client).endpoints
+    }
+}
+
+/// Authorization server metadata (RFC 8414), the fields Outpost uses.
+public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
+    public var issuer: URL
+    public var authorizationEndpoint: URL?
+    public var tokenEndpoint: URL
+    public var revocationEndpoint: URL?
+    public var deviceAuthorizationEndpoint: URL?
+    public var endSessionEndpoint: URL?
+    public var providerLoginEndpoint: URL?
+    public var grantTypesSupported: [String]?
+    public var responseTypesSupported: [String]?
+    public var codeChallengeMethodsSupported: [String]?
+    public var tokenEndpointAuthMethodsSupported: [String]?
+    public var scopesSupported: [String]?
+
+    enum CodingKeys: String, CodingKey {
+        case issuer
+        case authorizationEndpoint = "authorization_endpoint"
+        case tokenEndpoint = "token_endpoint"
+        case revocationEndpoint = "revocation_endpoint"
+        case deviceAuthorizationEndpoint = "device_authorization_endpoint"
+        case endSessionEndpoint = "end_session_endpoint"
+        case providerLoginEndpoint = "outpost_provider_login_endpoint"
+        case grantTypesSupported = "grant_types_supported"
+        case responseTypesSupported = "response_types_supported"
+        case codeChallengeMethodsSupported = "code_challenge_methods_supported"
+        case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
+        case scopesSupported = "scopes_supported"
+    }
+
+    /// The endpoints these metadata describe.
+    public var endpoints: Endpoints {
+        Endpoints(
+            issuer: issuer, authorization: authorizationEndpoint, token: tokenEndpoint, revocation: revocationEndpoint,
+            deviceAuthorization: deviceAuthorizationEndpoint, logout: endSessionEndpoint,
+            providerLogin: providerLoginEndpoint ?? issuer.appending(path: "auth/login"))
+    }
+
+    /// The well-known URL of `issuer`: for `https://host/tenant` it is
+    /// `https://host/.well-known/oauth-authorization-server/tenant` (RFC 8414, 3.1).
+    public static func wellKnownURL(for issuer: URL) -> URL? {
+        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return nil }
+        var path = components.path
+        while path.hasSuffix("/") { path.removeLast() }
+        components.path = "/.well-known/oauth-authorization-server" + path
+        components.query = nil
+        components.fragment = nil
+        return components.url
+    }
+
+    /// Fetches and checks the metadata of `issuer`.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed`` when the document cannot be
+    ///   fetched or decoded, or names another issuer (a mix-up defence, RFC 8414 section 3.3).
+    public static func fetch(issuer: URL, client: OutpostClient) async throws -> AuthorizationServerMetadata {
+        guard let url = wellKnownURL(for: issuer) else {
+            throw AuthError(.discoveryFailed, "'\(issuer)' is not a valid issuer URL")
+        }
+        let metadata: AuthorizationServerMetadata
+        do {
+            metadata = try await client.send(.get(url.absoluteString), decoding: AuthorizationServerMetadata.self)
+        } catch {
+            throw AuthError(
+                .discoveryFailed,
+                "The discovery metadata at \(url.absoluteString) could not be read; check the issuer URL and that the server is up",
+                underlying: error)
+        }
+        guard Self.sameIssuer(metadata.issuer, issuer) else {
+            throw AuthError(
+                .discoveryFailed,
+                "The metadata names the issuer \(metadata.issuer.absoluteString), not \(issuer.absoluteString); refusing it (RFC 8414, 3.3)"
+            )
+        }
+        return metadata
+    }
+
+    static func sameIssuer(_ first: URL, _ second: URL) -> Bool {
+        func normal(_ url: URL) -> String {
+            var text = url.absoluteString
+            while text.hasSuffix("/") { text.removeLast() }
+            return text
+        }
+        return normal(first) == normal(second)
+    }
+}

@@ -1,0 +1,187 @@
+public import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Keeps credentials in a JSON file readable by its owner only: for Linux desktops, CLIs and servers.
+///
+/// - The file is created with mode 0600, and its folder, when created, with 0700.
+/// - Writes are atomic: a temporary file in the same folder is written, flushed to disk (`fsync`)
+///   and renamed over the old one, so a process dying mid-write leaves the old file intact.
+/// - A file that is not a credentials file is reported (``AuthError/Code/storeCorrupt``), never
+///   overwritten: move it aside or delete it.
+/// - ``withExclusiveAccess(account:_:)`` holds an advisory lock (`flock`) on a `.lock` file
+///   beside the store, so that processes sharing the file refresh one at a time.
+///
+/// One file can hold the credentials of several accounts.
+public struct FileCredentialStore: CredentialStore {
+    /// The credentials file.
+    public let fileURL: URL
+    /// The lock file beside it: `credentials.json.lock`.
+    public var lockURL: URL { fileURL.deletingLastPathComponent().appending(path: fileURL.lastPathComponent + ".lock") }
+    /// How long ``withExclusiveAccess(account:_:)`` waits for another process's lock. Default: 30 seconds.
+    public var lockTimeout: Duration
+
+    /// Which lock files the current task holds, so that saving inside `withExclusiveAccess` does not wait for itself.
+    @TaskLocal static var heldLocks: Set<String> = []
+
+    public init(fileURL: URL, lockTimeout: Duration = .seconds(30)) {
+        self.fileURL = fileURL
+        self.lockTimeout = lockTimeout
+    }
+
+    /// `$XDG_CONFIG_HOME/<application>/credentials.json`, or `~/.config/<application>/credentials.json`.
+    public static func defaultLocation(application: String) -> URL {
+        let environment = ProcessInfo.processInfo.environment
+        let base: URL
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            base = URL(fileURLWithPath: config, isDirectory: true)
+        } else {
+            base = FileManager.default.homeDirectoryForCurrentUser.appending(path: ".config", directoryHint: .isDirectory)
+        }
+        return base.appending(path: application, directoryHint: .isDirectory).appending(path: "credentials.json")
+    }
+
+    struct Contents: Codable {
+        var version: Int
+        var accounts: [String: Credential]
+    }
+
+    public func load(account: String) async throws -> Credential? {
+        try read()?.accounts[account]
+    }
+
+    public func save(_ credential: Credential, account: String) async throws {
+        try await locked {
+            var contents = try read() ?? Contents(version: 1, accounts: [:])
+            contents.accounts[account] = credential
+            try write(contents)
+        }
+    }
+
+    public func remove(account: String) async throws {
+        try await locked {
+            guard var contents = try read(), contents.accounts[account] != nil else { return }
+            contents.accounts[account] = nil
+            try write(contents)
+        }
+    }
+
+    public func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T) async throws -> T {
+        try await locked(body)
+    }
+
+    // MARK: Locking
+
+    private func locked<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        let path = lockURL.path
+        if Self.heldLocks.contains(path) { return try await body() }
+        try createFolder()
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("open the lock file \(path)") }
+        defer { close(fd) }
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: lockTimeout)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw Self.failure("lock \(path)") }
+            guard clock.now < deadline else {
+                throw AuthError(.storeFailed, "Another process has held \(path) for too long; try again")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try await Self.$heldLocks.withValue(Self.heldLocks.union([path])) { try await body() }
+    }
+
+    // MARK: Reading and writing
+
+    /// The file's contents, `nil` when there is no file.
+    func read() throws -> Contents? {
+        let data: Data
+        do {
+            data = try Data(contentsOf: fileURL)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return nil
+        } catch {
+            if !FileManager.default.fileExists(atPath: fileURL.path) { return nil }
+            throw AuthError(
+                .storeFailed, "The credentials file \(fileURL.path) could not be read; check its permissions", underlying: error)
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(Contents.self, from: data)
+        } catch {
+            throw AuthError(
+                .storeCorrupt,
+                "The credentials file \(fileURL.path) is not a valid credentials file (\(data.count) bytes); "
+                    + "it was left as it is: move it aside or delete it, then sign in again",
+                underlying: error)
+        }
+    }
+
+    /// Writes atomically: temporary file (0600) → fsync → rename → fsync the folder.
+    func write(_ contents: Contents) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(contents)
+        try createFolder()
+        let folder = fileURL.deletingLastPathComponent().path
+        let temporary = folder + "/." + fileURL.lastPathComponent + ".tmp-" + UUID().uuidString
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("create \(temporary)") }
+        var ok = fchmod(fd, 0o600) == 0
+        ok =
+            ok
+            && data.withUnsafeBytes { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let written = posixWrite(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        return false
+                    }
+                    offset += written
+                }
+                return true
+            }
+        ok = ok && fsync(fd) == 0
+        let closed = close(fd) == 0
+        guard ok, closed, rename(temporary, fileURL.path) == 0 else {
+            let error = Self.failure("write \(fileURL.path)")
+            unlink(temporary)
+            throw error
+        }
+        let folderFD = open(folder, O_RDONLY | O_CLOEXEC)
+        if folderFD >= 0 {
+            _ = fsync(folderFD)
+            close(folderFD)
+        }
+    }
+
+    private func createFolder() throws {
+        let folder = fileURL.deletingLastPathComponent()
+        guard !FileManager.default.fileExists(atPath: folder.path) else { return }
+        do {
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw AuthError(.storeFailed, "The folder \(folder.path) could not be created", underlying: error)
+        }
+    }
+
+    private static func failure(_ what: String) -> AuthError {
+        AuthError(.storeFailed, "Could not \(what) (errno \(errno))")
+    }
+}
+
+/// `write(2)`, named apart from the many `write` methods around.
+private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(fd, buffer, count)
+}

@@ -1,0 +1,197 @@
+import AsyncHTTPClient
+import Foundation
+import OutpostCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue 7, part 1: what OutpostClient costs on top of the transport it drives.
+///
+/// One in-process Hummingbird server on 127.0.0.1 serves `GET /small` (a 104-byte JSON object).
+/// Four clients fetch and decode it: (a) raw AsyncHTTPClient, (b) OutpostClient on
+/// AsyncHTTPClientTransport, (c) raw URLSession, (d) OutpostClient on URLSessionTransport, at
+/// concurrency 1 and 32. Every variant sends the same number of requests per round; the rounds
+/// rotate the order of the variants, so that drift on the machine is spread over all of them.
+/// Requests per second is the median over the rounds; p50 and p99 come from all the rounds' latencies.
+enum ClientOverheadBench {
+    /// The shape of `GET /small`.
+    struct Small: Codable, Sendable {
+        var id: Int
+        var name: String
+        var email: String
+        var active: Bool
+        var score: Double
+        var tags: [String]
+    }
+
+    struct Variant: Sendable {
+        var label: String
+        /// Sends one request and decodes the body; throws on anything but 200.
+        var request: @Sendable () async throws -> Void
+    }
+
+    struct Plan {
+        var concurrency: Int
+        var requestsPerRound: Int
+        var warmUpRequests: Int
+    }
+
+    static func run(_ options: BenchOptions) async throws -> [BenchResult] {
+        // Many short rounds rather than a few long ones: the median round shrugs off bursts of other
+        // work on the machine, which is shared with the in-process server anyway.
+        let rounds = options.quick ? 4 : 12
+        let plans = [
+            Plan(concurrency: 1, requestsPerRound: options.quick ? 250 : 1_000, warmUpRequests: options.quick ? 200 : 1_000),
+            Plan(concurrency: 32, requestsPerRound: options.quick ? 800 : 4_000, warmUpRequests: options.quick ? 640 : 3_200),
+        ]
+
+        let server = try await SmallJSONServer.start()
+        let url = server.baseURL + "/small"
+        let decoder = JSONDecoder()
+
+        let rawHTTPClient = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.defaultConfiguration)
+        let rawSession = URLSession(configuration: .ephemeral)
+        // The SDK borrows the raw variants' HTTPClient and URLSession: same connection pool, same
+        // connections and event loops, so that the difference is the SDK's own work.
+        let sdkOnAHC = OutpostClient(
+            configuration: .init(baseURL: URL(string: server.baseURL)!),
+            transport: AsyncHTTPClientTransport(borrowing: rawHTTPClient))
+        let sdkOnURLSession = OutpostClient(
+            configuration: .init(baseURL: URL(string: server.baseURL)!), transport: URLSessionTransport(borrowing: rawSession))
+
+        let rawAHC = Variant(label: "raw AsyncHTTPClient") {
+            let response = try await rawHTTPClient.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            guard response.status == .ok else { throw BenchError("raw AsyncHTTPClient got \(response.status)") }
+            let buffer = try await response.body.collect(upTo: 1 << 20)
+            _ = try decoder.decode(Small.self, from: Data(buffer.readableBytesView))
+        }
+        let outpostAHC = Variant(label: "OutpostClient on AsyncHTTPClientTransport") {
+            _ = try await sdkOnAHC.send(.get("/small"), decoding: Small.self)
+        }
+        let rawURLSession = Variant(label: "raw URLSession") {
+            let (data, response) = try await rawSession.data(from: URL(string: url)!)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("raw URLSession got \(response)") }
+            _ = try decoder.decode(Small.self, from: data)
+        }
+        let outpostURLSession = Variant(label: "OutpostClient on URLSessionTransport") {
+            _ = try await sdkOnURLSession.send(.get("/small"), decoding: Small.self)
+        }
+        let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession]
+
+        var results: [BenchResult] = []
+        do {
+            for plan in plans {
+                progress(
+                    "client overhead at concurrency \(plan.concurrency): \(rounds) rounds of \(plan.requestsPerRound) requests per variant"
+                )
+                for variant in variants {
+                    _ = try await measure(variant, concurrency: plan.concurrency, requests: plan.warmUpRequests)
+                }
+                var throughput = [[Double]](repeating: [], count: variants.count)
+                var latency = [LatencySample](repeating: LatencySample(), count: variants.count)
+                for round in 0..<rounds {
+                    for offset in 0..<variants.count {
+                        let index = (round + offset) % variants.count
+                        let (perSecond, sample) = try await measure(
+                            variants[index], concurrency: plan.concurrency, requests: plan.requestsPerRound)
+                        throughput[index].append(perSecond)
+                        latency[index].append(contentsOf: sample)
+                    }
+                }
+                results += compare(1, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan)
+                results += compare(3, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan)
+            }
+        } catch {
+            await shutDown()
+            throw error
+        }
+        await shutDown()
+        return results + (try await inMemoryCost(options))
+
+        func shutDown() async {
+            try? await rawHTTPClient.shutdown()
+            rawSession.finishTasksAndInvalidate()
+            await server.stop()
+        }
+    }
+
+    /// The SDK's own CPU time per request, without a network: `send(_:decoding:)` on a transport that
+    /// answers at once with the same 104 bytes, against decoding them with `JSONDecoder` alone.
+    /// The difference is what OutpostClient adds to every request (URL building, middleware chain,
+    /// retry loop, status and service-error checks); the live figures above add the transport's.
+    static func inMemoryCost(_ options: BenchOptions) async throws -> [BenchResult] {
+        let iterations = options.quick ? 20_000 : 200_000
+        let body = Data(SmallJSONServer.body.utf8)
+        let client = OutpostClient(
+            configuration: .init(baseURL: URL(string: "http://127.0.0.1:9")!),
+            ownedTransport: EntityDecodingBench.FixedResponseTransport(body: body))
+        let decoder = JSONDecoder()
+        var sdkBest = Double.infinity
+        var plainBest = Double.infinity
+        for _ in 0..<3 {
+            let sdk = try await Stopwatch.opsPerSecond(iterations: iterations) {
+                _ = try await client.send(.get("/small"), decoding: Small.self)
+            }
+            sdkBest = min(sdkBest, 1e6 / sdk)
+            let plain = try Stopwatch.opsPerSecond(iterations: iterations) {
+                _ = try decoder.decode(Small.self, from: body)
+            }
+            plainBest = min(plainBest, 1e6 / plain)
+        }
+        try await client.shutdown()
+        return [
+            BenchResult(
+                name:
+                    "client, no network: OutpostClient.send(_:decoding:) on an in-memory transport, time per request (lower is better)",
+                value: sdkBest, unit: "µs", baseline: "JSONDecoder alone on the same 104 bytes", baselineValue: plainBest)
+        ]
+    }
+
+    /// Rows for variant `index` against variant `baseline`: requests per second, p50 and p99.
+    private static func compare(
+        _ index: Int, against baseline: Int, throughput: [[Double]], latency: inout [LatencySample],
+        variants: [Variant], plan: Plan
+    ) -> [BenchResult] {
+        let name = "client c=\(plan.concurrency): \(variants[index].label)"
+        let base = variants[baseline].label
+        return [
+            BenchResult(
+                name: "\(name), req/s (higher is better)", value: median(throughput[index]), unit: "req/s",
+                baseline: base, baselineValue: median(throughput[baseline])),
+            BenchResult(
+                name: "\(name), p50 latency (lower is better)", value: latency[index].percentile(0.50).microseconds,
+                unit: "µs", baseline: base, baselineValue: latency[baseline].percentile(0.50).microseconds),
+            BenchResult(
+                name: "\(name), p99 latency (lower is better)", value: latency[index].percentile(0.99).microseconds,
+                unit: "µs", baseline: base, baselineValue: latency[baseline].percentile(0.99).microseconds),
+        ]
+    }
+
+    /// Sends `requests` requests through `variant` from `concurrency` tasks that split them evenly.
+    /// Returns requests per second over the whole batch and every request's latency.
+    static func measure(_ variant: Variant, concurrency: Int, requests: Int) async throws -> (Double, LatencySample) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let sample = try await withThrowingTaskGroup(of: LatencySample.self) { group in
+            for worker in 0..<concurrency {
+                let quota = requests / concurrency + (worker < requests % concurrency ? 1 : 0)
+                group.addTask {
+                    var sample = LatencySample(reservingCapacity: quota)
+                    for _ in 0..<quota {
+                        let sent = clock.now
+                        try await variant.request()
+                        sample.record(clock.now - sent)
+                    }
+                    return sample
+                }
+            }
+            var all = LatencySample(reservingCapacity: requests)
+            for try await sample in group { all.append(contentsOf: sample) }
+            return all
+        }
+        let elapsed = clock.now - start
+        return (Double(sample.count) / elapsed.seconds, sample)
+    }
+}
