@@ -133,6 +133,7 @@ public final class OutpostClient: Sendable {
             if base.hasSuffix("/") { base.removeLast() }
             url = URL(string: base + (path.hasPrefix("/") ? path : "/" + path))
         }
+        if let url, request.query.isEmpty { return url }
         guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             throw OutpostError(
                 .invalidRequest, "'\(path)' is not a valid request path",

@@ -17,7 +17,7 @@ public struct PreparedRequest: Sendable {
     /// default handling: a non-2xx status or a service error becomes an ``OutpostError``.
     public func start() async throws -> ClientResponse {
         let method = request.method.rawValue
-        let path = request.url.map(\.path) ?? request.path ?? ""
+        let path = Self.pathWithoutQuery(request.path)
         var requestLogger = client.configuration.logger
         requestLogger[metadataKey: "outpost.method"] = "\(method)"
         requestLogger[metadataKey: "outpost.path"] = "\(path)"
@@ -37,10 +37,17 @@ public struct PreparedRequest: Sendable {
         }
     }
 
+    /// The path for logs and errors: never the query, which may hold secrets.
+    static func pathWithoutQuery(_ path: String?) -> String {
+        guard let path else { return "" }
+        guard let question = path.firstIndex(of: "?") else { return path }
+        return String(path[..<question])
+    }
+
     /// Sends the request and decodes the body as `T`.
     public func start<T: Decodable>(decoding type: T.Type) async throws -> T {
         let response = try await start()
-        return try client.decode(type, from: response, method: request.method.rawValue, path: request.url?.path ?? "")
+        return try client.decode(type, from: response, method: request.method.rawValue, path: Self.pathWithoutQuery(request.path))
     }
 
     private static func chain(
@@ -127,7 +134,7 @@ extension OutpostClient {
         if status == 304 { return }
         if (200..<300).contains(status) {
             guard !format.serviceErrorKeys.isEmpty, response.body.first(where: { !$0.isWhitespaceByte }) == UInt8(ascii: "{"),
-                Self.mayContainKey(format.serviceErrorKeys, in: response.body),
+                TopLevelKeys.contains(anyOf: format.serviceErrorKeys, in: response.body),
                 case .object(let object)? = try? response.json()
             else { return }
             for key in format.serviceErrorKeys {
@@ -193,11 +200,6 @@ extension OutpostClient {
         default:
             return (nil, nil, nil)
         }
-    }
-
-    /// A cheap byte scan so that ordinary 2xx bodies are not parsed twice.
-    static func mayContainKey(_ keys: [String], in body: Data) -> Bool {
-        keys.contains { key in body.range(of: Data("\"\(key)\"".utf8)) != nil }
     }
 }
 

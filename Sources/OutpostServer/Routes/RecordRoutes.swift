@@ -9,6 +9,8 @@ struct RecordRoutes: Sendable {
     let storage: any Storage
     let auth: AuthService
     let cursors: CursorCodec
+    /// Patches of one record run one at a time, so concurrent patches never lose a race here.
+    let patchLocks = KeyedLock()
     let maxBodyBytes: Int
     static let maxPageSize = 100
     static let defaultPageSize = 20
@@ -29,8 +31,8 @@ struct RecordRoutes: Sendable {
         let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
         let fields = try await Self.fields(of: request, limit: maxBodyBytes)
         let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
-        return Response.json(
-            record.json, status: .created,
+        return Self.recordResponse(
+            record, status: .created,
             headers: [.eTag: record.etag, .location: "/records/\(type)/\(record.id)"])
     }
 
@@ -40,7 +42,7 @@ struct RecordRoutes: Sendable {
         if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
             return Response(status: .notModified, headers: [.eTag: record.etag])
         }
-        return Response.json(record.json, headers: [.eTag: record.etag])
+        return Self.recordResponse(record, headers: [.eTag: record.etag])
     }
 
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
@@ -51,7 +53,7 @@ struct RecordRoutes: Sendable {
         let record = try await write(type, id) {
             try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: expected)
         }
-        return Response.json(record.json, headers: [.eTag: record.etag])
+        return Self.recordResponse(record, headers: [.eTag: record.etag])
     }
 
     func patch(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
@@ -72,19 +74,25 @@ struct RecordRoutes: Sendable {
             )
         }
         let expected = try await expectedVersion(request, type: type, id: id)
+        return try await patchLocks.withLock("\(type)/\(id)") {
+            try await applyPatch(patchValue, type: type, id: id, expected: expected)
+        }
+    }
+
+    func applyPatch(_ patchValue: JSONValue, type: String, id: String, expected: Int?) async throws -> Response {
         // Read, apply, and write back only if nobody changed the record meanwhile; on a lost race
         // without If-Match, start again from the newer version.
         for _ in 0..<8 {
             guard let current = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
             if let expected, expected != current.version { throw Self.preconditionFailed(type, id, current: current.version) }
-            let patched = MergePatch.apply(patchValue, to: .object(current.fields))
+            let patched = MergePatch.apply(patchValue, to: .object(try current.fields))
             guard case .object(var fields) = patched else {
                 throw ServerError.badRequest("invalid_patch", "The patch must leave the record a JSON object")
             }
             for key in StoredRecord.serverKeys { fields[key] = nil }
             do {
                 let record = try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: current.version)
-                return Response.json(record.json, headers: [.eTag: record.etag])
+                return Self.recordResponse(record, headers: [.eTag: record.etag])
             } catch RecordWriteFailure.versionMismatch(let now) {
                 if expected != nil { throw Self.preconditionFailed(type, id, current: now) }
                 continue
@@ -179,10 +187,12 @@ struct RecordRoutes: Sendable {
         let query = RecordQuery(type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize)
         if let page {
             let (records, total) = try await storage.listRecords(query, page: page)
-            return Response.json([
-                "results": .array(records.map(\.json)), "page": .int(page), "per_page": .int(query.limit),
-                "total": .int(total), "total_pages": .int((total + query.limit - 1) / query.limit),
-            ])
+            return Self.listResponse(
+                records,
+                [
+                    "page": .int(page), "per_page": .int(query.limit), "total": .int(total),
+                    "total_pages": .int((total + query.limit - 1) / query.limit),
+                ])
         }
         return try await keysetPage(query, cursor: cursor, request: request)
     }
@@ -205,13 +215,26 @@ struct RecordRoutes: Sendable {
         }
         let next = hasNext ? make(rows.last, "n") : nil
         let previous = hasPrevious ? make(rows.first, "p") : nil
-        return Response.json([
-            "results": .array(rows.map(\.json)),
+        return Self.listResponse(rows, [
             "next_cursor": next.map(JSONValue.string) ?? .null,
             "prev_cursor": previous.map(JSONValue.string) ?? .null,
             "next": next.map { .string(Self.link(request, cursor: $0)) } ?? .null,
             "previous": previous.map { .string(Self.link(request, cursor: $0)) } ?? .null,
         ])
+    }
+
+    /// One record as JSON, spliced from its stored text.
+    static func recordResponse(_ record: StoredRecord, status: HTTPResponse.Status = .ok, headers: HTTPFields) -> Response {
+        Response.bytes(Data(record.wireText.utf8), contentType: "application/json", status: status, headers: headers)
+    }
+
+    /// `{"results": [...], ...page info}`, with the records spliced from their stored text.
+    static func listResponse(_ records: [StoredRecord], _ info: [String: JSONValue]) -> Response {
+        var text = "{\"results\":["
+        text += records.map(\.wireText).joined(separator: ",")
+        text += "],"
+        text += JSONValue.object(info).jsonString().dropFirst()
+        return Response.bytes(Data(text.utf8), contentType: "application/json")
     }
 
     /// The same request with another cursor, as an absolute URL.

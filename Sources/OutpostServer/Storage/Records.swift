@@ -7,8 +7,9 @@ public struct StoredRecord: Sendable, Hashable {
     public var id: String
     /// The user the record belongs to; `nil` for records created without signing in.
     public var owner: String?
-    /// The client's fields, without the server-owned keys.
-    public var fields: [String: JSONValue]
+    /// The client's fields as stored: compact JSON object text with sorted keys, without the
+    /// server-owned keys.
+    public var body: String
     /// Grows by one with every change; the ETag is derived from it.
     public var version: Int
     /// Milliseconds since 1970.
@@ -23,20 +24,58 @@ public struct StoredRecord: Sendable, Hashable {
     /// Keys the server owns: ignored in request bodies, added in responses.
     public static let serverKeys: Set<String> = ["id", "created_at", "updated_at"]
 
-    /// The wire form: the fields plus `id`, `created_at` and `updated_at` (ISO 8601, whole seconds, UTC).
-    public var json: JSONValue {
-        var object = fields
-        object["id"] = .string(id)
-        object["created_at"] = .string(Self.timestamp(createdAt))
-        object["updated_at"] = .string(Self.timestamp(updatedAt))
-        return .object(object)
+    /// The client's fields, parsed.
+    public var fields: [String: JSONValue] {
+        get throws {
+            guard case .object(let fields) = try JSONValue(parsing: Data(body.utf8)) else {
+                throw ServerError(.internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
+            }
+            return fields
+        }
     }
 
+    /// The wire form: the fields plus `id`, `created_at` and `updated_at` (ISO 8601, whole seconds, UTC).
+    public var json: JSONValue {
+        (try? JSONValue(parsing: Data(wireText.utf8))) ?? .null
+    }
+
+    /// The wire form as JSON text, spliced from the stored text without parsing it: the server-owned
+    /// keys first, then the stored fields (which never contain those keys).
+    public var wireText: String {
+        var text = "{\"id\":\""
+        text.reserveCapacity(body.utf8.count + 96)
+        text += id  // ids are [A-Za-z0-9_-]: nothing to escape
+        text += "\",\"created_at\":\""
+        text += Self.timestamp(createdAt)
+        text += "\",\"updated_at\":\""
+        text += Self.timestamp(updatedAt)
+        text += "\""
+        if body.utf8.count > 2 {
+            text += ","
+            text += body.dropFirst()
+        } else {
+            text += "}"
+        }
+        return text
+    }
+
+    /// `2026-11-21T06:07:47Z` from milliseconds since 1970 (UTC, proleptic Gregorian calendar).
     static func timestamp(_ milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        return date.formatted(
-            .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon)
-                .timeZone(separator: .omitted))
+        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
+        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        // Days to civil date (Howard Hinnant's algorithm).
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPrime = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
+        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
     }
 }
 

@@ -163,12 +163,8 @@ extension SQLiteStorage {
         else {
             throw ServerError(.internalServerError, code: "corrupt_record", message: "A stored record is missing a column")
         }
-        guard case .object(let fields) = try JSONValue(parsing: Data(body.utf8)) else {
-            throw ServerError(
-                .internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
-        }
         return StoredRecord(
-            type: type, id: id, owner: row.column("owner")?.string, fields: fields, version: version,
+            type: type, id: id, owner: row.column("owner")?.string, body: body, version: version,
             createdAt: Int64(created), updatedAt: Int64(updated), seq: Int64(seq))
     }
 
