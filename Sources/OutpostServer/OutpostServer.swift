@@ -75,6 +75,11 @@ public final class OutpostServer: Sendable {
         return storage
     }
 
+    /// The public client the `outpost` CLI signs in with, created once by migration 3: loopback
+    /// redirects (any port), the authorization code, device and password grants, and refresh. Remove
+    /// it with `outpost clients remove outpost-cli` to turn CLI sign-in off; it is not recreated.
+    public static let cliClientID = "outpost-cli"
+
     /// Serves until the process receives SIGINT or SIGTERM, then shuts down gracefully.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let storage = try await openStorage()

@@ -18,12 +18,6 @@ private struct Hook: StartupHook {
     }
 }
 
-private final class Log: Sendable {
-    let lines = Mutex<[String]>([])
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
-}
-
 @Suite("Startup hooks")
 struct StartupHookTests {
     @Test("hooks run in order, only at their phases")
@@ -54,9 +48,60 @@ struct StartupHookTests {
 
     @Test("a hook past the timeout is reported as timed out")
     func timeout() async throws {
-        let runner = StartupHookRunner(hooks: [Hook(name: "slow", phases: [.launch], log: Log(), hangs: true)], timeout: .milliseconds(50))
+        let runner = StartupHookRunner(
+            hooks: [Hook(name: "slow", phases: [.launch], log: Log(), hangs: true)], timeout: .milliseconds(50))
         let failure = try await #require(throws: StartupHookFailure.self) { try await runner.run(.launch) }
         #expect(failure.timedOut)
         #expect(failure.description.contains("slow"))
+    }
+}
+
+@Suite("Startup hooks, more")
+struct StartupHookMoreTests {
+    private struct Stubborn: StartupHook {
+        let name = "stubborn"
+        let phases: Set<StartupPhase> = [.applicationReady]
+        let gate: Gate
+        func run(phase: StartupPhase, context: [String: String]) async throws { await gate.wait() }
+    }
+
+    private struct Typed: StartupHook {
+        let name = "typed"
+        let phases: Set<StartupPhase> = [.loadingFailed]
+        func run(phase: StartupPhase, context: [String: String]) async throws {
+            throw PluginError(.complianceCheckFailed, "offline")
+        }
+    }
+
+    @Test("a hook that ignores cancellation cannot hold the runner past the limit")
+    func ignoresCancellation() async throws {
+        let gate = Gate()
+        let runner = StartupHookRunner(hooks: [Stubborn(gate: gate)], timeout: .milliseconds(50))
+        let failure = await #expect(throws: StartupHookFailure.self) { try await runner.run(.applicationReady) }
+        gate.open()
+        #expect(failure?.code == .timedOut)
+        #expect(failure?.phase == .applicationReady)
+    }
+
+    @Test("a PluginError thrown by a hook keeps its code and gains the hook and phase")
+    func typedError() async throws {
+        let failure = await #expect(throws: StartupHookFailure.self) {
+            try await StartupHookRunner(hooks: [Typed()]).run(.loadingFailed)
+        }
+        #expect(failure?.code == .complianceCheckFailed)
+        #expect(failure?.hook == "typed")
+        #expect(failure?.phase == .loadingFailed)
+    }
+
+    @Test("a cancelled runner stops at once")
+    func cancelled() async throws {
+        let gate = Gate()
+        let task = Task {
+            try await StartupHookRunner(hooks: [Stubborn(gate: gate)], timeout: .seconds(3600)).run(.applicationReady)
+        }
+        task.cancel()
+        let result = await task.result
+        gate.open()
+        #expect(throws: StartupHookFailure.self) { try result.get() }
     }
 }

@@ -136,6 +136,16 @@ public final class SQLiteStorage: Storage {
                 "CREATE TABLE browser_sessions (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL, expires_at INTEGER NOT NULL)",
             ]
         ),
+        (
+            3,
+            [
+                """
+                INSERT OR IGNORE INTO oauth_clients (id, name, secret_hash, redirect_uris, grants, scopes, created_at)
+                VALUES ('outpost-cli', 'Outpost CLI', NULL, '["http://127.0.0.1/callback"]',
+                        '["authorization_code","device_code","password","refresh_token"]', '["records","profile"]', 0)
+                """
+            ]
+        ),
     ]
 
     public func migrate() async throws {

@@ -21,8 +21,7 @@ struct CallCommand: AsyncParsableCommand {
     @Option(name: .customLong("named"), help: "A named argument as key=value (repeatable).")
     var named: [String] = []
 
-    @Option(help: "The server's base URL.")
-    var server = "http://127.0.0.1:8080"
+    @OptionGroup var options: SignInOptions
 
     @Option(help: "Seconds to wait for the reply.")
     var timeout = 10
@@ -34,12 +33,10 @@ struct CallCommand: AsyncParsableCommand {
         for pair in named where !pair.contains("=") || pair.hasPrefix("=") {
             throw ValidationError("--named takes key=value, got '\(pair)'")
         }
-        guard URL(string: server)?.host != nil else { throw ValidationError("--server must be a URL like http://127.0.0.1:8080") }
     }
 
     func run() async throws {
-        guard let baseURL = URL(string: server) else { throw ExitCode.validationFailure }
-        let client = OutpostClient(configuration: .init(baseURL: baseURL, timeout: .seconds(timeout)))
+        let client = try await options.signedClient(timeout: .seconds(timeout))
         let lambdaArguments: LambdaArguments
         if named.isEmpty {
             lambdaArguments = .positional(arguments.map(CLIValue.parse))

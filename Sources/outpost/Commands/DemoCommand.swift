@@ -18,8 +18,12 @@ struct DemoCommand: AsyncParsableCommand {
 
         var serverLogger = Logger(label: "outpost.server")
         serverLogger.logLevel = .warning
+        // A fresh secret for the built-in test provider, and a lower Bcrypt cost so the tour is quick.
+        let providerSecret = UUID().uuidString
+        let auth = AuthConfiguration(passwordCost: 8, testProviderSecret: providerSecret)
         let server = try OutpostServer(
-            configuration: ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger))
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger, auth: auth))
         let running = try await server.start()
         log.section("Outpost demo")
         log.step("Server listening on \(running.baseURL) with database \(databasePath)")
@@ -28,6 +32,8 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             try await FoundationTour.run(client: client, baseURL: running.baseURL, log: log)
             try await RecordsTour.run(client: client, log: log)
+            try await AuthTour.run(baseURL: running.baseURL, databasePath: databasePath, providerSecret: providerSecret, log: log)
+            try await PluginsTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
             try await CallbacksTour.run(log: log)
         } catch {
             try? await client.shutdown()

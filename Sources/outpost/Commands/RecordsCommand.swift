@@ -2,19 +2,6 @@ import ArgumentParser
 import Foundation
 import Outpost
 
-/// Options every `outpost records` subcommand takes.
-struct ServerOptions: ParsableArguments {
-    @Option(help: "The server's base URL.")
-    var server = "http://127.0.0.1:8080"
-
-    func makeClient() throws -> OutpostClient {
-        guard let url = URL(string: server), url.host != nil else {
-            throw ValidationError("--server must be a URL like http://127.0.0.1:8080")
-        }
-        return OutpostClient(configuration: .init(baseURL: url))
-    }
-}
-
 struct RecordsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "records",
@@ -22,8 +9,8 @@ struct RecordsCommand: AsyncParsableCommand {
         subcommands: [List.self, Get.self, Create.self, Update.self, Patch.self, Delete.self])
 
     /// Runs `body` with a client, prints failures as one line on stderr, and exits non-zero on failure.
-    static func run(_ options: ServerOptions, _ body: (OutpostClient) async throws -> Void) async throws {
-        let client = try options.makeClient()
+    static func run(_ options: SignInOptions, _ body: (OutpostClient) async throws -> Void) async throws {
+        let client = try await options.signedClient()
         do {
             try await body(client)
             try await client.shutdown()
@@ -63,7 +50,7 @@ struct RecordsCommand: AsyncParsableCommand {
         @Option(help: "Where to start (a next_cursor from an earlier page).") var cursor: String?
         @Option(name: .customLong("filter"), help: "field=value equality filter (repeatable).") var filters: [String] = []
         @Option(help: "created, -created, updated or -updated.") var sort: String?
-        @OptionGroup var options: ServerOptions
+        @OptionGroup var options: SignInOptions
 
         func validate() throws {
             guard (1...100).contains(perPage) else { throw ValidationError("--per-page must be between 1 and 100") }
@@ -123,7 +110,7 @@ struct RecordsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print one record (its ETag goes to stderr).")
         @Argument var type: String
         @Argument var id: String
-        @OptionGroup var options: ServerOptions
+        @OptionGroup var options: SignInOptions
 
         func run() async throws {
             try await RecordsCommand.run(options) { client in
@@ -136,7 +123,7 @@ struct RecordsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a record from a JSON object (- reads standard input).")
         @Argument var type: String
         @Argument(help: "The record's fields as a JSON object, or - for standard input.") var json: String
-        @OptionGroup var options: ServerOptions
+        @OptionGroup var options: SignInOptions
 
         func run() async throws {
             let body = try RecordsCommand.object(json)
@@ -152,7 +139,7 @@ struct RecordsCommand: AsyncParsableCommand {
         @Argument var id: String
         @Argument(help: "The new fields as a JSON object, or - for standard input.") var json: String
         @Option(name: .customLong("if-match"), help: "Only if the record still has this ETag.") var ifMatch: String?
-        @OptionGroup var options: ServerOptions
+        @OptionGroup var options: SignInOptions
 
         func run() async throws {
             let body = try RecordsCommand.object(json)
@@ -171,7 +158,7 @@ struct RecordsCommand: AsyncParsableCommand {
         @Argument var id: String
         @Argument(help: "The merge patch as a JSON object, or - for standard input.") var json: String
         @Option(name: .customLong("if-match"), help: "Only if the record still has this ETag.") var ifMatch: String?
-        @OptionGroup var options: ServerOptions
+        @OptionGroup var options: SignInOptions
 
         func run() async throws {
             let body = try RecordsCommand.object(json)
@@ -190,7 +177,7 @@ struct RecordsCommand: AsyncParsableCommand {
         @Argument var type: String
         @Argument var id: String
         @Option(name: .customLong("if-match"), help: "Only if the record still has this ETag.") var ifMatch: String?
-        @OptionGroup var options: ServerOptions
+        @OptionGroup var options: SignInOptions
 
         func run() async throws {
             try await RecordsCommand.run(options) { client in

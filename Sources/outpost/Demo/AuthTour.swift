@@ -1,0 +1,76 @@
+import Foundation
+import Logging
+import Outpost
+import OutpostServer
+
+/// Sign-in without a person at the keyboard, a token refresh (forced, then transparent), a custom
+/// provider, and record ownership.
+enum AuthTour {
+    static func run(baseURL: URL, databasePath: String, providerSecret: String, log: TourLog) async throws {
+        log.section("Sign-in (OAuth 2.0)")
+        let plain = OutpostClient(configuration: .init(baseURL: baseURL))
+        defer { Task { try? await plain.shutdown() } }
+        for name in ["grace", "linus"] {
+            _ = try await plain.send(.post("/users", json: ["username": .string(name), "password": "demo-password-1"]))
+        }
+        log.step("POST /users signed up grace and linus (passwords stored with Bcrypt)")
+
+        let grace = authenticator(baseURL: baseURL, client: plain)
+        let first = try await grace.signIn(username: "grace", password: "demo-password-1")
+        log.step("grace signs in with the password grant of the built-in outpost-cli client: no browser needed")
+        log.detail("access token \(mask(first.accessToken)), expires \(first.expiresAt.map { "\($0)" } ?? "-"), refresh token \(first.refreshToken.map(mask) ?? "none")")
+
+        let api = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [AuthMiddleware(authenticator: grace)])
+        defer { Task { try? await api.shutdown() } }
+        let me = try await api.send(.get("/me"), decoding: JSONValue.self)
+        log.step("GET /me through AuthMiddleware → \(me["username"] ?? "?")")
+
+        let refreshed = try await grace.refresh()
+        log.step("refresh() rotates both tokens")
+        log.detail("access \(mask(first.accessToken)) → \(mask(refreshed.accessToken)); the old refresh token is now spent")
+
+        var logger = Logger(label: "demo")
+        logger.logLevel = .critical
+        let admin = try await SQLiteStorage.open(path: databasePath, logger: logger)
+        try await admin.expireAccessTokensForTesting()
+        try await admin.close()
+        let again = try await api.send(.get("/me"), decoding: JSONValue.self)
+        let now = try await grace.credential()
+        log.step("The server expires every access token; the next request still works (401 → one refresh → retry):")
+        log.detail("GET /me → \(again["username"] ?? "?"), access token now \(now.map { mask($0.accessToken) } ?? "-")")
+
+        log.section("Records have owners")
+        let note = try await api.send(.post("/records/notes", json: ["text": "grace's note"])).json()
+        let path = "/records/notes/\(note["id"]?.stringValue ?? "")"
+        log.step("grace creates \(path)")
+
+        let linus = authenticator(baseURL: baseURL, client: plain)
+        _ = try await linus.signIn(
+            provider: "outpost.test",
+            data: ["user": "linus", "signature": .string(TestAuthProvider.signature(user: "linus", secret: providerSecret))])
+        log.step("linus signs in through a custom provider plugin (outpost.test, signed auth_data)")
+        let asLinus = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [AuthMiddleware(authenticator: linus)])
+        defer { Task { try? await asLinus.shutdown() } }
+        do {
+            _ = try await asLinus.send(.delete(path))
+        } catch let error as OutpostError {
+            log.step("linus tries DELETE \(path) → HTTP \(error.status ?? 0) [\(error.serverCode ?? "-")]")
+            log.detail(error.serverMessage ?? "")
+        }
+        let deleted = try await api.send(.delete(path))
+        log.step("grace deletes it → HTTP \(deleted.status)")
+    }
+
+    static func authenticator(baseURL: URL, client: OutpostClient) -> Authenticator {
+        Authenticator(
+            configuration: .init(
+                registration: ClientRegistration(clientID: OutpostServer.cliClientID, scopes: ["records", "profile"]),
+                endpoints: .outpost(base: baseURL)),
+            client: client)
+    }
+
+    /// Never print a whole token, not even in a demo.
+    static func mask(_ token: String) -> String {
+        String(token.prefix(8)) + "…"
+    }
+}
