@@ -19,8 +19,11 @@ public struct PreparedRequest: Sendable {
         let method = request.method.rawValue
         let path = Self.pathWithoutQuery(request.path)
         var requestLogger = client.configuration.logger
-        requestLogger[metadataKey: "outpost.method"] = "\(method)"
-        requestLogger[metadataKey: "outpost.path"] = "\(path)"
+        // Metadata only when something will be logged: this runs on every request.
+        if requestLogger.logLevel < .critical {
+            requestLogger[metadataKey: "outpost.method"] = .string(method)
+            requestLogger[metadataKey: "outpost.path"] = .string(path)
+        }
         let logger = requestLogger
         let context = MiddlewareContext(logger: logger, operationName: operationName)
         do {
@@ -65,7 +68,7 @@ public struct PreparedRequest: Sendable {
         let configuration = client.configuration
         let policy = configuration.retry
         let options = TransportOptions(timeout: timeout, maxResponseBytes: configuration.maxResponseBytes)
-        let retrySafe = Request(method: request.method, path: "", headers: request.headerFields).isRetrySafe
+        let retrySafe = Request.isRetrySafe(method: request.method, headers: request.headerFields)
         let clock = ContinuousClock()
         var attempt = 1
         while true {

@@ -67,7 +67,9 @@ public struct Request: Sendable {
 
     /// Whether repeating the request has the same effect as sending it once (RFC 9110, 9.2.2),
     /// or it carries an `Idempotency-Key`.
-    public var isRetrySafe: Bool {
+    public var isRetrySafe: Bool { Self.isRetrySafe(method: method, headers: headers) }
+
+    static func isRetrySafe(method: HTTPRequest.Method, headers: HTTPFields) -> Bool {
         switch method {
         case .get, .head, .put, .delete, .options, .trace: return true
         default: return headers[.idempotencyKey] != nil

@@ -61,8 +61,19 @@ enum ClientOverheadBench {
         let sdkOnURLSession = OutpostClient(
             configuration: .init(baseURL: URL(string: server.baseURL)!), transport: URLSessionTransport(borrowing: rawSession))
 
+        // Both sides send the same request: the raw variants add the two header fields the SDK
+        // sends (User-Agent, Accept), so the ratio is the client's own work, not extra bytes.
+        let userAgent = sdkOnAHC.configuration.userAgent
+        var rawRequest = HTTPClientRequest(url: url)
+        rawRequest.headers.add(name: "User-Agent", value: userAgent)
+        rawRequest.headers.add(name: "Accept", value: "application/json")
+        let sameRequest = rawRequest
+        var rawURLRequest = URLRequest(url: URL(string: url)!)
+        rawURLRequest.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        rawURLRequest.setValue("application/json", forHTTPHeaderField: "Accept")
+        let sameURLRequest = rawURLRequest
         let rawAHC = Variant(label: "raw AsyncHTTPClient") {
-            let response = try await rawHTTPClient.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
+            let response = try await rawHTTPClient.execute(sameRequest, timeout: .seconds(10))
             guard response.status == .ok else { throw BenchError("raw AsyncHTTPClient got \(response.status)") }
             let buffer = try await response.body.collect(upTo: 1 << 20)
             _ = try decoder.decode(Small.self, from: Data(buffer.readableBytesView))
@@ -71,7 +82,7 @@ enum ClientOverheadBench {
             _ = try await sdkOnAHC.send(.get("/small"), decoding: Small.self)
         }
         let rawURLSession = Variant(label: "raw URLSession") {
-            let (data, response) = try await rawSession.data(from: URL(string: url)!)
+            let (data, response) = try await rawSession.data(for: sameURLRequest)
             guard (response as? HTTPURLResponse)?.statusCode == 200 else { throw BenchError("raw URLSession got \(response)") }
             _ = try decoder.decode(Small.self, from: data)
         }

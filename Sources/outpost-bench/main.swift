@@ -24,6 +24,7 @@ results += try await RecordsStreamBench.run(options)
 results += try await ClientOverheadBench.run(options)
 results += try await EntityDecodingBench.run(options)
 results += try await ServerBench.run(options, seed: ServerBench.seedRecords)
+results += try await AuthBench.run(options)
 
 let elapsed = ContinuousClock.now - started
 
