@@ -2,29 +2,37 @@ import Foundation
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
-// Run it in a release build: swift run -c release outpost-bench [--quick] [--json]
+// Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--only GROUP,...]
 
-let arguments = Set(CommandLine.arguments.dropFirst())
-let known: Set<String> = ["--quick", "--json", "--help"]
-if arguments.contains("--help") || !arguments.isSubset(of: known) {
-    let unknown = arguments.subtracting(known).sorted().joined(separator: " ")
-    if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s): \(unknown)\n".utf8)) }
-    print("usage: outpost-bench [--quick] [--json]")
-    exit(arguments.contains("--help") ? 0 : 64)
+let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale"]
+var arguments = Array(CommandLine.arguments.dropFirst())
+var only = Set(groups)
+if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
+    only = Set(arguments[index + 1].split(separator: ",").map(String.init))
+    arguments.removeSubrange(index...(index + 1))
 }
-let options = BenchOptions(quick: arguments.contains("--quick"))
+let flags = Set(arguments)
+let known: Set<String> = ["--quick", "--json", "--help"]
+if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: Set(groups)) {
+    let unknown = flags.subtracting(known).union(only.subtracting(groups)).sorted().joined(separator: " ")
+    if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s) or group(s): \(unknown)\n".utf8)) }
+    print("usage: outpost-bench [--quick] [--json] [--only \(groups.joined(separator: ","))]")
+    exit(flags.contains("--help") ? 0 : 64)
+}
+let options = BenchOptions(quick: flags.contains("--quick"))
 let started = ContinuousClock.now
 #if DEBUG
 FileHandle.standardError.write(Data("warning: this is a debug build; measure with -c release\n".utf8))
 #endif
 
 var results: [BenchResult] = []
-results += CallbacksBench.run(options)
-results += try await RecordsStreamBench.run(options)
-results += try await ClientOverheadBench.run(options)
-results += try await EntityDecodingBench.run(options)
-results += try await ServerBench.run(options, seed: ServerBench.seedRecords)
-results += try await AuthBench.run(options)
+if only.contains("callbacks") { results += CallbacksBench.run(options) }
+if only.contains("streaming") { results += try await RecordsStreamBench.run(options) }
+if only.contains("client") { results += try await ClientOverheadBench.run(options) }
+if only.contains("entities") { results += try await EntityDecodingBench.run(options) }
+if only.contains("server") { results += try await ServerBench.run(options, seed: ServerBench.seedRecords) }
+if only.contains("auth") { results += try await AuthBench.run(options) }
+if only.contains("scale") { results += try await RecordsScaleBench.run(options) }
 
 let elapsed = ContinuousClock.now - started
 
@@ -32,7 +40,7 @@ let elapsed = ContinuousClock.now - started
 func formatted(_ value: Double) -> String {
     String(format: abs(value) >= 100 ? "%.0f" : abs(value) >= 10 ? "%.1f" : "%.2f", value)
 }
-if arguments.contains("--json") {
+if flags.contains("--json") {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     print(String(decoding: try encoder.encode(results), as: UTF8.self))

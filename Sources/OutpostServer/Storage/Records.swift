@@ -97,6 +97,11 @@ public enum RecordSort: String, Sendable, CaseIterable {
 public struct RecordPosition: Sendable, Hashable, Codable {
     public var time: Int64
     public var seq: Int64
+
+    public init(time: Int64, seq: Int64) {
+        self.time = time
+        self.seq = seq
+    }
 }
 
 /// A list query: the type, equality filters on fields, the order, and where to start.
