@@ -10,7 +10,10 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
     public var expiresAt: Date?
     public var scopes: [String]
 
-    public init(accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil, scopes: [String] = []) {
+    public init(
+        accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
+        scopes: [String] = []
+    ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken

@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 
 /// Proof Key for Code Exchange (RFC 7636) with the S256 method, the only one Outpost sends.
 public struct PKCE: Sendable, Hashable {

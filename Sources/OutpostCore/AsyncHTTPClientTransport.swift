@@ -70,39 +70,18 @@
 
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
             if let error = error as? OutpostError { return error }
-            if error is CancellationError {
-                return OutpostError(.cancelled, "The request was cancelled", underlying: error)
-            }
-            if error is NIOTooManyBytesError {
-                return OutpostError(
-                    .responseTooLarge, "The response was larger than \(options.maxResponseBytes) bytes",
-                    suggestion: "Raise Configuration.maxResponseBytes or ask for less (a smaller page)", underlying: error)
-            }
+            if error is CancellationError { return .transportCancelled(underlying: error) }
+            if error is NIOTooManyBytesError { return .responseTooLarge(options, underlying: error) }
             if let error = error as? HTTPClientError {
                 switch error {
-                case .deadlineExceeded, .readTimeout, .writeTimeout:
-                    return OutpostError(
-                        .timeout, "No complete response within \(options.timeout)",
-                        suggestion: "Retry later, or raise Configuration.timeout if the operation is slow by nature",
-                        underlying: error)
-                case .cancelled:
-                    return OutpostError(.cancelled, "The request was cancelled", underlying: error)
-                case .remoteConnectionClosed:
-                    return OutpostError(
-                        .connectionLost, "The connection closed before the response was complete",
-                        suggestion: "The server may have stopped mid-request; check its logs, then retry",
-                        underlying: error)
-                case .connectTimeout:
-                    return OutpostError(
-                        .cannotConnect, "Could not connect to the server in time",
-                        suggestion: "Check that the server is running and that the base URL is right", underlying: error)
-                default:
-                    break
+                case .deadlineExceeded, .readTimeout, .writeTimeout: return .transportTimeout(options, underlying: error)
+                case .cancelled: return .transportCancelled(underlying: error)
+                case .remoteConnectionClosed: return .connectionLost(underlying: error)
+                case .connectTimeout: return .cannotConnect("no connection in time", underlying: error)
+                default: break
                 }
             }
-            return OutpostError(
-                .cannotConnect, "Could not connect to the server (\(error))",
-                suggestion: "Check that the server is running and that the base URL is right", underlying: error)
+            return .cannotConnect("\(error)", underlying: error)
         }
     }
 

@@ -49,9 +49,7 @@ public final class URLSessionTransport: ClientTransport {
             throw OutpostError(.malformedResponse, "The response was not an HTTP response")
         }
         if data.count > options.maxResponseBytes {
-            throw OutpostError(
-                .responseTooLarge, "The response was larger than \(options.maxResponseBytes) bytes",
-                suggestion: "Raise Configuration.maxResponseBytes or ask for less (a smaller page)")
+            throw OutpostError.responseTooLarge(options, underlying: nil)
         }
         var fields = HTTPFields()
         for (key, value) in http.allHeaderFields {
@@ -67,29 +65,15 @@ public final class URLSessionTransport: ClientTransport {
     }
 
     static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
-        if error is CancellationError {
-            return OutpostError(.cancelled, "The request was cancelled", underlying: error)
-        }
+        if error is CancellationError { return .transportCancelled(underlying: error) }
         if let error = error as? URLError {
             switch error.code {
-            case .timedOut:
-                return OutpostError(
-                    .timeout, "No complete response within \(options.timeout)",
-                    suggestion: "Retry later, or raise Configuration.timeout if the operation is slow by nature",
-                    underlying: error)
-            case .cancelled:
-                return OutpostError(.cancelled, "The request was cancelled", underlying: error)
-            case .networkConnectionLost:
-                return OutpostError(
-                    .connectionLost, "The connection closed before the response was complete",
-                    suggestion: "The server may have stopped mid-request; check its logs, then retry",
-                    underlying: error)
-            default:
-                break
+            case .timedOut: return .transportTimeout(options, underlying: error)
+            case .cancelled: return .transportCancelled(underlying: error)
+            case .networkConnectionLost: return .connectionLost(underlying: error)
+            default: break
             }
         }
-        return OutpostError(
-            .cannotConnect, "Could not connect to the server (\(error.localizedDescription))",
-            suggestion: "Check that the server is running and that the base URL is right", underlying: error)
+        return .cannotConnect(error.localizedDescription, underlying: error)
     }
 }

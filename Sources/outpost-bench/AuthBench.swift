@@ -17,7 +17,8 @@ enum AuthBench {
         var quiet = Logger(label: "outpost.bench")
         quiet.logLevel = .critical
         let server = try OutpostServer(
-            configuration: ServerConfiguration(port: 0, databasePath: path, logger: quiet, auth: AuthConfiguration(passwordCost: 4)))
+            configuration: ServerConfiguration(
+                port: 0, databasePath: path, logger: quiet, auth: AuthConfiguration(passwordCost: 4)))
         let running = try await server.start()
 
         let counting = TokenCallCounter(AsyncHTTPClientTransport())
@@ -64,8 +65,11 @@ enum AuthBench {
             BenchResult(
                 name: "auth: GET /health with AuthMiddleware (c=1)", value: median(withAuth), unit: "req/s",
                 baseline: "same requests without it", baselineValue: median(without)),
-            BenchResult(name: "auth: refreshes for \(concurrent) concurrent requests with an expired token", value: Double(refreshes), unit: "refreshes"),
-            BenchResult(name: "auth: time for those \(concurrent) requests, refresh included", value: elapsed.seconds * 1000, unit: "ms"),
+            BenchResult(
+                name: "auth: refreshes for \(concurrent) concurrent requests with an expired token", value: Double(refreshes),
+                unit: "refreshes"),
+            BenchResult(
+                name: "auth: time for those \(concurrent) requests, refresh included", value: elapsed.seconds * 1000, unit: "ms"),
         ]
     }
 

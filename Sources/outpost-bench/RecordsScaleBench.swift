@@ -37,8 +37,12 @@ enum RecordsScaleBench {
             let query = RecordQuery(type: "large", limit: 20)
             let middle = try await position(storage, type: "large", at: large / 2)
             let pages = options.quick ? 100 : 400
-            let firstKeyset = try await perOperation(pages) { _ in _ = try await storage.listRecords(query, from: nil, backwards: false) }
-            let middleKeyset = try await perOperation(pages) { _ in _ = try await storage.listRecords(query, from: middle, backwards: false) }
+            let firstKeyset = try await perOperation(pages) { _ in
+                _ = try await storage.listRecords(query, from: nil, backwards: false)
+            }
+            let middleKeyset = try await perOperation(pages) { _ in
+                _ = try await storage.listRecords(query, from: middle, backwards: false)
+            }
             let numbered = options.quick ? 20 : 20
             let firstNumbered = try await perOperation(numbered) { _ in _ = try await storage.listRecords(query, page: 1) }
             let middleNumbered = try await perOperation(numbered) { _ in
@@ -50,7 +54,8 @@ enum RecordsScaleBench {
                     name: "records at scale: get by id in \(large) records, time (lower is better)", value: largeGet, unit: "µs",
                     baseline: "the same in \(small) records", baselineValue: smallGet),
                 BenchResult(
-                    name: "records at scale: keyset page of 20 at record \(large / 2), time (lower is better)", value: middleKeyset,
+                    name: "records at scale: keyset page of 20 at record \(large / 2), time (lower is better)",
+                    value: middleKeyset,
                     unit: "µs", baseline: "the first page", baselineValue: firstKeyset),
                 BenchResult(
                     name: "records at scale: page-number page of 20 at record \(large / 2) (OFFSET), time (lower is better)",

@@ -62,7 +62,9 @@ enum RecordsStreamBench {
             throw BenchFailure("streamed \(seen) of \(count) records (checksum \(checksum))")
         }
         return [
-            BenchResult(name: "records: stream \(count) through items() (page 100)", value: Double(count) / elapsed.seconds, unit: "records/s"),
+            BenchResult(
+                name: "records: stream \(count) through items() (page 100)", value: Double(count) / elapsed.seconds,
+                unit: "records/s"),
             BenchResult(
                 name: "records: peak resident memory while streaming \(count)", value: Double(peak) / 1_048_576, unit: "MB",
                 baseline: "resident before streaming", baselineValue: Double(rssBefore) / 1_048_576),

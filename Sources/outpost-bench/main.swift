@@ -22,7 +22,7 @@ if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: 
 let options = BenchOptions(quick: flags.contains("--quick"))
 let started = ContinuousClock.now
 #if DEBUG
-FileHandle.standardError.write(Data("warning: this is a debug build; measure with -c release\n".utf8))
+    FileHandle.standardError.write(Data("warning: this is a debug build; measure with -c release\n".utf8))
 #endif
 
 var results: [BenchResult] = []
@@ -53,5 +53,7 @@ if flags.contains("--json") {
         let value = formatted(result.value)
         print("| \(result.name) | \(value) | \(result.unit) | \(result.baseline ?? "–") | \(baselineValue) | \(ratio) |")
     }
-    print("\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.seconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    print(
+        "\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.seconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
+    )
 }

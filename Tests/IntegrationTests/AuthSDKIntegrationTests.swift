@@ -53,13 +53,16 @@ final class CountingTransport: ClientTransport {
 extension AuthFixture {
     func authenticator(
         store: any CredentialStore = InMemoryCredentialStore(), browser: (any BrowserOpening)? = nil,
-        clientID: String? = nil, secret: String? = nil, redirect: String = AuthFixture.redirect, transport: (any ClientTransport)? = nil,
-        ownsTransport: Bool = true, scopes: [String] = ["records"], logger: Logger = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
+        clientID: String? = nil, secret: String? = nil, redirect: String = AuthFixture.redirect,
+        transport: (any ClientTransport)? = nil,
+        ownsTransport: Bool = true, scopes: [String] = ["records"],
+        logger: Logger = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
     ) -> (Authenticator, OutpostClient) {
         let configuration = OutpostClient.Configuration(baseURL: server.baseURL, logger: logger)
         let client: OutpostClient
         if let transport {
-            client = ownsTransport
+            client =
+                ownsTransport
                 ? OutpostClient(configuration: configuration, ownedTransport: transport)
                 : OutpostClient(configuration: configuration, transport: transport)
         } else {
@@ -76,7 +79,8 @@ extension AuthFixture {
     }
 
     func me(_ auth: Authenticator) async throws -> JSONValue {
-        let client = OutpostClient(configuration: .init(baseURL: server.baseURL), middlewares: [AuthMiddleware(authenticator: auth)])
+        let client = OutpostClient(
+            configuration: .init(baseURL: server.baseURL), middlewares: [AuthMiddleware(authenticator: auth)])
         do {
             let me = try await client.send(.get("/me"), decoding: JSONValue.self)
             try await client.shutdown()
@@ -89,7 +93,8 @@ extension AuthFixture {
 
     /// Expires every access token at the server, as time would.
     func expireAccessTokens() async throws {
-        let storage = try await SQLiteStorage.open(path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
+        let storage = try await SQLiteStorage.open(
+            path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
         try await storage.expireAccessTokensForTesting()
         try await storage.close()
     }
@@ -115,11 +120,14 @@ struct AuthSDKIntegrationTests {
             let (auth, client) = fixture.authenticator(redirect: redirect)
             let router = CallbackRouter()
             let delivered = Mutex<URL?>(nil)
-            router.register(scheme: "outpost-test", action: "oauth") { callback in delivered.withLock { $0 = URL(string: callback.url) } }
+            router.register(scheme: "outpost-test", action: "oauth") { callback in
+                delivered.withLock { $0 = URL(string: callback.url) }
+            }
 
             let request = try await auth.authorizationRequest()
             let locations = Mutex<String?>(nil)
-            try await ScriptedBrowser(browser: fixture.browser, onRedirect: { location in locations.withLock { $0 = location } }).open(request.url)
+            try await ScriptedBrowser(browser: fixture.browser, onRedirect: { location in locations.withLock { $0 = location } })
+                .open(request.url)
             let location = try #require(locations.withLock { $0 })
             try router.route(location)
             let url = try #require(delivered.withLock { $0 })
@@ -128,9 +136,13 @@ struct AuthSDKIntegrationTests {
 
             let second = try await auth.authorizationRequest()
             let secondLocations = Mutex<String?>(nil)
-            try await ScriptedBrowser(browser: fixture.browser, onRedirect: { location in secondLocations.withLock { $0 = location } }).open(second.url)
+            try await ScriptedBrowser(
+                browser: fixture.browser, onRedirect: { location in secondLocations.withLock { $0 = location } }
+            ).open(second.url)
             let tampered = try #require(secondLocations.withLock { $0 }).replacingOccurrences(of: "state=", with: "state=x")
-            let error = try await #require(throws: AuthError.self) { _ = try await auth.completeAuthorization(from: URL(string: tampered)!) }
+            let error = try await #require(throws: AuthError.self) {
+                _ = try await auth.completeAuthorization(from: URL(string: tampered)!)
+            }
             #expect(error.code == .stateMismatch)
             try await client.shutdown()
         }
@@ -153,11 +165,13 @@ struct AuthSDKIntegrationTests {
     @Test("the implicit grant, for the legacy client allowed it")
     func implicit() async throws {
         try await withAuthFixture { fixture in
-            let (auth, client) = fixture.authenticator(clientID: fixture.implicitClient.id, redirect: "https://legacy.example/cb", scopes: ["profile"])
+            let (auth, client) = fixture.authenticator(
+                clientID: fixture.implicitClient.id, redirect: "https://legacy.example/cb", scopes: ["profile"])
             defer { Task { try? await client.shutdown() } }
             let request = try await auth.authorizationRequest(responseType: .token)
             let locations = Mutex<String?>(nil)
-            try await ScriptedBrowser(browser: fixture.browser, onRedirect: { location in locations.withLock { $0 = location } }).open(request.url)
+            try await ScriptedBrowser(browser: fixture.browser, onRedirect: { location in locations.withLock { $0 = location } })
+                .open(request.url)
             let credential = try await auth.completeAuthorization(from: URL(string: try #require(locations.withLock { $0 }))!)
             #expect(credential.refreshToken == nil)
             #expect(try await fixture.me(auth)["username"] == "ada")
@@ -170,10 +184,13 @@ struct AuthSDKIntegrationTests {
             let (auth, client) = fixture.authenticator()
             _ = try await auth.signIn(username: "bob", password: AuthFixture.password)
             #expect(try await fixture.me(auth)["username"] == "bob")
-            let wrong = try await #require(throws: AuthError.self) { _ = try await auth.signIn(username: "bob", password: "not it at all") }
+            let wrong = try await #require(throws: AuthError.self) {
+                _ = try await auth.signIn(username: "bob", password: "not it at all")
+            }
             #expect(wrong.code == .invalidGrant)
 
-            let (service, serviceClient) = fixture.authenticator(clientID: fixture.confidentialClient.id, secret: fixture.confidentialSecret)
+            let (service, serviceClient) = fixture.authenticator(
+                clientID: fixture.confidentialClient.id, secret: fixture.confidentialSecret)
             let machine = try await service.signInWithClientCredentials()
             #expect(machine.refreshToken == nil)
             let who = try await fixture.me(service)
@@ -183,7 +200,10 @@ struct AuthSDKIntegrationTests {
             let (provider, providerClient) = fixture.authenticator()
             _ = try await provider.signIn(
                 provider: "outpost.test",
-                data: ["user": "dora", "signature": .string(TestAuthProvider.signature(user: "dora", secret: LiveServer.providerSecret))])
+                data: [
+                    "user": "dora",
+                    "signature": .string(TestAuthProvider.signature(user: "dora", secret: LiveServer.providerSecret)),
+                ])
             #expect(try await fixture.me(provider)["username"] == "dora")
             for client in [client, serviceClient, providerClient] { try await client.shutdown() }
         }
@@ -198,7 +218,8 @@ struct AuthSDKIntegrationTests {
             _ = try await auth.signInWithDeviceCode { code in
                 shown.withLock { $0 = code.userCode }
                 // The person opens the page on another device and approves.
-                guard let page = try? await browser.get((code.verificationURIComplete ?? code.verificationURI).absoluteString) else { return }
+                guard let page = try? await browser.get((code.verificationURIComplete ?? code.verificationURI).absoluteString)
+                else { return }
                 var fields = page.hiddenFields
                 fields["user_code"] = code.userCode
                 fields["username"] = "ada"
@@ -235,7 +256,8 @@ struct AuthSDKIntegrationTests {
             let (auth, client) = fixture.authenticator(transport: counting)
             _ = try await auth.signIn(username: "ada", password: AuthFixture.password)
             try await fixture.expireAccessTokens()
-            let api = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL), middlewares: [AuthMiddleware(authenticator: auth)])
+            let api = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL), middlewares: [AuthMiddleware(authenticator: auth)])
             let names = try await withThrowingTaskGroup(of: JSONValue?.self) { group in
                 for _ in 0..<200 { group.addTask { try await api.send(.get("/me"), decoding: JSONValue.self)["username"] } }
                 var names: [JSONValue?] = []
@@ -259,7 +281,8 @@ struct AuthSDKIntegrationTests {
             _ = try await first.signIn(username: "ada", password: AuthFixture.password)
             let permissions = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
             #expect(permissions == 0o600)
-            let (second, secondClient) = fixture.authenticator(store: FileCredentialStore(fileURL: file), transport: counting, ownsTransport: false)
+            let (second, secondClient) = fixture.authenticator(
+                store: FileCredentialStore(fileURL: file), transport: counting, ownsTransport: false)
             try await fixture.expireAccessTokens()
             async let a = fixture.me(first)
             async let b = fixture.me(second)

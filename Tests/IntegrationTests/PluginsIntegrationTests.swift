@@ -174,7 +174,8 @@ struct PluginsIntegrationTests {
         try await withAuthFixture { fixture in
             let store = InMemoryCredentialStore()
             let (auth, client) = fixture.authenticator(store: store)
-            let session = AuthenticatorSession(authenticator: auth, flow: .password(username: "ada", password: AuthFixture.password))
+            let session = AuthenticatorSession(
+                authenticator: auth, flow: .password(username: "ada", password: AuthFixture.password))
             let provider = try OAuthLoginProvider(
                 identifier: "oauth", session: session, configuration: [:], notificationCenter: NotificationCenter())
             #expect(!(await session.restore()))

@@ -1,6 +1,7 @@
 import Foundation
-@testable import OutpostAuth
 import Testing
+
+@testable import OutpostAuth
 
 @Suite("PKCE and credentials")
 struct PKCETests {
@@ -20,14 +21,17 @@ struct PKCETests {
         #expect((try? PKCE(verifier: first.verifier))?.challenge == first.challenge)
     }
 
-    @Test("bad verifiers are refused", arguments: ["short", String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "!"])
+    @Test(
+        "bad verifiers are refused",
+        arguments: ["short", String(repeating: "a", count: 129), String(repeating: "a", count: 42) + "!"])
     func badVerifier(verifier: String) {
         #expect(throws: AuthError.self) { try PKCE(verifier: verifier) }
     }
 
     @Test("a credential's description never shows its tokens")
     func redacted() {
-        let credential = Credential(accessToken: "at-secret-123", refreshToken: "rt-secret-456", expiresAt: Date(timeIntervalSince1970: 0))
+        let credential = Credential(
+            accessToken: "at-secret-123", refreshToken: "rt-secret-456", expiresAt: Date(timeIntervalSince1970: 0))
         #expect(!credential.description.contains("secret"))
         #expect(credential.expires(within: 60, of: Date(timeIntervalSince1970: -30)))
         #expect(!credential.expires(within: 60, of: Date(timeIntervalSince1970: -120)))

@@ -1,6 +1,7 @@
 import Foundation
-@testable import OutpostCore
 import Testing
+
+@testable import OutpostCore
 
 @Suite("Top-level key scan for service errors")
 struct TopLevelKeysTests {

@@ -155,7 +155,9 @@ struct DeadlineTests {
 
 @Suite("Record wire form")
 struct RecordWireTests {
-    @Test("timestamps match Foundation's ISO 8601 formatting", arguments: [Int64(0), 951_782_400_000, 1_795_241_267_933, 4_102_444_799_999, -1_000])
+    @Test(
+        "timestamps match Foundation's ISO 8601 formatting",
+        arguments: [Int64(0), 951_782_400_000, 1_795_241_267_933, 4_102_444_799_999, -1_000])
     func timestamps(milliseconds: Int64) {
         let date = Date(timeIntervalSince1970: (Double(milliseconds) / 1000).rounded(.down))
         let formatter = ISO8601DateFormatter()
@@ -166,9 +168,14 @@ struct RecordWireTests {
     @Test("the spliced wire text is the fields plus the server's keys")
     func splice() throws {
         let record = StoredRecord(
-            type: "t", id: "abc", owner: nil, body: #"{"a":1,"nested":{"b":[true,null]}}"#, version: 1, createdAt: 0, updatedAt: 1000, seq: 1)
+            type: "t", id: "abc", owner: nil, body: #"{"a":1,"nested":{"b":[true,null]}}"#, version: 1, createdAt: 0,
+            updatedAt: 1000, seq: 1)
         let parsed = try JSONValue(parsing: Data(record.wireText.utf8))
-        #expect(parsed == ["id": "abc", "created_at": "1970-01-01T00:00:00Z", "updated_at": "1970-01-01T00:00:01Z", "a": 1, "nested": ["b": [true, nil]]])
+        #expect(
+            parsed == [
+                "id": "abc", "created_at": "1970-01-01T00:00:00Z", "updated_at": "1970-01-01T00:00:01Z", "a": 1,
+                "nested": ["b": [true, nil]],
+            ])
         let empty = StoredRecord(type: "t", id: "e", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 0, seq: 2)
         #expect(try JSONValue(parsing: Data(empty.wireText.utf8))["id"] == "e")
     }

@@ -98,25 +98,13 @@ public struct PluginRegistrar: Sendable {
     ///
     /// Names are 1–128 characters of letters, digits and `_ . : -`, such as `hello:someone`.
     public mutating func lambda(_ name: String, _ body: @escaping LambdaBody) throws {
-        try Self.validate(name, kind: "lambda")
-        if let owner = owners["lambda " + name] {
-            throw ServerError(
-                .internalServerError, code: "duplicate_lambda",
-                message: "Lambda '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
-        }
-        owners["lambda " + name] = currentPlugin
+        try claim(name, kind: "lambda")
         lambdas[name] = body
     }
 
     /// Registers a custom handler, called with `POST /handlers/{name}`.
     public mutating func handler(_ name: String, _ body: @escaping HandlerBody) throws {
-        try Self.validate(name, kind: "handler")
-        if let owner = owners["handler " + name] {
-            throw ServerError(
-                .internalServerError, code: "duplicate_handler",
-                message: "Handler '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
-        }
-        owners["handler " + name] = currentPlugin
+        try claim(name, kind: "handler")
         handlers[name] = body
     }
 
@@ -124,14 +112,21 @@ public struct PluginRegistrar: Sendable {
     ///
     /// Names are reverse-DNS style, e.g. `com.example`.
     public mutating func authProvider(_ name: String, _ body: @escaping ProviderBody) throws {
-        try Self.validate(name, kind: "provider")
-        if let owner = owners["provider " + name] {
-            throw ServerError(
-                .internalServerError, code: "duplicate_provider",
-                message: "Provider '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one")
-        }
-        owners["provider " + name] = currentPlugin
+        try claim(name, kind: "provider")
         providers[name] = body
+    }
+
+    /// Checks the name and records which plugin owns it; two plugins may not claim one name.
+    private mutating func claim(_ name: String, kind: String) throws {
+        try Self.validate(name, kind: kind)
+        if let owner = owners[kind + " " + name] {
+            throw ServerError(
+                .internalServerError, code: "duplicate_\(kind)",
+                message:
+                    "\(kind.prefix(1).uppercased() + kind.dropFirst()) '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one"
+            )
+        }
+        owners[kind + " " + name] = currentPlugin
     }
 
     static func validate(_ name: String, kind: String) throws {

@@ -215,12 +215,14 @@ struct RecordRoutes: Sendable {
         }
         let next = hasNext ? make(rows.last, "n") : nil
         let previous = hasPrevious ? make(rows.first, "p") : nil
-        return Self.listResponse(rows, [
-            "next_cursor": next.map(JSONValue.string) ?? .null,
-            "prev_cursor": previous.map(JSONValue.string) ?? .null,
-            "next": next.map { .string(Self.link(request, cursor: $0)) } ?? .null,
-            "previous": previous.map { .string(Self.link(request, cursor: $0)) } ?? .null,
-        ])
+        return Self.listResponse(
+            rows,
+            [
+                "next_cursor": next.map(JSONValue.string) ?? .null,
+                "prev_cursor": previous.map(JSONValue.string) ?? .null,
+                "next": next.map { .string(Self.link(request, cursor: $0)) } ?? .null,
+                "previous": previous.map { .string(Self.link(request, cursor: $0)) } ?? .null,
+            ])
     }
 
     /// One record as JSON, spliced from its stored text.

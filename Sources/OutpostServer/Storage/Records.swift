@@ -28,7 +28,8 @@ public struct StoredRecord: Sendable, Hashable {
     public var fields: [String: JSONValue] {
         get throws {
             guard case .object(let fields) = try JSONValue(parsing: Data(body.utf8)) else {
-                throw ServerError(.internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
+                throw ServerError(
+                    .internalServerError, code: "corrupt_record", message: "Record \(type)/\(id) does not hold a JSON object")
             }
             return fields
         }
@@ -75,7 +76,8 @@ public struct StoredRecord: Sendable, Hashable {
         let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+        return
+            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
     }
 }
 

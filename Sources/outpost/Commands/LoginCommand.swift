@@ -3,9 +3,9 @@ import Foundation
 import Outpost
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Where the CLI keeps credentials, and how it builds an authenticator for a server.
@@ -30,7 +30,8 @@ struct SignInOptions: ParsableArguments {
 
     var store: FileCredentialStore {
         FileCredentialStore(
-            fileURL: credentialsPath.map { URL(fileURLWithPath: $0) } ?? FileCredentialStore.defaultLocation(application: "outpost"))
+            fileURL: credentialsPath.map { URL(fileURLWithPath: $0) }
+                ?? FileCredentialStore.defaultLocation(application: "outpost"))
     }
 
     /// One credential per server and client in the shared file.
@@ -53,7 +54,8 @@ struct SignInOptions: ParsableArguments {
         let auth = try authenticator(client: plain)
         guard (try? await auth.credential()) != nil else { return plain }
         return OutpostClient(
-            configuration: plain.configuration, ownedTransport: plain.transport, middlewares: [AuthMiddleware(authenticator: auth)])
+            configuration: plain.configuration, ownedTransport: plain.transport,
+            middlewares: [AuthMiddleware(authenticator: auth)])
     }
 }
 
@@ -165,7 +167,8 @@ struct LogoutCommand: AsyncParsableCommand {
 }
 
 struct WhoamiCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show who the stored credential signs in as.")
+    static let configuration = CommandConfiguration(
+        commandName: "whoami", abstract: "Show who the stored credential signs in as.")
     @OptionGroup var options: SignInOptions
 
     func run() async throws {
@@ -174,8 +177,9 @@ struct WhoamiCommand: AsyncParsableCommand {
             let me = try await client.send(.get("/me"), decoding: JSONValue.self)
             try? await client.shutdown()
             let entitlements = me["entitlements"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            print("\(me["username"]?.stringValue ?? "(a client without a user)") at \(options.server)"
-                + (entitlements.isEmpty ? "" : "; entitlements: \(entitlements.joined(separator: ", "))"))
+            print(
+                "\(me["username"]?.stringValue ?? "(a client without a user)") at \(options.server)"
+                    + (entitlements.isEmpty ? "" : "; entitlements: \(entitlements.joined(separator: ", "))"))
         } catch let error as OutpostError where error.code == .unauthorized {
             try? await client.shutdown()
             print("Not signed in at \(options.server). Run `outpost login`.")

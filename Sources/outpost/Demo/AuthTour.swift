@@ -18,7 +18,9 @@ enum AuthTour {
         let grace = authenticator(baseURL: baseURL, client: plain)
         let first = try await grace.signIn(username: "grace", password: "demo-password-1")
         log.step("grace signs in with the password grant of the built-in outpost-cli client: no browser needed")
-        log.detail("access token \(mask(first.accessToken)), expires \(first.expiresAt.map { "\($0)" } ?? "-"), refresh token \(first.refreshToken.map(mask) ?? "none")")
+        log.detail(
+            "access token \(mask(first.accessToken)), expires \(first.expiresAt.map { "\($0)" } ?? "-"), refresh token \(first.refreshToken.map(mask) ?? "none")"
+        )
 
         let api = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [AuthMiddleware(authenticator: grace)])
         defer { Task { try? await api.shutdown() } }

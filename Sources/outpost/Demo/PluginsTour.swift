@@ -31,7 +31,9 @@ enum PluginsTour {
                 ["id": "entitlements", "type": "outpost.compliance.entitlements", "configuration": ["login_provider": "oauth"]],
                 [
                     "id": "premium-gate", "type": "outpost.hook.access",
-                    "configuration": ["login_provider": "oauth", "compliance": "entitlements", "policies": ["entitlement": "premium"]],
+                    "configuration": [
+                        "login_provider": "oauth", "compliance": "entitlements", "policies": ["entitlement": "premium"],
+                    ],
                 ],
             ],
             "screens": [["name": "premium-video", "hooks": ["premium-gate"]]],
@@ -41,7 +43,9 @@ enum PluginsTour {
         log.step("A manifest builds the OAuth login provider, the entitlement checker and the premium-video screen's hook")
         try await plugins.startupRunner().run(.launch)
         let provider = plugins.loginProviders["oauth"]
-        log.detail("launch hooks ran; silent sign-in from a stored credential: \(provider?.isAuthenticated == true ? "signed in" : "nothing stored")")
+        log.detail(
+            "launch hooks ran; silent sign-in from a stored credential: \(provider?.isAuthenticated == true ? "signed in" : "nothing stored")"
+        )
 
         let denied = await plugins.chain(for: "premium-video").run()
         log.step("Open premium-video while signed out, with no way to sign in: \(denied.isAllowed ? "allowed" : "denied")")
