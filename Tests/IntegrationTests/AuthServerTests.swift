@@ -264,7 +264,7 @@ struct AuthServerTests {
 
     @Test("the device flow: pending, too fast, approved on the page, tokens once")
     func deviceFlow() async throws {
-        try await withAuthFixture(configure: { $0.auth.deviceInterval = 1 }) { fixture in
+        try await withAuthFixture(configure: { $0.auth.deviceInterval = 30 }) { fixture in
             let start = try await fixture.browser.postForm(
                 fixture.base + "/oauth/device_authorization", ["client_id": fixture.publicClient.id, "scope": "records"])
             #expect(start.status == 200)
