@@ -56,6 +56,14 @@ enum HTMLPage {
         return "<p class=\"error\" role=\"alert\">\(escape(message))</p>"
     }
 
+    /// The two choices every consent form ends with.
+    static let decisionButtons = """
+        <div class="actions">
+        <button type="submit" name="decision" value="allow">Allow</button>
+        <button type="submit" name="decision" value="deny">Deny</button>
+        </div>
+        """
+
     static func credentials(signedInAs user: String?) -> String {
         if let user {
             return "<p>Signed in as <strong>\(escape(user))</strong>.</p>"

@@ -225,10 +225,7 @@ struct OAuthRoutes: Sendable {
             <label for="user_code">Code from your device</label>
             <input type="text" id="user_code" name="user_code" value="\(HTMLPage.escape(userCode ?? ""))" autocomplete="one-time-code" required>
             \(HTMLPage.credentials(signedInAs: sessionUser?.username))
-            <div class="actions">
-            <button type="submit" name="decision" value="allow">Allow</button>
-            <button type="submit" name="decision" value="deny">Deny</button>
-            </div>
+            \(HTMLPage.decisionButtons)
             </form>
             """
         return Self.html(HTMLPage.page(title: "Connect a device", body: body), status: status)
@@ -373,10 +370,7 @@ struct OAuthRoutes: Sendable {
             <form method="post" action="/oauth/authorize">
             \(HTMLPage.hidden(fields.merging(["form_token": auth.formToken(for: fields)]) { $1 }))
             \(HTMLPage.credentials(signedInAs: user?.username))
-            <div class="actions">
-            <button type="submit" name="decision" value="allow">Allow</button>
-            <button type="submit" name="decision" value="deny">Deny</button>
-            </div>
+            \(HTMLPage.decisionButtons)
             </form>
             """
         return Self.html(HTMLPage.page(title: "Sign in", body: body), status: status)
