@@ -300,16 +300,11 @@ enum CallbackParser {
                     i &+= 8
                     w &+= 8
                 }
-                if !found {
-                    while i < n {
-                        let byte = p[i]
-                        if byte == ampersand || byte == hash || byte == percent || byte == stopByte { break }
-                        out[w] = byte
-                        i &+= 1
-                        w &+= 1
-                    }
-                }
             #else
+                let found = false
+            #endif
+            // The tail shorter than a word (or every byte, on big-endian machines), one at a time.
+            if !found {
                 while i < n {
                     let byte = p[i]
                     if byte == ampersand || byte == hash || byte == percent || byte == stopByte { break }
@@ -317,7 +312,7 @@ enum CallbackParser {
                     i &+= 1
                     w &+= 1
                 }
-            #endif
+            }
             if i == n || p[i] != percent { return Scanned(stop: i, escaped: true, written: w) }
         }
     }

@@ -119,18 +119,6 @@ enum ReferenceParser {
     }
 }
 
-/// A small deterministic generator, so that a failure can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("The parser agrees with a byte-by-byte reference")
 struct ParserEquivalenceTests {
     static let seeds = [
@@ -157,7 +145,7 @@ struct ParserEquivalenceTests {
 
     @Test("random mutations of valid URLs")
     func mutations() {
-        var random = SplitMix64(state: 0x0_5EED)
+        var random = SeededGenerator(state: 0x0_5EED)
         for _ in 0..<20_000 {
             var bytes = Array(Self.seeds.randomElement(using: &random)!.utf8)
             for _ in 0..<Int.random(in: 1...6, using: &random) {
@@ -178,7 +166,7 @@ struct ParserEquivalenceTests {
 
     @Test("random queries of every length around the word size")
     func queries() {
-        var random = SplitMix64(state: 42)
+        var random = SeededGenerator(state: 42)
         for length in 0..<80 {
             for _ in 0..<100 {
                 let query = (0..<length).map { _ in Self.alphabet.randomElement(using: &random)! }
