@@ -1,3 +1,4 @@
+public import Foundation
 public import Logging
 
 /// How the reference server runs. Every field has a default.
@@ -16,6 +17,11 @@ public struct ServerConfiguration: Sendable {
     public var logger: Logger
     /// Sign-in and tokens.
     public var auth: AuthConfiguration
+    /// The URL people and clients reach the server at, e.g. `https://auth.example.com` behind a
+    /// proxy. The issuer, every endpoint in the metadata, the device flow's `verification_uri` and
+    /// list links start with it, and the sign-in pages accept form posts from its origin only.
+    /// Default `nil`: the address the server actually bound, `http://host:port`.
+    public var publicURL: URL?
 
     public init(
         host: String = "127.0.0.1",
@@ -24,7 +30,8 @@ public struct ServerConfiguration: Sendable {
         maxBodyBytes: Int = 1 << 20,
         lambdaTimeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "outpost.server"),
-        auth: AuthConfiguration = AuthConfiguration()
+        auth: AuthConfiguration = AuthConfiguration(),
+        publicURL: URL? = nil
     ) {
         self.host = host
         self.port = port
@@ -33,5 +40,6 @@ public struct ServerConfiguration: Sendable {
         self.lambdaTimeout = lambdaTimeout
         self.logger = logger
         self.auth = auth
+        self.publicURL = publicURL
     }
 }

@@ -64,9 +64,9 @@ enum OpenAPIDocument {
             },
             "/me": {
               "get": {
-                "summary": "The signed-in user (Authorization: Bearer, or access_token in the query)",
-                "security": [{"bearer": []}],
-                "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "401": {"$ref": "#/components/responses/Error"}}
+                "summary": "The signed-in user (Authorization: Bearer with the profile scope; a token in the query is refused)",
+                "security": [{"bearer": ["profile"]}],
+                "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/auth/login": {
@@ -94,9 +94,9 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "302": {"description": "Back to the client with an error"}, "400": {"description": "An HTML page: unknown client or redirect URI"}}
               },
               "post": {
-                "summary": "The form's submission: credentials and the decision",
+                "summary": "The form's submission: credentials and the decision (same-origin posts with a form token bound to the browser only)",
                 "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
-                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}}
+                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error, with state and iss"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}, "403": {"description": "Posted from another origin"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}}
               }
             },
             "/oauth/token": {
@@ -113,11 +113,11 @@ enum OpenAPIDocument {
               "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}}}
             },
             "/device": {
-              "get": {"summary": "The page where a user enters a device's code", "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
-              "post": {"summary": "The device page's submission", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}}}
+              "get": {"summary": "The page where a user enters a device's code", "parameters": [{"name": "user_code", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
+              "post": {"summary": "The device page's submission: the code and sign-in (purpose=device), then the confirmation (purpose=device_confirm)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}, "403": {"description": "Posted from another origin"}, "429": {"description": "Too many failed sign-ins or wrong codes, with Retry-After"}}}
             },
             "/oauth/logout": {
-              "get": {"summary": "Ends the browser session; redirects to a registered redirect_uri of client_id when given", "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To the client's redirect URI"}}}
+              "get": {"summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}}}
             },
             "/records/{type}": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
