@@ -39,6 +39,10 @@ struct AuthService: Sendable {
             publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy)
     }
 
+    /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL`` or the bound
+    /// address, never the `Host` header. OpenID Connect's `iss` must be this same string.
+    var issuer: String { publicBase.url }
+
     static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
@@ -206,7 +210,7 @@ struct AuthService: Sendable {
     /// token; an invalid token throws 401. A token in the query string (`?access_token=`) is refused
     /// with 400 `invalid_request`: URLs end up in logs, histories and `Referer` (RFC 9700 §4.3.2).
     func authenticate(_ request: Request) async throws -> AuthenticatedCaller? {
-        if let query = request.uri.query, query.hasPrefix("access_token=") || query.contains("&access_token=") {
+        if try request.queryFields()["access_token"] != nil {
             throw ServerError(
                 .badRequest, code: "invalid_request",
                 message: "Access tokens in the query string are refused; send 'Authorization: Bearer <token>'",

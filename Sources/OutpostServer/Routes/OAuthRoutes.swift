@@ -41,7 +41,7 @@ struct OAuthRoutes: Sendable {
     /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL``, or the
     /// address the server bound. Never taken from the request's `Host` header; the parameter is
     /// kept so that callers read the same either way.
-    func issuer(_ request: Request? = nil) -> String { auth.publicBase.url }
+    func issuer(_ request: Request? = nil) -> String { auth.issuer }
 
     func discovery(_ request: Request) -> Response {
         let issuer = self.issuer(request)

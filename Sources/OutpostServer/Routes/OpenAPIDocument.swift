@@ -122,16 +122,19 @@ enum OpenAPIDocument {
             "/records/{type}": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
               "post": {
-                "summary": "Create a record; the server assigns its id",
+                "summary": "Create a record; the server assigns its id (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "413": {"$ref": "#/components/responses/Error"}
                 }
               },
               "get": {
-                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields",
+                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read)",
+                "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
                   {"name": "cursor", "in": "query", "schema": {"type": "string"}},
@@ -141,7 +144,8 @@ enum OpenAPIDocument {
                 ],
                 "responses": {
                   "200": {"description": "One page", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/CursorPage"}, {"$ref": "#/components/schemas/NumberedPage"}]}}}},
-                  "400": {"$ref": "#/components/responses/Error"}
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"}
                 }
               }
             },
@@ -151,37 +155,45 @@ enum OpenAPIDocument {
                 {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
               ],
               "get": {
-                "summary": "Read a record; If-None-Match gives 304",
+                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read)",
+                "security": [{}, {"bearer": ["records:read"]}],
                 "responses": {
                   "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "304": {"description": "Not modified"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"}
                 }
               },
               "put": {
-                "summary": "Replace a record's fields; If-Match gives 412 on a mismatch",
+                "summary": "Replace a record's fields; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"}
                 }
               },
               "patch": {
-                "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch",
+                "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
                   "415": {"$ref": "#/components/responses/Error"}
                 }
               },
               "delete": {
-                "summary": "Delete a record; If-Match gives 412 on a mismatch",
+                "summary": "Delete a record; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"}
                 }
