@@ -22,6 +22,8 @@ public struct ServerConfiguration: Sendable {
     /// list links start with it, and the sign-in pages accept form posts from its origin only.
     /// Default `nil`: the address the server actually bound, `http://host:port`.
     public var publicURL: URL?
+    /// OpenID Connect: ID tokens and their signing keys.
+    public var openID = OpenIDConfiguration()
 
     public init(
         host: String = "127.0.0.1",

@@ -225,6 +225,12 @@ struct AuthService: Sendable {
             token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
         }
         guard let token else { return nil }
+        return try await caller(accessToken: token)
+    }
+
+    /// The caller behind an access token however it arrived (the header, or a form body where RFC 6750
+    /// §2.2 allows one). Throws 401 for a token that is unknown, revoked or expired.
+    func caller(accessToken token: String) async throws -> AuthenticatedCaller {
         guard let stored = try await storage.token(hash: Secrets.hash(token)), stored.kind == .access, stored.state == "active"
         else {
             throw Self.unauthorized("The access token is not valid; sign in again")

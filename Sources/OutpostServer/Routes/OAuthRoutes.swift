@@ -13,6 +13,7 @@ import OutpostCore
 struct OAuthRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
+    let openID: OpenIDProvider
     static let sessionCookie = "outpost_session"
     /// A random per-browser value that every form token is bound to (login CSRF protection).
     static let formCookie = "outpost_form"
@@ -58,7 +59,9 @@ struct OAuthRoutes: Sendable {
             ],
             "response_types_supported": ["code", "token"],
             "code_challenge_methods_supported": ["S256"],
-            "scopes_supported": [.string(Scope.recordsRead), .string(Scope.recordsWrite), .string(Scope.profile)],
+            "scopes_supported": [
+                .string(OpenIDProvider.scope), .string(Scope.recordsRead), .string(Scope.recordsWrite), .string(Scope.profile),
+            ],
             "authorization_response_iss_parameter_supported": true,
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
@@ -119,11 +122,12 @@ struct OAuthRoutes: Sendable {
         switch grant {
         case "authorization_code":
             try require(client, "authorization_code")
-            reply = try await exchangeCode(fields, client: client)
+            reply = try await exchangeCode(fields, client: client, issuer: issuer(request))
         case "refresh_token":
             try require(client, "refresh_token")
             guard let refreshToken = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
-            reply = try await auth.refresh(refreshToken, client: client)
+            reply = try await openID.afterRefresh(
+                auth.refresh(refreshToken, client: client), client: client, issuer: issuer(request))
         case "password":
             try require(client, "password")
             guard let username = fields["username"], let password = fields["password"] else {
@@ -159,7 +163,7 @@ struct OAuthRoutes: Sendable {
         }
     }
 
-    func exchangeCode(_ fields: [String: String], client: OAuthClient) async throws -> JSONValue {
+    func exchangeCode(_ fields: [String: String], client: OAuthClient, issuer: String) async throws -> JSONValue {
         guard let code = fields["code"], let redirectURI = fields["redirect_uri"] else {
             throw OAuthError.invalidRequest("code and redirect_uri are required")
         }
@@ -193,7 +197,8 @@ struct OAuthRoutes: Sendable {
             // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
             throw OAuthError.invalidGrant("This code was issued without a code_challenge, so a code_verifier is refused")
         }
-        return try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
+        let reply = try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
+        return try await openID.afterCodeExchange(reply, codeHash: Secrets.hash(code), client: client, issuer: issuer)
     }
 
     /// RFC 7636 §4.1: 43–128 unreserved characters.
@@ -422,10 +427,13 @@ struct OAuthRoutes: Sendable {
         var scope: String
         var state: String?
         var codeChallenge: String?
+        /// OpenID Connect's `nonce`, carried on the code to the ID token.
+        var nonce: String?
 
         var fields: [String: String] {
             var fields = ["client_id": client.id, "response_type": responseType, "redirect_uri": redirectURI, "scope": scope]
             if let state { fields["state"] = state }
+            if let nonce { fields["nonce"] = nonce }
             if let codeChallenge {
                 fields["code_challenge"] = codeChallenge
                 fields["code_challenge_method"] = "S256"
@@ -457,6 +465,7 @@ struct OAuthRoutes: Sendable {
             codeChallenge: nil)
         do {
             request.scope = try AuthService.grantedScope(requested: parameters["scope"], client: client)
+            request.nonce = try OpenIDProvider.nonce(parameters)
         } catch let error as OAuthError {
             throw AuthorizationProblem.redirect(code: error.code, description: error.description, request: request)
         }
@@ -588,6 +597,9 @@ struct OAuthRoutes: Sendable {
                     codeChallenge: authorization.codeChallenge,
                     expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.authorizationCodeLifetime),
                     used: false, family: Secrets.token(prefix: "fam_")))
+            try await openID.rememberCode(
+                hash: Secrets.hash(code), scope: authorization.scope, nonce: authorization.nonce, request: request,
+                freshSignIn: cookie != nil)
             response = redirect(authorization, ["code": code])
         }
         if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }

@@ -162,6 +162,7 @@ public final class SQLiteStorage: Storage {
                 """,
             ]
         ),
+        (5, openIDMigration),
     ]
 
     public func migrate() async throws {
