@@ -19,22 +19,25 @@ struct AuthService: Sendable {
     /// A Bcrypt hash of a random password, checked when a username does not exist, so the answer
     /// takes as long as for a real account and tells nothing.
     let decoyHash: String
+    /// Bcrypt's own threads (see ``ServerConfiguration/passwordHashingThreads``).
+    let passwordPool: NIOThreadPool
 
-    static func make(storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], logger: Logger)
-        async throws -> AuthService
-    {
+    static func make(
+        storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], logger: Logger,
+        passwordPool: NIOThreadPool = .singleton
+    ) async throws -> AuthService {
         var providers = providers
         if let secret = configuration.testProviderSecret {
             providers["outpost.test"] = TestProvider(secret: secret).verify
         }
         let cost = configuration.passwordCost
-        let decoy = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
+        let decoy = try await passwordPool.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
         return AuthService(
             storage: storage, configuration: configuration, formKey: try await storage.secret(named: "form_key"),
             limiter: SignInLimiter(
                 window: configuration.rateWindow, perAccount: configuration.attemptsPerAccount,
                 perAddress: configuration.attemptsPerAddress),
-            providers: providers, logger: logger, decoyHash: decoy)
+            providers: providers, logger: logger, decoyHash: decoy, passwordPool: passwordPool)
     }
 
     static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
@@ -47,7 +50,7 @@ struct AuthService: Sendable {
     // MARK: Passwords and users
 
     func hashPassword(_ password: String) async throws -> String {
-        try await PasswordHasher(cost: configuration.passwordCost).hash(password)
+        try await PasswordHasher(cost: configuration.passwordCost, pool: passwordPool).hash(password)
     }
 
     func signUp(username: String, password: String) async throws -> StoredUser {
@@ -61,8 +64,9 @@ struct AuthService: Sendable {
         let hash = try await hashPassword(password)
         do {
             return try await storage.createUser(username: trimmed, passwordHash: hash)
-        } catch {
+        } catch UserWriteFailure.usernameTaken {
             // The UNIQUE constraint: say so plainly; sign-up is the one place where that is unavoidable.
+            // Any other failure (a busy or broken database) is reported as what it is.
             throw ServerError(.conflict, code: "username_taken", message: "That username is taken; choose another")
         }
     }
@@ -75,7 +79,7 @@ struct AuthService: Sendable {
         }
         let user = try await storage.user(username: username)
         let hash = user?.passwordHash ?? decoyHash
-        let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        let matches = try await passwordPool.runIfActive { Bcrypt.verify(password, hash: hash) }
         guard let user, user.passwordHash != nil, matches else { throw AuthFailure.badCredentials }
         return user
     }
@@ -335,9 +339,10 @@ struct TestProvider: Sendable {
 /// Bcrypt off the cooperative threads: hashing is deliberately slow.
 struct PasswordHasher: Sendable {
     var cost: UInt8
+    var pool: NIOThreadPool = .singleton
 
     func hash(_ password: String) async throws -> String {
         let cost = self.cost
-        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await pool.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 }

@@ -6,10 +6,27 @@ import OutpostCore
 struct UserRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
+    let maxJSONDepth: Int
+    /// Sign-ups per client address (the per-account side is unused).
+    let signUps: SignInLimiter
+
+    init(auth: AuthService, configuration: ServerConfiguration) {
+        self.auth = auth
+        self.maxBodyBytes = configuration.maxBodyBytes
+        self.maxJSONDepth = configuration.maxJSONDepth
+        self.signUps = SignInLimiter(
+            window: configuration.signUpWindow, perAccount: Int.max, perAddress: configuration.signUpsPerAddress)
+    }
 
     func add(to router: Router<OutpostRequestContext>) {
-        router.post("/users") { request, _ in
-            let body = try await request.decodeJSON(limit: maxBodyBytes)
+        router.post("/users") { request, context in
+            if let wait = await signUps.attempt(account: nil, address: context.clientAddress) {
+                throw ServerError(
+                    .tooManyRequests, code: "rate_limited",
+                    message: "Too many sign-ups from this address; try again in \(wait) s",
+                    headers: [.retryAfter: "\(wait)"])
+            }
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
             guard let username = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
                 throw ServerError.badRequest("invalid_user", "Send {\"username\": ..., \"password\": ...}")
             }
@@ -32,7 +49,7 @@ struct UserRoutes: Sendable {
             ])
         }
         router.post("/auth/login") { request, context in
-            let body = try await request.decodeJSON(limit: maxBodyBytes)
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
             guard let provider = body["provider"]?.stringValue, let authData = body["auth_data"], case .object = authData,
                 let clientID = body["client_id"]?.stringValue
             else {

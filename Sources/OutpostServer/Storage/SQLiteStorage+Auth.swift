@@ -3,6 +3,7 @@ import SQLiteNIO
 
 /// Users, clients, tokens, codes and browser sessions. Secrets are stored as SHA-256 hashes only.
 public protocol AuthStorage: Sendable {
+    /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
     func createUser(username: String, passwordHash: String?) async throws -> StoredUser
     func user(id: String) async throws -> StoredUser?
     func user(username: String) async throws -> StoredUser?
@@ -35,13 +36,22 @@ public protocol AuthStorage: Sendable {
     func removeSession(hash: String) async throws
 }
 
+/// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
+public enum UserWriteFailure: Error, Sendable {
+    case usernameTaken
+}
+
 extension SQLiteStorage {
     public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
         let id = "u_" + Self.newIdentifier()
         let now = Self.nowMilliseconds()
-        _ = try await connection.query(
-            "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
-            [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        do {
+            _ = try await connection.query(
+                "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
+                [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+            throw UserWriteFailure.usernameTaken
+        }
         return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
     }
 
