@@ -126,7 +126,9 @@ struct BadInputTests {
                 + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{\"args\":[]}\r\n0\r\n\r\n"
             let reply = try await raw.exchange(request, timeout: .seconds(10))
             #expect(reply.status == 400)
-            #expect(!reply.timedOut)
+            #expect(reply.body.contains("\"code\":\"malformed_request\""))
+            #expect(reply.responseCount == 1, "exactly one response: \(reply.text)")
+            #expect(reply.closed)
         }
     }
 
@@ -144,6 +146,7 @@ struct BadInputTests {
             #expect(reply.closed, "the connection stayed open past the body timeout")
             #expect(reply.status == 408)
             #expect(reply.body.contains("request_timeout"))
+            #expect(reply.responseCount == 1, "exactly one response: \(reply.text)")
         }
     }
 
@@ -235,6 +238,10 @@ struct BadInputTests {
             let lambda = try await raw.exchange(Self.request("GET", "/lambdas/echo"), timeout: .seconds(10))
             #expect(lambda.status == 405)
             #expect(lambda.headers["allow"] == "POST")
+            let headLambda = try await raw.exchange(Self.request("HEAD", "/lambdas/echo"), timeout: .seconds(10))
+            #expect(headLambda.status == 405)
+            #expect(headLambda.headers["allow"] == "POST")
+            #expect(headLambda.body.isEmpty)
 
             let unknown = try await raw.exchange(Self.request("GET", "/nothing/here"), timeout: .seconds(10))
             #expect(unknown.status == 404)

@@ -26,6 +26,12 @@ struct RawHTTP {
             return Int(text.dropFirst(9).prefix(3))
         }
 
+        /// How many response heads arrived (counted by their status lines).
+        var responseCount: Int {
+            text.components(separatedBy: "HTTP/1.1 ").dropFirst().filter { $0.prefix(4).last == " " && Int($0.prefix(3)) != nil }
+                .count
+        }
+
         /// The first response's header fields, names lowercased.
         var headers: [String: String] {
             guard let end = text.range(of: "\r\n\r\n") else { return [:] }
