@@ -311,4 +311,17 @@ struct BadInputTests {
             #expect(Int(limited.headers["retry-after"] ?? "") ?? 0 >= 1)
         }
     }
+
+    @Test(
+        "2,000 query parameters are refused with a 4xx envelope, not 500",
+        .disabled("enable once the shared bounded query parser (branch auth-sec) is merged"))
+    func manyQueryParameters() async throws {
+        try await withLiveServer { server, _ in
+            let raw = RawHTTP(port: server.running.port)
+            let query = (0..<2000).map { "f\($0)=1" }.joined(separator: "&")
+            let reply = try await raw.exchange(Self.request("GET", "/records/things?\(query)"), timeout: .seconds(10))
+            #expect((400..<500).contains(reply.status ?? 0))
+            #expect(reply.body.contains("\"error\""))
+        }
+    }
 }

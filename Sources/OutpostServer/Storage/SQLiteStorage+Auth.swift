@@ -45,8 +45,14 @@ public protocol AuthStorage: Sendable {
 }
 
 /// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
-public enum UserWriteFailure: Error, Sendable {
+public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
     case usernameTaken
+
+    public var description: String {
+        switch self {
+        case .usernameTaken: "That username is taken (usernames ignore case); choose another"
+        }
+    }
 }
 
 extension SQLiteStorage {
