@@ -350,6 +350,27 @@ struct OpenIDIntegrationTests {
         }
     }
 
+    @Test("prompt=none answers login_required without a browser session, consent_required with one")
+    func promptNone() async throws {
+        try await withAuthFixture { fixture in
+            let client = try await fixture.openIDClient()
+            let redirect = AuthFixture.redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let query =
+                "response_type=code&client_id=\(client.id)&redirect_uri=\(redirect)&scope=openid&state=s9&code_challenge=\(PKCE().challenge)&code_challenge_method=S256&prompt=none"
+            let anonymous = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
+            #expect(anonymous.status == 302)
+            let first = URLComponents(string: anonymous.header("Location") ?? "")?.queryItems ?? []
+            #expect(first.first { $0.name == "error" }?.value == "login_required")
+            #expect(first.first { $0.name == "state" }?.value == "s9")
+
+            _ = try await fixture.codeFlowTokens(client: client, scope: "openid", nonce: nil)  // leaves a browser session
+            let signedIn = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
+            let second = URLComponents(string: signedIn.header("Location") ?? "")?.queryItems ?? []
+            #expect(second.first { $0.name == "error" }?.value == "consent_required")
+            #expect(second.first { $0.name == "code" } == nil)
+        }
+    }
+
     @Test("an over-long nonce is refused at the authorization endpoint")
     func longNonce() async throws {
         try await withAuthFixture { fixture in

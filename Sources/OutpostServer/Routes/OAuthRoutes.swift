@@ -358,6 +358,9 @@ struct OAuthRoutes: Sendable {
     func authorizePage(_ request: Request) async throws -> Response {
         do {
             let authorization = try await validate(UserRoutes.query(request))
+            if let error = OpenIDProvider.promptNone(UserRoutes.query(request), signedIn: try await browserUser(request) != nil) {
+                return Self.redirect(authorization, error)
+            }
             return try await consentPage(request, authorization, message: nil)
         } catch let problem as AuthorizationProblem {
             return problemResponse(problem)
