@@ -31,7 +31,7 @@ struct OpenIDRoutes: Sendable {
 
     /// OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3).
     func discovery(_ request: Request) -> Response {
-        let issuer = OAuthRoutes.issuer(request)
+        let issuer = provider.issuer(request)
         return Response.json(
             [
                 "issuer": .string(issuer),
