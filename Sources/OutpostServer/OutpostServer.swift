@@ -39,12 +39,14 @@ public final class OutpostServer: Sendable {
     }
 
     /// Builds the router over `storage`. Exposed to the package for route-coverage tests.
-    package func makeRouter(storage: any Storage) async throws -> Router<OutpostRequestContext> {
+    package func makeRouter(storage: any Storage, publicBase: PublicBase? = nil) async throws -> Router<OutpostRequestContext> {
+        let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self)
         ServiceRoutes(storage: storage).add(to: router)
         PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration).add(to: router)
         let auth = try await AuthService.make(
-            storage: storage, configuration: configuration.auth, providers: providers, logger: configuration.logger)
+            storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
+            logger: configuration.logger)
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
         RecordRoutes(storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         UserRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
@@ -57,12 +59,18 @@ public final class OutpostServer: Sendable {
     func makeApplication(
         storage: any Storage, onRunning: @escaping @Sendable (Int) async -> Void
     ) async throws -> some ApplicationProtocol {
-        let router = try await makeRouter(storage: storage)
+        let publicBase = PublicBase(configuration: configuration)
+        let router = try await makeRouter(storage: storage, publicBase: publicBase)
+        let host = configuration.host
         let responder = EnvelopeResponder(inner: router.buildResponder(), logger: configuration.logger)
         return Application(
             responder: responder,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Outpost"),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                publicBase.listening(host: host, port: port)
+                await onRunning(port)
+            },
             logger: configuration.logger)
     }
 
@@ -78,9 +86,15 @@ public final class OutpostServer: Sendable {
     }
 
     /// The public client the `outpost` CLI signs in with, created once by migration 3: loopback
-    /// redirects (any port), the authorization code, device and password grants, and refresh. Remove
-    /// it with `outpost clients remove outpost-cli` to turn CLI sign-in off; it is not recreated.
+    /// redirects (any port), the authorization code and device grants, and refresh (migration 4 took
+    /// the password grant away from it). Remove it with `outpost clients remove outpost-cli` to turn
+    /// CLI sign-in off; it is not recreated.
     public static let cliClientID = "outpost-cli"
+
+    /// The client id `outpost login --password` uses. No server has it until an operator registers
+    /// it, since the password grant is legacy and opt-in per client (RFC 9700 §2.4):
+    /// `outpost clients add "Outpost CLI (password)" --id outpost-cli-password --grant password --grant refresh_token`.
+    public static let cliPasswordClientID = "outpost-cli-password"
 
     /// Serves until the process receives SIGINT or SIGTERM, then shuts down gracefully.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {

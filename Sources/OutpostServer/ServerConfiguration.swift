@@ -1,3 +1,4 @@
+public import Foundation
 public import Logging
 
 /// How the reference server runs. Every field has a default.
@@ -14,10 +15,15 @@ public struct ServerConfiguration: Sendable {
     public var lambdaTimeout: Duration
     /// Request logs go here at `info`, failures at `warning`/`error`. Default: a logger labelled `outpost.server` at `info`.
     public var logger: Logger
-    /// OpenID Connect: ID tokens and their signing keys.
-    public var openID = OpenIDConfiguration()
     /// Sign-in and tokens.
     public var auth: AuthConfiguration
+    /// The URL people and clients reach the server at, e.g. `https://auth.example.com` behind a
+    /// proxy. The issuer, every endpoint in the metadata, the device flow's `verification_uri` and
+    /// list links start with it, and the sign-in pages accept form posts from its origin only.
+    /// Default `nil`: the address the server actually bound, `http://host:port`.
+    public var publicURL: URL?
+    /// OpenID Connect: ID tokens and their signing keys.
+    public var openID = OpenIDConfiguration()
 
     public init(
         host: String = "127.0.0.1",
@@ -26,7 +32,8 @@ public struct ServerConfiguration: Sendable {
         maxBodyBytes: Int = 1 << 20,
         lambdaTimeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "outpost.server"),
-        auth: AuthConfiguration = AuthConfiguration()
+        auth: AuthConfiguration = AuthConfiguration(),
+        publicURL: URL? = nil
     ) {
         self.host = host
         self.port = port
@@ -35,5 +42,6 @@ public struct ServerConfiguration: Sendable {
         self.lambdaTimeout = lambdaTimeout
         self.logger = logger
         self.auth = auth
+        self.publicURL = publicURL
     }
 }

@@ -54,3 +54,11 @@ extension Request {
         return "\(error)"
     }
 }
+
+extension HTTPField.Name {
+    static let pragma = HTTPField.Name("Pragma")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+}

@@ -28,7 +28,8 @@ struct RecordRoutes: Sendable {
 
     func create(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
-        let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsWrite)
         let fields = try await Self.fields(of: request, limit: maxBodyBytes)
         let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
         return Self.recordResponse(
@@ -38,6 +39,7 @@ struct RecordRoutes: Sendable {
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
+        try await auth.authenticate(request)?.require(Scope.recordsRead)
         guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
         if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
             return Response(status: .notModified, headers: [.eTag: record.etag])
@@ -116,9 +118,11 @@ struct RecordRoutes: Sendable {
     }
 
     /// A record that belongs to a user may be changed or deleted by that user only (403 otherwise);
-    /// records without an owner may be changed by anyone. Reading is open to everyone.
+    /// records without an owner may be changed by anyone. Reading is open to everyone. A token must
+    /// carry `records:write`.
     func checkOwnership(_ request: Request, type: String, id: String) async throws {
-        let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsWrite)
         guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
         guard let owner = record.owner else { return }
         guard let caller else {
@@ -156,14 +160,13 @@ struct RecordRoutes: Sendable {
 
     func list(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
+        try await auth.authenticate(request)?.require(Scope.recordsRead)
         var cursor: String?
         var page: Int?
         var limit: Int?
         var sort = RecordSort.created
         var filters: [(field: String, value: JSONValue)] = []
-        for (name, value) in request.uri.queryParameters {
-            let name = String(name)
-            let value = String(value)
+        for (name, value) in try request.queryFields().sorted(by: { $0.key < $1.key }) {
             switch name {
             case "cursor": cursor = value.isEmpty ? nil : value
             case "page": page = try Self.positive(value, name: "page", max: Int.max / 1000)
@@ -220,8 +223,8 @@ struct RecordRoutes: Sendable {
             [
                 "next_cursor": next.map(JSONValue.string) ?? .null,
                 "prev_cursor": previous.map(JSONValue.string) ?? .null,
-                "next": next.map { .string(Self.link(request, cursor: $0)) } ?? .null,
-                "previous": previous.map { .string(Self.link(request, cursor: $0)) } ?? .null,
+                "next": try next.map { .string(try link(request, cursor: $0)) } ?? .null,
+                "previous": try previous.map { .string(try link(request, cursor: $0)) } ?? .null,
             ])
     }
 
@@ -239,18 +242,13 @@ struct RecordRoutes: Sendable {
         return Response.bytes(Data(text.utf8), contentType: "application/json")
     }
 
-    /// The same request with another cursor, as an absolute URL.
-    static func link(_ request: Request, cursor: String) -> String {
+    /// The same request with another cursor, as an absolute URL under the server's public URL.
+    func link(_ request: Request, cursor: String) throws -> String {
+        var items = try request.queryFields().filter { $0.key != "cursor" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        items.append(("cursor", cursor))
         var components = URLComponents()
-        components.scheme = "http"
-        let authority = request.head.authority ?? "localhost"
-        var items = request.uri.queryParameters.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
-        items.removeAll { $0.name == "cursor" }
-        items.append(URLQueryItem(name: "cursor", value: cursor))
         components.path = request.uri.path
-        components.queryItems = items
-        let query = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") ?? ""
-        return "http://\(authority)\(components.percentEncodedPath)?\(query)"
+        return auth.publicBase.url + components.percentEncodedPath + "?" + URLEncodedForm.encode(items)
     }
 
     /// What a cursor is bound to: the type, the order and the filters.

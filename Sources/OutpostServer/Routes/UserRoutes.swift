@@ -19,9 +19,10 @@ struct UserRoutes: Sendable {
                 headers: [.location: "/me"])
         }
         router.get("/me") { request, _ in
-            guard let caller = try await auth.authenticate(request.headers, query: Self.query(request)) else {
+            guard let caller = try await auth.authenticate(request) else {
                 throw AuthService.unauthorized("Sign in first: send 'Authorization: Bearer <access token>'")
             }
+            try caller.require(Scope.profile)
             guard let userID = caller.userID, let user = try await auth.storage.user(id: userID) else {
                 return Response.json(["client_id": .string(caller.clientID), "scope": .string(caller.scope), "user": nil])
             }
@@ -47,11 +48,5 @@ struct UserRoutes: Sendable {
                 provider: provider, authData: authData, client: client, address: context.clientAddress)
             return Response.json(tokens, headers: [.cacheControl: "no-store"])
         }
-    }
-
-    static func query(_ request: Request) -> [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters { fields[String(name)] = String(value) }
-        return fields
     }
 }

@@ -146,7 +146,23 @@ public final class SQLiteStorage: Storage {
                 """
             ]
         ),
-        (4, openIDMigration),
+        (
+            4,
+            [
+                // Issue 10: replaying a code revokes its tokens; failed guesses counted in storage; the
+                // password grant leaves the built-in CLI client (RFC 9700 §2.4: it is opt-in per client now).
+                "ALTER TABLE auth_codes ADD COLUMN family TEXT",
+                "CREATE TABLE auth_failures (key TEXT NOT NULL, at INTEGER NOT NULL)",
+                "CREATE INDEX auth_failures_by_key ON auth_failures (key, at)",
+                "CREATE INDEX auth_failures_by_time ON auth_failures (at)",
+                """
+                UPDATE oauth_clients
+                SET grants = (SELECT json_group_array(value) FROM json_each(oauth_clients.grants) WHERE value != 'password')
+                WHERE id = 'outpost-cli'
+                """,
+            ]
+        ),
+        (5, openIDMigration),
     ]
 
     public func migrate() async throws {
