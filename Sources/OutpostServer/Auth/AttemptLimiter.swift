@@ -30,7 +30,7 @@ struct AttemptLimiter: Sendable {
     func fail(_ keys: [String]) async throws {
         let now = AuthService.now()
         for key in keys {
-            try await storage.recordFailure(key: Secrets.hash(key), at: now, pruneBefore: now - window)
+            try await storage.recordFailure(key: Secrets.hash(key), at: now, expiresAt: now + window)
         }
     }
 

@@ -22,21 +22,23 @@ struct AuthService: Sendable {
     /// A Bcrypt hash of a random password, checked when a username does not exist, so the answer
     /// takes as long as for a real account and tells nothing.
     let decoyHash: String
+    /// Bcrypt's own threads (see ``ServerConfiguration/passwordHashingThreads``).
+    let passwordPool: NIOThreadPool
 
     static func make(
         storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], publicBase: PublicBase,
-        logger: Logger
+        logger: Logger, passwordPool: NIOThreadPool = .singleton
     ) async throws -> AuthService {
         var providers = providers
         if let secret = configuration.testProviderSecret {
             providers["outpost.test"] = TestProvider(secret: secret).verify
         }
         let cost = configuration.passwordCost
-        let decoy = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
+        let decoy = try await passwordPool.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
         return AuthService(
             storage: storage, configuration: configuration, formKey: try await storage.secret(named: "form_key"),
             limiter: AttemptLimiter(storage: storage, window: milliseconds(configuration.rateWindow)),
-            publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy)
+            publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy, passwordPool: passwordPool)
     }
 
     /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL`` or the bound
@@ -53,7 +55,7 @@ struct AuthService: Sendable {
     // MARK: Passwords and users
 
     func hashPassword(_ password: String) async throws -> String {
-        try await PasswordHasher(cost: configuration.passwordCost).hash(password)
+        try await PasswordHasher(cost: configuration.passwordCost, pool: passwordPool).hash(password)
     }
 
     func signUp(username: String, password: String) async throws -> StoredUser {
@@ -67,8 +69,9 @@ struct AuthService: Sendable {
         let hash = try await hashPassword(password)
         do {
             return try await storage.createUser(username: trimmed, passwordHash: hash)
-        } catch {
+        } catch UserWriteFailure.usernameTaken {
             // The UNIQUE constraint: say so plainly; sign-up is the one place where that is unavoidable.
+            // Any other failure (a busy or broken database) is reported as what it is.
             throw ServerError(.conflict, code: "username_taken", message: "That username is taken; choose another")
         }
     }
@@ -88,7 +91,7 @@ struct AuthService: Sendable {
         if let wait = try await limiter.wait(keys) { throw AuthFailure.rateLimited(retryAfter: wait) }
         let user = try await storage.user(username: username)
         let hash = user?.passwordHash ?? decoyHash
-        let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
+        let matches = try await passwordPool.runIfActive { Bcrypt.verify(password, hash: hash) }
         guard let user, user.passwordHash != nil, matches else {
             try await limiter.fail(keys.map(\.0))
             throw AuthFailure.badCredentials
@@ -386,9 +389,10 @@ struct TestProvider: Sendable {
 /// Bcrypt off the cooperative threads: hashing is deliberately slow.
 struct PasswordHasher: Sendable {
     var cost: UInt8
+    var pool: NIOThreadPool = .singleton
 
     func hash(_ password: String) async throws -> String {
         let cost = self.cost
-        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await pool.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 }

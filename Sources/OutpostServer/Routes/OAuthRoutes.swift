@@ -699,7 +699,7 @@ struct OAuthRoutes: Sendable {
         var response = Self.html(
             HTMLPage.page(title: "Signed out", body: "<p id=\"result\">You are signed out. You can close this page.</p>"))
         if let returnTo = query["return_to"], returnTo.hasPrefix("/oauth/authorize?") || returnTo.hasPrefix("/device"),
-            !returnTo.contains("\\"), !returnTo.hasPrefix("//")
+            !returnTo.contains("\\"), returnTo.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
         {
             response = Response(status: .found, headers: [.location: returnTo, .cacheControl: "no-store"])
         } else if let clientID = query["client_id"], let target = query["redirect_uri"],

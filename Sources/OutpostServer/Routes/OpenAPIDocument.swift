@@ -8,7 +8,7 @@ enum OpenAPIDocument {
           "info": {
             "title": "Outpost reference server",
             "version": "0.1.0",
-            "description": "JSON over HTTP. Every failure is {\"error\": {\"code\", \"message\", \"details\"}} with a proper status. See docs/PROTOCOL.md."
+            "description": "JSON over HTTP. Every failure is {\"error\": {\"code\", \"message\", \"details\"}} with a proper status. HEAD works wherever GET does (same headers, no body); a method a path does not take is 405 with Allow. Any request may be 400 (malformed_request, json_too_deep), 405, 408 (request_timeout: head or body too slow) or 503 (storage_busy, with Retry-After). See docs/PROTOCOL.md."
           },
           "paths": {
             "/health": {
@@ -57,6 +57,7 @@ enum OpenAPIDocument {
                   "200": {"description": "The result", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaResult"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
                   "413": {"$ref": "#/components/responses/Error"},
                   "500": {"$ref": "#/components/responses/Error"},
                   "504": {"$ref": "#/components/responses/Error"}
@@ -72,6 +73,7 @@ enum OpenAPIDocument {
                   "200": {"description": "Whatever the handler answers", "content": {"application/json": {"schema": {}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
                   "500": {"$ref": "#/components/responses/Error"},
                   "504": {"$ref": "#/components/responses/Error"}
                 }
@@ -81,7 +83,7 @@ enum OpenAPIDocument {
               "post": {
                 "summary": "Sign up with a username and password (stored with Bcrypt)",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string"}, "password": {"type": "string", "minLength": 8}}}}}},
-                "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}
+                "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
               }
             },
             "/me": {
@@ -151,7 +153,9 @@ enum OpenAPIDocument {
                   "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
-                  "413": {"$ref": "#/components/responses/Error"}
+                  "408": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "get": {
@@ -192,9 +196,12 @@ enum OpenAPIDocument {
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
-                  "412": {"$ref": "#/components/responses/Error"}
+                  "408": {"$ref": "#/components/responses/Error"},
+                  "412": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "patch": {
@@ -206,8 +213,10 @@ enum OpenAPIDocument {
                   "400": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
-                  "415": {"$ref": "#/components/responses/Error"}
+                  "415": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "delete": {
@@ -217,7 +226,8 @@ enum OpenAPIDocument {
                   "204": {"description": "Deleted"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
-                  "412": {"$ref": "#/components/responses/Error"}
+                  "412": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               }
             }
@@ -227,7 +237,8 @@ enum OpenAPIDocument {
             "responses": {
               "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
               "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
-              "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+              "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "Busy": {"description": "storage_busy: another process held the database's lock past the server's wait; retry after Retry-After seconds", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             },
             "schemas": {
               "Error": {

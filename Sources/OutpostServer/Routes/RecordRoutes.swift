@@ -12,6 +12,7 @@ struct RecordRoutes: Sendable {
     /// Patches of one record run one at a time, so concurrent patches never lose a race here.
     let patchLocks = KeyedLock()
     let maxBodyBytes: Int
+    let maxJSONDepth: Int
     static let maxPageSize = 100
     static let defaultPageSize = 20
 
@@ -30,7 +31,7 @@ struct RecordRoutes: Sendable {
         let type = try Self.type(context)
         let caller = try await auth.authenticate(request)
         try caller?.require(Scope.recordsWrite)
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes)
+        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
         let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
         return Self.recordResponse(
             record, status: .created,
@@ -50,7 +51,7 @@ struct RecordRoutes: Sendable {
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
         try await checkOwnership(request, type: type, id: id)
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes)
+        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
         let expected = try await expectedVersion(request, type: type, id: id)
         let record = try await write(type, id) {
             try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: expected)
@@ -69,7 +70,7 @@ struct RecordRoutes: Sendable {
                 .unsupportedMediaType, code: "unsupported_patch_type",
                 message: "PATCH takes a JSON Merge Patch (RFC 7396): send Content-Type: application/merge-patch+json")
         }
-        let patchValue = try await request.decodeJSON(limit: maxBodyBytes)
+        let patchValue = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
         guard case .object = patchValue else {
             throw ServerError.badRequest(
                 "invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)"
@@ -302,8 +303,8 @@ struct RecordRoutes: Sendable {
         return value
     }
 
-    static func fields(of request: Request, limit: Int) async throws -> [String: JSONValue] {
-        guard case .object(var fields) = try await request.decodeJSON(limit: limit) else {
+    static func fields(of request: Request, limit: Int, maxDepth: Int) async throws -> [String: JSONValue] {
+        guard case .object(var fields) = try await request.decodeJSON(limit: limit, maxDepth: maxDepth) else {
             throw ServerError.badRequest("invalid_record", "A record is a JSON object, e.g. {\"name\": \"Ada\"}")
         }
         for key in StoredRecord.serverKeys { fields[key] = nil }

@@ -3,6 +3,7 @@ import SQLiteNIO
 
 /// Users, clients, tokens, codes and browser sessions. Secrets are stored as SHA-256 hashes only.
 public protocol AuthStorage: Sendable {
+    /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
     func createUser(username: String, passwordHash: String?) async throws -> StoredUser
     func user(id: String) async throws -> StoredUser?
     func user(username: String) async throws -> StoredUser?
@@ -38,18 +39,33 @@ public protocol AuthStorage: Sendable {
 
     /// Failed guesses for `key` after `since`: how many, and the time of the oldest (ms).
     func failures(key: String, since: Int64) async throws -> (count: Int, oldest: Int64?)
-    /// Records a failed guess for `key` at `at`, and forgets every failure at or before `pruneBefore`.
-    func recordFailure(key: String, at: Int64, pruneBefore: Int64) async throws
+    /// Records a failed guess for `key` at `at`, kept until `expiresAt`; rows already expired (of any key) are removed.
+    func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws
     func clearFailures(key: String) async throws
+}
+
+/// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
+public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
+    case usernameTaken
+
+    public var description: String {
+        switch self {
+        case .usernameTaken: "That username is taken (usernames ignore case); choose another"
+        }
+    }
 }
 
 extension SQLiteStorage {
     public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
         let id = "u_" + Self.newIdentifier()
         let now = Self.nowMilliseconds()
-        _ = try await connection.query(
-            "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
-            [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        do {
+            _ = try await connection.query(
+                "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
+                [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+            throw UserWriteFailure.usernameTaken
+        }
         return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
     }
 
@@ -213,9 +229,11 @@ extension SQLiteStorage {
         return (row?.column("n")?.integer ?? 0, row?.column("oldest")?.integer.map(Int64.init))
     }
 
-    public func recordFailure(key: String, at: Int64, pruneBefore: Int64) async throws {
-        _ = try await connection.query("DELETE FROM auth_failures WHERE at <= ?", [.integer(Int(pruneBefore))])
-        _ = try await connection.query("INSERT INTO auth_failures (key, at) VALUES (?, ?)", [.text(key), .integer(Int(at))])
+    public func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws {
+        _ = try await connection.query("DELETE FROM auth_failures WHERE expires_at <= ?", [.integer(Int(at))])
+        _ = try await connection.query(
+            "INSERT INTO auth_failures (key, at, expires_at) VALUES (?, ?, ?)",
+            [.text(key), .integer(Int(at)), .integer(Int(expiresAt))])
     }
 
     public func clearFailures(key: String) async throws {

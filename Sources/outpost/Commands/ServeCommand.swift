@@ -53,7 +53,12 @@ struct ServeCommand: AsyncParsableCommand {
         try await server.run(onRunning: { port in
             // Written unbuffered, so that a script reading our output sees it at once.
             var line = "Outpost server listening on http://\(host):\(port) (database: \(database)). Ctrl-C stops it.\n"
-            if let publicURL { line += "Public URL (issuer): \(publicURL)\n" }
+            if let publicURL {
+                line += "Public URL (issuer): \(publicURL)\n"
+            } else if ["0.0.0.0", "::"].contains(host) {
+                let shown = host.contains(":") ? "[\(host)]" : host
+                line += "Note: the OAuth issuer is http://\(shown):\(port); pass --public-url with the address clients use.\n"
+            }
             FileHandle.standardOutput.write(Data(line.utf8))
         })
     }
