@@ -29,6 +29,9 @@ extension AuthFixture {
         let encoded = query.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
         let form = try await browser.get(base + "/oauth/authorize?" + encoded.joined(separator: "&"))
         #expect(form.status == 200)
+        if scope.split(separator: " ").contains("openid") {
+            #expect(form.body.contains("Know who you are: your account id and when you signed in"))
+        }
         var fields = form.hiddenFields
         fields["username"] = "ada"
         fields["password"] = AuthFixture.password
