@@ -29,6 +29,9 @@ extension AuthFixture {
         let encoded = query.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
         let form = try await browser.get(base + "/oauth/authorize?" + encoded.joined(separator: "&"))
         #expect(form.status == 200)
+        if scope.split(separator: " ").contains("openid") {
+            #expect(form.body.contains("Know who you are: your account id and when you signed in"))
+        }
         var fields = form.hiddenFields
         fields["username"] = "ada"
         fields["password"] = AuthFixture.password
@@ -259,6 +262,12 @@ struct OpenIDIntegrationTests {
             #expect((metadata["grant_types_supported"] as? [String])?.contains("authorization_code") == true)
             #expect((metadata["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") == true)
 
+            // The RFC 8414 metadata names the keys and UserInfo too, so plain OAuth discovery finds them.
+            let oauth = try await fixture.browser.get(fixture.base + "/.well-known/oauth-authorization-server").json
+            #expect(oauth["jwks_uri"] as? String == fixture.base + "/.well-known/jwks.json")
+            #expect(oauth["userinfo_endpoint"] as? String == fixture.base + "/userinfo")
+            #expect(oauth["issuer"] as? String == metadata["issuer"] as? String)
+
             // The SDK discovers it when the registration asks for openid.
             let http = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL))
             let discovered = try? await Authenticator.discover(
@@ -334,6 +343,27 @@ struct OpenIDIntegrationTests {
         try await withAuthFixture { fixture in
             let cli = try await fixture.withStorage { try await $0.client(id: OutpostServer.cliClientID) }
             #expect(cli?.scopes == ["records", "profile", "openid"])
+        }
+    }
+
+    @Test("prompt=none answers login_required without a browser session, consent_required with one")
+    func promptNone() async throws {
+        try await withAuthFixture { fixture in
+            let client = try await fixture.openIDClient()
+            let redirect = AuthFixture.redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let query =
+                "response_type=code&client_id=\(client.id)&redirect_uri=\(redirect)&scope=openid&state=s9&code_challenge=\(PKCE().challenge)&code_challenge_method=S256&prompt=none"
+            let anonymous = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
+            #expect(anonymous.status == 302)
+            let first = URLComponents(string: anonymous.header("Location") ?? "")?.queryItems ?? []
+            #expect(first.first { $0.name == "error" }?.value == "login_required")
+            #expect(first.first { $0.name == "state" }?.value == "s9")
+
+            _ = try await fixture.codeFlowTokens(client: client, scope: "openid", nonce: nil)  // leaves a browser session
+            let signedIn = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
+            let second = URLComponents(string: signedIn.header("Location") ?? "")?.queryItems ?? []
+            #expect(second.first { $0.name == "error" }?.value == "consent_required")
+            #expect(second.first { $0.name == "code" } == nil)
         }
     }
 

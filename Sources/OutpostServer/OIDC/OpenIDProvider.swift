@@ -42,6 +42,20 @@ struct OpenIDProvider: Sendable {
         return nonce
     }
 
+    /// `prompt=none` (OpenID Connect Core §3.1.2.1): the server may show nothing, but it always asks
+    /// for consent, so the answer is an error for the client: `login_required` without a browser
+    /// session, else `consent_required`. `nil` for any other prompt.
+    static func promptNone(_ request: Request, signedIn: Bool) throws -> [String: String]? {
+        let prompts = (try request.queryFields()["prompt"] ?? "").split(separator: " ")
+        guard prompts.contains("none") else { return nil }
+        if prompts.count > 1 {
+            return ["error": "invalid_request", "error_description": "prompt=none cannot be combined with other values"]
+        }
+        return signedIn
+            ? ["error": "consent_required", "error_description": "This server asks the user to allow every sign-in"]
+            : ["error": "login_required", "error_description": "The user is not signed in"]
+    }
+
     /// Remembers the nonce and the time of sign-in of a new authorization code, when its scope has `openid`.
     /// `freshSignIn` says the user just typed their password; otherwise their browser session's start counts.
     func rememberCode(hash: String, scope: String, nonce: String?, request: Request, freshSignIn: Bool) async throws {

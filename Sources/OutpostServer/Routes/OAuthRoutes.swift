@@ -53,6 +53,8 @@ struct OAuthRoutes: Sendable {
             "revocation_endpoint": .string(issuer + "/oauth/revoke"),
             "device_authorization_endpoint": .string(issuer + "/oauth/device_authorization"),
             "end_session_endpoint": .string(issuer + "/oauth/logout"),
+            "jwks_uri": .string(issuer + OpenIDRoutes.jwksPath),
+            "userinfo_endpoint": .string(issuer + OpenIDRoutes.userInfoPath),
             "grant_types_supported": [
                 "authorization_code", "implicit", "refresh_token", "password", "client_credentials",
                 "urn:ietf:params:oauth:grant-type:device_code",
@@ -503,6 +505,9 @@ struct OAuthRoutes: Sendable {
     func authorizePage(_ request: Request) async throws -> Response {
         do {
             let authorization = try await validate(try request.queryFields())
+            if let error = try OpenIDProvider.promptNone(request, signedIn: try await browserUser(request) != nil) {
+                return redirect(authorization, error)
+            }
             return try await consentPage(request, authorization, message: nil)
         } catch let problem as AuthorizationProblem {
             return problemResponse(problem)
