@@ -17,7 +17,8 @@ extension OutpostClient {
         public var encoder: JSONEncoder
         /// Decodes response bodies.
         public var decoder: JSONDecoder
-        /// Receives request logs at `debug` and failures at `warning`/`error`. Default: discards everything.
+        /// Receives request logs and failures at `debug`, retries at `info`; never above `info`, as
+        /// the caller gets every failure as an error. Default: discards everything.
         public var logger: Logger
         /// When to try again. Default: ``RetryPolicy/init(maxAttempts:baseDelay:maxDelay:maxRetryAfter:retryableStatuses:sleep:random:)``.
         public var retry: RetryPolicy

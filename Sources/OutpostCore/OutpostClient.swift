@@ -153,20 +153,23 @@ public final class OutpostClient: Sendable {
     }
 
     func encode(_ body: Request.Body, method: String, path: String) throws -> (Data, String) {
+        func encoding(_ encode: () throws -> Data) throws -> Data {
+            do {
+                return try encode()
+            } catch {
+                throw OutpostError(
+                    .encodingFailed, "The request body could not be encoded: \(error)",
+                    suggestion: "Check the value's Encodable conformance (non-finite numbers such as nan cannot be JSON)",
+                    method: method, path: path, underlying: error)
+            }
+        }
         switch body {
         case .data(let data, let contentType):
             return (data, contentType)
         case .json(let value):
-            return (value.jsonData(), "application/json")
+            return (try encoding { try value.encoded() }, "application/json")
         case .encodable(let value):
-            do {
-                return (try configuration.encoder.encode(value), "application/json")
-            } catch {
-                throw OutpostError(
-                    .encodingFailed, "The request body could not be encoded: \(error)",
-                    suggestion: "Check the value's Encodable conformance (non-finite numbers cannot be JSON)",
-                    method: method, path: path, underlying: error)
-            }
+            return (try encoding { try configuration.encoder.encode(value) }, "application/json")
         }
     }
 }
