@@ -45,7 +45,9 @@ public final class OutpostClient: Sendable {
         self.ownsTransport = true
     }
 
-    /// Releases the transport if this client owns it. Call it once, when done with the client.
+    /// Releases the transport if this client owns it: requests still in flight are cancelled (they
+    /// fail with ``OutpostError/Code/cancelled``) and it returns without waiting for the server.
+    /// Call it once, when done with the client. A borrowed transport is left alone.
     public func shutdown() async throws {
         if ownsTransport { try await transport.shutdown() }
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// The built-in transports against a server that misbehaves on purpose: each failure is reported
 /// with its own code, and the configured timeout bounds the whole exchange.
-@Suite("Transport failures")
+@Suite("Transport failures", .timeLimit(.minutes(1)))
 struct TransportFailureTests {
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case asyncHTTPClient, urlSession
