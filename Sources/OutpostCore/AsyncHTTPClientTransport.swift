@@ -74,9 +74,17 @@
         }
 
         /// Cancels the requests in flight, then shuts the `HTTPClient` down if this transport owns it.
+        ///
+        /// Returns within about a second: AsyncHTTPClient's own shutdown waits for connection attempts
+        /// still in progress (a server stuck in its backlog holds one until the connect timeout), so it
+        /// finishes in the background when it takes longer. Its event loops are the shared singleton
+        /// group; nothing else waits for it.
         public func shutdown() async throws {
             await exchanges.cancelAll()
-            if owned { try await client.shutdown() }
+            guard owned else { return }
+            let client = client
+            let closing = Task { try await client.shutdown() }
+            try await InFlightExchanges.waitBriefly(for: closing, grace: .seconds(1))
         }
 
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {

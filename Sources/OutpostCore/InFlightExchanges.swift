@@ -74,6 +74,24 @@ package final class InFlightExchanges: Sendable {
         }
     }
 
+    /// Waits for `task` for at most `grace`, rethrowing its error if it ended in time; otherwise lets
+    /// it finish in the background. (Awaiting `task.value` alone would not stop at the grace: an
+    /// unstructured task's value ignores the waiter's cancellation.)
+    package static func waitBriefly(for task: Task<Void, any Error>, grace: Duration) async throws {
+        let (outcomes, outcome) = AsyncStream<Result<Void, any Error>?>.makeStream()
+        let waiter = Task { outcome.yield(await task.result) }
+        let timer = Task {
+            try? await Task.sleep(for: grace)
+            outcome.yield(nil)
+        }
+        var iterator = outcomes.makeAsyncIterator()
+        let first = await iterator.next() ?? nil
+        outcome.finish()
+        timer.cancel()
+        _ = waiter
+        if case .failure(let error)? = first { throw error }
+    }
+
     /// Cancels every exchange in flight, refuses new ones, and returns when the cancelled ones have
     /// stopped (at once, unless the underlying client ignores cancellation).
     package func cancelAll() async {

@@ -106,4 +106,32 @@ struct TransportFailureTests {
         #expect(error?.code == .cancelled)
         await server.stop()
     }
+
+    #if canImport(Glibc)
+        @Test("shutdown returns promptly while a connection hangs in the server's backlog", arguments: Kind.allCases)
+        func shutdownWhileConnecting(_ kind: Kind) async throws {
+            let server = try BacklogServer()
+            defer { server.stop() }
+            let (reached, reachedTransport) = AsyncStream<Void>.makeStream()
+            var configuration = OutpostClient.Configuration(baseURL: server.baseURL, timeout: .seconds(60))
+            configuration.retry = .none
+            let client = OutpostClient(
+                configuration: configuration, ownedTransport: kind.makeTransport(),
+                middlewares: [
+                    ClosureMiddleware { request, body, _, next in
+                        reachedTransport.yield()
+                        return try await next(request, body)
+                    }
+                ])
+            let request = Task { try await client.send(.get("/backlog")) }
+            var iterator = reached.makeAsyncIterator()
+            _ = await iterator.next()
+            let started = ContinuousClock.now
+            try await client.shutdown()
+            #expect(ContinuousClock.now - started < .seconds(3))
+            let error = await #expect(throws: OutpostError.self) { try await request.value }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    #endif
 }
