@@ -178,7 +178,7 @@ public actor Authenticator {
                     grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
                     fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
             } catch let error as AuthError where error.code == .invalidGrant {
-                logger.warning("refresh token refused; the credential is removed", metadata: ["oauth.error": "invalid_grant"])
+                logger.debug("refresh token refused; the credential is removed", metadata: ["oauth.error": "invalid_grant"])
                 try? await store.remove(account: account)
                 throw error
             }
@@ -188,7 +188,7 @@ public actor Authenticator {
                 try await store.save(fresh, account: account)
             } catch {
                 // The old refresh token is spent: keep the new one in memory rather than lose it.
-                logger.error("refreshed credential could not be saved", metadata: ["error": "\(error)"])
+                logger.info("refreshed credential could not be saved", metadata: ["error": "\(type(of: error))"])
             }
             logger.info("credential refreshed")
             return fresh
@@ -210,6 +210,34 @@ public actor Authenticator {
             throw AuthError(.storeFailed, "Signed in, but the credential could not be saved", underlying: error)
         }
         return credential
+    }
+
+    /// Replaces the credential with one obtained elsewhere (e.g. a token handed over by another
+    /// app), or, with `nil`, signs out locally without revoking anything. The authenticator uses it
+    /// from the next request on; a refresh still running is not allowed to overwrite it.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/storeFailed`` when the store could not save or remove it.
+    public func setCredential(_ credential: Credential?) async throws {
+        refreshGeneration += 1
+        refreshTask = nil
+        cached = credential
+        loaded = true
+        let store = configuration.store
+        let account = configuration.account
+        do {
+            try await store.withExclusiveAccess(account: account) {
+                if let credential {
+                    try await store.save(credential, account: account)
+                } else {
+                    try await store.remove(account: account)
+                }
+            }
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw AuthError(.storeFailed, "The credential could not be stored", underlying: error)
+        }
+        logger.debug(credential == nil ? "credential cleared" : "credential set")
     }
 
     // MARK: Browser flows
@@ -283,7 +311,7 @@ public actor Authenticator {
         }
         guard let state = result.state, let request = pending.values.first(where: { StateGenerator.equal($0.state, state) })
         else {
-            logger.warning("redirect refused: state mismatch")
+            logger.debug("redirect refused: state mismatch")
             throw AuthError(
                 .stateMismatch, "The redirect's state matches no sign-in this app started; it is refused (possible forgery)")
         }
@@ -511,7 +539,7 @@ public actor Authenticator {
                 do {
                     try await configuration.browser.open(url)
                 } catch {
-                    logger.warning("browser sign-out could not be opened")
+                    logger.info("browser sign-out could not be opened")
                 }
             }
         }

@@ -80,7 +80,7 @@ struct TokenEndpoint: Sendable {
         } catch is CancellationError {
             throw AuthError(.cancelled, "The request to \(Self.pathOf(request.path)) was cancelled")
         } catch {
-            logger.warning("auth request failed", metadata: ["oauth.endpoint": "\(Self.pathOf(request.path))"])
+            logger.debug("auth request failed", metadata: ["oauth.endpoint": "\(Self.pathOf(request.path))"])
             throw AuthError(
                 .requestFailed, "The request to \(Self.pathOf(request.path)) failed; check that the server is reachable",
                 underlying: error)

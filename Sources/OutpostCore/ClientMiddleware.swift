@@ -8,6 +8,9 @@ public struct MiddlewareContext: Sendable {
     public var logger: Logger
     /// The name of the operation or lambda, when the request comes from one.
     public var operationName: String?
+    /// The client's ``OutpostClient/Configuration/baseURL``: its origin is the backend's, e.g. the
+    /// one origin credentials are for.
+    public var baseURL: URL
 }
 
 /// Intercepts every request a client sends: to add or change headers, to look at the response

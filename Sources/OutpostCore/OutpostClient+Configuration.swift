@@ -7,7 +7,9 @@ extension OutpostClient {
     public struct Configuration: Sendable {
         /// The backend's root, e.g. `https://api.example.com/v1`. Request paths are appended to it.
         public var baseURL: URL
-        /// The longest one attempt may take. Default: 10 seconds.
+        /// The longest one attempt may take, from sending the request to the last byte of the body
+        /// (a server that stalls or trickles its body fails with ``OutpostError/Code/timeout``).
+        /// Default: 10 seconds.
         public var timeout: Duration
         /// Header fields sent with every request (a request's own fields win).
         public var defaultHeaders: HTTPFields
@@ -17,7 +19,8 @@ extension OutpostClient {
         public var encoder: JSONEncoder
         /// Decodes response bodies.
         public var decoder: JSONDecoder
-        /// Receives request logs at `debug` and failures at `warning`/`error`. Default: discards everything.
+        /// Receives request logs and failures at `debug`, retries at `info`; never above `info`, as
+        /// the caller gets every failure as an error. Default: discards everything.
         public var logger: Logger
         /// When to try again. Default: ``RetryPolicy/init(maxAttempts:baseDelay:maxDelay:maxRetryAfter:retryableStatuses:sleep:random:)``.
         public var retry: RetryPolicy

@@ -126,10 +126,11 @@ extension OutpostError {
         if error is CancellationError {
             return OutpostError(.cancelled, "The request was cancelled", method: method, path: path, underlying: error)
         }
+        // Not a network failure: the layers wrap their own errors (wrap(_:layer:method:path:)), so
+        // an error that gets here came from the caller's code.
         return OutpostError(
-            .cannotConnect, "The request failed: \(error)",
-            suggestion: "Check that the server is running and reachable", method: method, path: path,
-            underlying: error)
+            .handlerFailed, "The request failed: \(error)", suggestion: "See the underlying error", method: method,
+            path: path, underlying: error)
     }
 
     /// A readable coding path such as `results[3].author`.

@@ -25,7 +25,7 @@ public struct PreparedRequest: Sendable {
             requestLogger[metadataKey: "outpost.path"] = .string(path)
         }
         let logger = requestLogger
-        let context = MiddlewareContext(logger: logger, operationName: operationName)
+        let context = MiddlewareContext(logger: logger, operationName: operationName, baseURL: client.configuration.baseURL)
         do {
             try Task.checkCancellation()
             let response = try await Self.chain(
@@ -59,8 +59,14 @@ public struct PreparedRequest: Sendable {
     ) async throws -> ClientResponse {
         guard let first = middlewares.first else { return try await terminal(request, body) }
         let rest = middlewares.dropFirst()
-        return try await first.intercept(request, body: body, context: context) { request, body in
-            try await chain(rest, request: request, body: body, context: context, terminal: terminal)
+        do {
+            return try await first.intercept(request, body: body, context: context) { request, body in
+                try await chain(rest, request: request, body: body, context: context, terminal: terminal)
+            }
+        } catch let error as OutpostError {
+            throw error
+        } catch {
+            throw OutpostError.wrap(error, layer: .middleware("\(type(of: first))"), method: nil, path: nil)
         }
     }
 
@@ -74,7 +80,7 @@ public struct PreparedRequest: Sendable {
         while true {
             let started = clock.now
             do {
-                let (head, data) = try await client.transport.send(request, body: body, options: options)
+                let (head, data) = try await transportSend(request, body: body, options: options)
                 let elapsed = clock.now - started
                 logger.debug(
                     "response",
@@ -91,7 +97,7 @@ public struct PreparedRequest: Sendable {
                         }
                         delay = wanted
                     }
-                    logger.warning(
+                    logger.info(
                         "retrying after status",
                         metadata: [
                             "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
@@ -106,7 +112,7 @@ public struct PreparedRequest: Sendable {
                 let retryable = error.code == .cannotConnect || error.code == .connectionLost || error.code == .timeout
                 if retrySafe, retryable, attempt < policy.maxAttempts {
                     let delay = policy.backoff(afterAttempt: attempt)
-                    logger.warning(
+                    logger.info(
                         "retrying after failure",
                         metadata: [
                             "outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
@@ -116,9 +122,24 @@ public struct PreparedRequest: Sendable {
                     attempt += 1
                     continue
                 }
-                logger.error("request failed", metadata: ["outpost.error": "\(error.code)", "outpost.attempt": "\(attempt)"])
+                // Debug, not error: the caller receives the error and decides how much it matters.
+                logger.debug("request failed", metadata: ["outpost.error": "\(error.code)", "outpost.attempt": "\(attempt)"])
                 throw error
             }
+        }
+    }
+
+    /// The transport's answer, with an error of its own reported as ``OutpostError/Code/transportFailed``.
+    private func transportSend(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
+        HTTPResponse, Data
+    ) {
+        let transport = client.transport
+        do {
+            return try await transport.send(request, body: body, options: options)
+        } catch let error as OutpostError {
+            throw error
+        } catch {
+            throw OutpostError.wrap(error, layer: .transport("\(type(of: transport))"), method: nil, path: nil)
         }
     }
 
