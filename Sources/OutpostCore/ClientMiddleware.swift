@@ -8,6 +8,11 @@ public struct MiddlewareContext: Sendable {
     public var logger: Logger
     /// The name of the operation or lambda, when the request comes from one.
     public var operationName: String?
+
+    public init(logger: Logger, operationName: String? = nil) {
+        self.logger = logger
+        self.operationName = operationName
+    }
 }
 
 /// Intercepts every request a client sends: to add or change headers, to look at the response
