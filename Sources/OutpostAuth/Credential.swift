@@ -9,16 +9,20 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
     public var refreshToken: String?
     public var expiresAt: Date?
     public var scopes: [String]
+    /// When the token was granted, when known: with ``expiresAt`` it gives the token's lifetime,
+    /// which caps the refresh margin.
+    public var issuedAt: Date?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
-        scopes: [String] = []
+        scopes: [String] = [], issuedAt: Date? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken
         self.expiresAt = expiresAt
         self.scopes = scopes
+        self.issuedAt = issuedAt
     }
 
     /// Whether the access token expires within `margin` of `now` (or has expired).
