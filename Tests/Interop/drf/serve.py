@@ -2,7 +2,8 @@
 user and one OAuth application per grant, and serves on 127.0.0.1 on a port the OS picks.
 
 When it listens it prints one line of JSON to stdout, {"port": ..., "base_url": ..., ...}; then it
-serves until it gets SIGTERM or SIGINT, and removes the temporary directory.
+serves until it gets SIGTERM or SIGINT, or its stdin closes (the test process that started it is
+gone), and removes the temporary directory.
 
     python serve.py            # with the interop virtualenv's python (bash .ci/python-venv.sh)
 """
@@ -11,6 +12,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,6 +39,17 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A parent's blocked signals are inherited (a Swift test process blocks most): unblock ours.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+
+    def watch_parent():
+        # Whoever started the server holds our stdin open; at EOF it is gone, and so are we.
+        while sys.stdin.buffer.read(4096):
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    if not sys.stdin.isatty():
+        threading.Thread(target=watch_parent, daemon=True).start()
     try:
         serve()
     finally:
