@@ -11,6 +11,12 @@ public struct MiddlewareContext: Sendable {
     /// The client's ``OutpostClient/Configuration/baseURL``: its origin is the backend's, e.g. the
     /// one origin credentials are for.
     public var baseURL: URL
+
+    public init(logger: Logger, operationName: String? = nil, baseURL: URL) {
+        self.logger = logger
+        self.operationName = operationName
+        self.baseURL = baseURL
+    }
 }
 
 /// Intercepts every request a client sends: to add or change headers, to look at the response

@@ -55,7 +55,22 @@ extension OutpostClient {
     }
 
     /// How a backend writes its errors, in error responses and, NationBuilder style, inside 2xx bodies.
+    ///
+    /// When an error response has nothing where the format looks, the client still reads the common
+    /// shapes: the Outpost envelope, OAuth's `{"error", "error_description"}`, a top-level `detail` or
+    /// `message`, and a Django REST framework field map (`{"title": ["This field may not be blank."]}`).
     public struct ErrorFormat: Sendable {
+        /// Where validation errors sit, as a map from field name to messages.
+        public enum FieldErrors: Sendable, Hashable {
+            /// Nowhere (the common shapes are still recognized when nothing else was found).
+            case none
+            /// Under a top-level key: `{"errors": {"title": ["..."]}}`.
+            case key(String)
+            /// The body itself is the map, Django REST framework style: every top-level key but the code
+            /// and message keys is a field (`{"title": ["..."], "non_field_errors": ["..."]}`).
+            case topLevel
+        }
+
         /// The key that wraps the error object (`{"error": {...}}`), or `nil` when the code and message
         /// sit at the top level (`{"code": ..., "message": ...}`).
         public var envelopeKey: String?
@@ -65,25 +80,29 @@ extension OutpostClient {
         /// Top-level keys that, present and not null in a 2xx JSON object, mean the call failed.
         /// Empty: a 2xx is always a success.
         public var serviceErrorKeys: [String]
+        /// Where validation errors by field sit; they end up in ``OutpostError/fieldErrors``.
+        public var fieldErrors: FieldErrors
 
         public init(
             envelopeKey: String? = "error", codeKey: String = "code", messageKeys: [String] = ["message"],
-            detailsKey: String = "details", serviceErrorKeys: [String] = ["error"]
+            detailsKey: String = "details", serviceErrorKeys: [String] = ["error"], fieldErrors: FieldErrors = .none
         ) {
             self.envelopeKey = envelopeKey
             self.codeKey = codeKey
             self.messageKeys = messageKeys
             self.detailsKey = detailsKey
             self.serviceErrorKeys = serviceErrorKeys
+            self.fieldErrors = fieldErrors
         }
 
         /// The Outpost server's `{"error": {"code", "message", "details"}}`.
         public static let outpost = ErrorFormat()
 
-        /// Django REST framework style: `{"detail": "..."}` or field errors at the top level.
+        /// Django REST framework style: `{"detail": "..."}`, or a field map as the whole body
+        /// (`{"title": ["This field may not be blank."], "non_field_errors": [...]}`).
         public static let restFramework = ErrorFormat(
             envelopeKey: nil, codeKey: "code", messageKeys: ["detail", "message"], detailsKey: "errors",
-            serviceErrorKeys: [])
+            serviceErrorKeys: [], fieldErrors: .topLevel)
 
         /// NationBuilder style: `{"code": "...", "message": "...", "validation_errors": [...]}`, and
         /// errors inside 2xx bodies under `error`.

@@ -163,7 +163,7 @@ extension OutpostClient {
             else { return }
             for key in format.serviceErrorKeys {
                 guard let value = object[key], value != .null, value != .array([]) else { continue }
-                let parsed = Self.errorFields(in: value, format: format)
+                let parsed = ParsedError(value, format: format)
                 guard parsed.code != nil || parsed.message != nil else { continue }
                 throw OutpostError(
                     .serviceError, "The server reported an error in a successful response",
@@ -173,9 +173,7 @@ extension OutpostClient {
             }
             return
         }
-        let json = try? response.json()
-        let errorValue = format.envelopeKey.flatMap { json?[$0] } ?? json
-        let parsed = errorValue.map { Self.errorFields(in: $0, format: format) } ?? (code: nil, message: nil, details: nil)
+        let parsed = ParsedError(errorBody: response, format: format)
         let code: OutpostError.Code
         let suggestion: String
         switch status {
@@ -187,15 +185,17 @@ extension OutpostClient {
             suggestion = "The resource changed since it was read: pull it again, reapply the change, and retry"
         case 400..<500:
             code = .httpStatus
-            suggestion = "The server refused the request; the server's message says what to change"
+            suggestion = parsed.suggestion(status: status)
         default:
             code = .httpStatus
             suggestion = "The server failed; retry later, and check the server's logs if it persists"
         }
-        throw OutpostError(
+        var error = OutpostError(
             code, "The server answered \(Self.statusLine(status))", suggestion: suggestion,
             status: status, serverCode: parsed.code, serverMessage: parsed.message, details: parsed.details,
             method: method, path: path)
+        error.fieldErrors = parsed.fieldErrors
+        throw error
     }
 
     /// `404 Not Found`, for messages.
@@ -207,23 +207,6 @@ extension OutpostClient {
             500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
         ]
         return phrases[status].map { "\(status) \($0)" } ?? "\(status)"
-    }
-
-    static func errorFields(in value: JSONValue, format: ErrorFormat) -> (code: String?, message: String?, details: JSONValue?) {
-        switch value {
-        case .string(let message):
-            return (nil, message, nil)
-        case .object(let object):
-            let code = object[format.codeKey].flatMap { $0.stringValue ?? $0.intValue.map(String.init) }
-            let message = format.messageKeys.lazy.compactMap { object[$0]?.stringValue }.first
-            let details = object[format.detailsKey]
-            return (code, message, details)
-        case .array(let items):
-            let messages = items.compactMap { $0.stringValue ?? $0["message"]?.stringValue }
-            return (nil, messages.isEmpty ? nil : messages.joined(separator: "; "), value)
-        default:
-            return (nil, nil, nil)
-        }
     }
 }
 

@@ -215,7 +215,7 @@ struct GrantTests {
         let endpoints = auth.configuration.endpoints
         #expect(endpoints.token.absoluteString == "https://auth.test/oauth/token")
         #expect(endpoints.deviceAuthorization?.path == "/oauth/device_authorization")
-        #expect(endpoints.providerLogin?.absoluteString == "https://auth.test/auth/login")
+        #expect(endpoints.providerLogin == nil)  // not in the metadata, so not made up
 
         let thrown = await #expect(throws: AuthError.self) {
             try await Endpoints.discover(issuer: URL(string: "https://auth.test/other")!, client: makeClient(transport))

@@ -94,17 +94,32 @@ public struct EntityStore: Sendable {
 
     // MARK: Patch
 
-    /// The changes of `entity` since its last pull or push, as a JSON Merge Patch (RFC 7396): changed
-    /// fields, fields that became `nil` as `null`, nested objects diffed, arrays whole. An entity that
-    /// was never synced gives all its fields.
+    /// The changes of `entity` since its last pull or push, as ``patch(_:)`` sends them: a JSON Merge
+    /// Patch (RFC 7396; changed fields, fields that became `nil` as `null`, nested objects diffed,
+    /// arrays whole), or with ``EntityConfiguration/PatchStyle/partialUpdate`` the changed top-level
+    /// fields with their whole new values. An entity that was never synced gives all its fields.
     public func changes<E: Entity>(in entity: Synced<E>) throws -> JSONValue {
         let path = entity.value.id.map { configuration.itemPath(resource: E.resourcePath, id: $0) } ?? E.resourcePath
         let current = try encode(entity.value, method: "PATCH", path: path)
-        return MergePatch.diff(from: entity.snapshot ?? .object([:]), to: current)
+        return changes(from: entity.snapshot ?? .object([:]), to: current)
+    }
+
+    /// The patch body for the configured style.
+    func changes(from snapshot: JSONValue, to current: JSONValue) -> JSONValue {
+        guard configuration.patchStyle == .partialUpdate else { return MergePatch.diff(from: snapshot, to: current) }
+        guard case .object(let old) = snapshot, case .object(let new) = current else { return current }
+        var changed: [String: JSONValue] = [:]
+        for key in old.keys where new[key] == nil { changed[key] = .null }
+        for (key, value) in new where old[key] != value {
+            if old[key] == nil, value == .null { continue }  // absent and null read the same
+            changed[key] = value
+        }
+        return .object(changed)
     }
 
     /// Sends the changes made since the last pull or push: a `PATCH` with a merge patch of the changed
-    /// fields (``EntityConfiguration/PatchStyle/mergePatch``), or a `PUT` of the whole entity
+    /// fields (``EntityConfiguration/PatchStyle/mergePatch``), a `PATCH` with the changed top-level
+    /// fields as `application/json` (``EntityConfiguration/PatchStyle/partialUpdate``), or a `PUT` of the whole entity
     /// (``EntityConfiguration/PatchStyle/putWholeObject``); with `If-Match` when an ETag is known.
     /// Nothing is sent when nothing changed. ``changes(in:)`` shows the patch beforehand.
     ///
@@ -116,7 +131,7 @@ public struct EntityStore: Sendable {
         if configuration.patchStyle == .putWholeObject { return try await push(entity) }
         let path = configuration.itemPath(resource: E.resourcePath, id: id)
         let (current, transients) = try encodeKeepingTransients(entity.value, method: "PATCH", path: path)
-        let patch = MergePatch.diff(from: entity.snapshot ?? .object([:]), to: current)
+        let patch = changes(from: entity.snapshot ?? .object([:]), to: current)
         if MergePatch.isEmpty(patch) {
             var unchanged = entity
             unchanged.snapshot = current
@@ -124,7 +139,9 @@ public struct EntityStore: Sendable {
         }
         var request = Request(
             method: .patch, path: path,
-            body: .data(wrap(patch, for: E.self).jsonData(), contentType: MergePatch.contentType))
+            body: .data(
+                wrap(patch, for: E.self).jsonData(),
+                contentType: configuration.patchStyle == .partialUpdate ? "application/json" : MergePatch.contentType))
         if let etag = entity.etag { request.headers[.ifMatch] = etag }
         let response = try await send(request, operation: "patch", E.self, id: id)
         return try synced(E.self, from: response, request: request, local: entity.value, sent: current, transients: transients)
