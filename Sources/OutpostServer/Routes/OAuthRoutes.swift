@@ -669,8 +669,12 @@ struct OAuthRoutes: Sendable {
     /// URL, the origin the browser used: `http://` + `Host`). Clients that send neither header are
     /// not browsers and still need a form token bound to their form cookie.
     func isSameOrigin(_ request: Request) -> Bool {
-        if let site = request.headers[.secFetchSite]?.lowercased(), site != "same-origin", site != "none" { return false }
+        let site = request.headers[.secFetchSite]?.lowercased()
+        if let site, site != "same-origin", site != "none" { return false }
         guard let origin = request.headers[.origin] else { return true }
+        // A browser may hide the origin (`Origin: null`, e.g. under a strict referrer policy) while still
+        // saying the post came from this site; `Sec-Fetch-Site` is set by the browser, never by a page.
+        if origin == "null" { return site == "same-origin" }
         if origin == auth.publicBase.origin { return true }
         if auth.publicBase.configured == nil, let host = request.head.authority, origin == "http://" + host { return true }
         return false
@@ -757,13 +761,16 @@ struct OAuthRoutes: Sendable {
             headers: [.location: uri + "#" + fragment, .cacheControl: "no-store", .referrerPolicy: "no-referrer"])
     }
 
-    /// An HTML page that no other site may frame, that sends no `Referer` (its URL carries `state`
-    /// and the client's parameters), and that the browser does not cache.
+    /// An HTML page that no other site may frame, that sends no `Referer` to any other site (its URL
+    /// carries `state` and the client's parameters), and that the browser does not cache.
+    ///
+    /// `same-origin` rather than `no-referrer`: under `no-referrer` Chromium posts the page's own
+    /// forms with `Origin: null`, which the same-origin check could not tell from a sandboxed page.
     static func html(_ text: String, status: HTTPResponse.Status = .ok, cookies: [String?] = []) -> Response {
         var response = Response.bytes(
             Data(text.utf8), contentType: "text/html; charset=utf-8", status: status,
             headers: [
-                .cacheControl: "no-store", .referrerPolicy: "no-referrer", .xFrameOptions: "DENY",
+                .cacheControl: "no-store", .referrerPolicy: "same-origin", .xFrameOptions: "DENY",
                 .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
                 .xContentTypeOptions: "nosniff",
             ])
