@@ -17,6 +17,7 @@ import sys
 import unittest
 import urllib.parse
 
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import requests  # noqa: E402
