@@ -200,12 +200,12 @@ class OAuthConformance(OutpostCase):
 
     def test_refresh_rotation_and_reuse_detection(self):
         """Each refresh answers a new refresh token; presenting a rotated one fails and ends the family."""
-        session = self.public_session(self.app_id, scope="records:write")
+        session = self.public_session(self.app_id, scope="profile")
         first = dict(self.code_tokens(session, "bob"))
         second = dict(session.refresh_token(self.endpoints["token_endpoint"], refresh_token=first["refresh_token"]))
         self.assertNotEqual(second["refresh_token"], first["refresh_token"], "the refresh token did not rotate")
         self.assertNotEqual(second["access_token"], first["access_token"])
-        self.assertEqual(second["scope"], "records:write", "a refresh must keep the granted scope")
+        self.assertEqual(second["scope"], "profile", "a refresh must keep the granted scope")
         self.assertEqual(self.me(second["access_token"]).status_code, 200)
 
         replay = self.public_session(self.app_id)
@@ -243,7 +243,7 @@ class OAuthConformance(OutpostCase):
         """RFC 8628 through Authlib's token request: authorization_pending, slow_down when polled
         too fast, tokens once the person allows it on /device, and the code works only once."""
         start = requests.post(
-            self.endpoints["device_authorization_endpoint"], data={"client_id": self.app_id, "scope": "records:read"},
+            self.endpoints["device_authorization_endpoint"], data={"client_id": self.app_id, "scope": "records:read profile"},
             timeout=30)
         self.assertEqual(start.status_code, 200, describe(start))
         grant = start.json()

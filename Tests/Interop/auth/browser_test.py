@@ -122,12 +122,14 @@ class SignInPages(harness.TestCase):
         return False
 
     def decision_button(self, decision):
-        buttons = self.driver.find_elements(
-            By.CSS_SELECTOR, f"button[value='{decision}'], input[type=submit][value='{decision}']")
-        if not buttons:
-            label = decision.capitalize()
-            buttons = self.driver.find_elements(By.XPATH, f"//button[contains(normalize-space(.), '{label}')]")
-        return buttons[0] if buttons else None
+        """The button with that value; for "allow", a first step's "continue" when there is no Allow yet."""
+        wanted = (decision, "continue") if decision == "allow" else (decision,)
+        for value in wanted:
+            buttons = self.driver.find_elements(
+                By.CSS_SELECTOR, f"button[value='{value}'], input[type=submit][value='{value}']")
+            if buttons:
+                return buttons[0]
+        return None
 
     def press(self, decision, expect_navigation=True):
         button = self.decision_button(decision)
@@ -169,7 +171,7 @@ class SignInPages(harness.TestCase):
 
     def start_device(self):
         response = requests.post(self.base + "/oauth/device_authorization",
-                                 data={"client_id": self.client_id, "scope": "records:read"}, timeout=30)
+                                 data={"client_id": self.client_id, "scope": "records:read profile"}, timeout=30)
         self.assertEqual(response.status_code, 200, describe(response))
         return response.json()
 

@@ -272,9 +272,10 @@ def decision_value(form, want):
     for button in form["buttons"]:
         if button.get("value") == want:
             return button.get("name") or "decision", want
-    for button in form["buttons"]:
-        if want in (button.get("value") or "").lower() or want in (button.get("name") or "").lower():
-            return button.get("name") or "decision", button.get("value", "")
+    if want == "allow":  # a first step of a two-step page ("Continue", then Allow on the next page)
+        for button in form["buttons"]:
+            if button.get("value") == "continue":
+                return button.get("name") or "decision", "continue"
     return "decision", want
 
 
@@ -306,7 +307,8 @@ class FormBrowser:
             name, value = decision_value(form, decision)
             fields[name] = value
         action = urllib.parse.urljoin(page_response.url, form["action"] or page_response.url)
-        headers = {"Origin": origin or self.base, "Referer": page_response.url}
+        # What a browser sends with a form post from the page itself.
+        headers = {"Origin": origin or self.base, "Sec-Fetch-Site": "same-origin", "Referer": page_response.url}
         return self.session.post(action, data=fields, headers=headers, allow_redirects=False, timeout=30)
 
 
