@@ -50,11 +50,24 @@ def new_driver():
     return driver
 
 
+def write_index():
+    """index.html beside the screenshots: every page at both widths, side by side."""
+    names = sorted({os.path.basename(path).rsplit("-", 1)[0] for path in glob.glob(os.path.join(SCREENSHOTS, "*.png"))})
+    rows = "".join(
+        f"<h2>{html.escape(name)}</h2><div style='display:flex;gap:1rem;align-items:flex-start'>"
+        + "".join(f"<img src='{html.escape(name)}-{width}.png' alt='{html.escape(name)} at {width} px' "
+                  "style='border:1px solid #999;max-width:100%'>" for width, _ in WIDTHS)
+        + "</div>" for name in names)
+    with open(os.path.join(SCREENSHOTS, "index.html"), "w") as index:
+        index.write("<!doctype html><html lang=en><meta charset=utf-8><title>Outpost sign-in pages</title>"
+                    f"<body style='font:16px system-ui;margin:1rem'><h1>Outpost sign-in pages</h1>{rows}</body></html>")
+
+
 class SignInPages(harness.TestCase):
     @classmethod
     def setUpClass(cls):
         os.makedirs(SCREENSHOTS, exist_ok=True)
-        for old in glob.glob(os.path.join(SCREENSHOTS, "*.png")):
+        for old in glob.glob(os.path.join(SCREENSHOTS, "*.png")) + glob.glob(os.path.join(SCREENSHOTS, "index.html")):
             os.remove(old)
         cls.server = harness.OutpostServer()
         cls.sites = []
@@ -80,6 +93,7 @@ class SignInPages(harness.TestCase):
     def tearDownClass(cls):
         if cls.driver:
             cls.driver.quit()
+        write_index()
         for site in cls.sites:
             site.close()
         cls.server.stop()
@@ -389,4 +403,4 @@ class SignInPages(harness.TestCase):
 
 
 if __name__ == "__main__":
-    harness.run_suite("browser interop", globals(), epilogue=f"screenshots (375 px and 1280 px): {SCREENSHOTS}")
+    harness.run_suite("browser interop", globals(), epilogue=f"screenshots (375 px and 1280 px): {SCREENSHOTS}/index.html")
