@@ -59,6 +59,22 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         public static let listenerFailed = Code(rawValue: "listenerFailed")
         /// The local credential was removed but revoking it at the server failed.
         public static let revocationFailed = Code(rawValue: "revocationFailed")
+        /// OpenID Connect: the ID token's signature does not verify with the issuer's keys, its `kid`
+        /// is not in the issuer's JWKS, or its `alg` is not an accepted asymmetric one.
+        public static let idTokenBadSignature = Code(rawValue: "idTokenBadSignature")
+        /// OpenID Connect: the ID token's `iss` is not the configured issuer.
+        public static let idTokenWrongIssuer = Code(rawValue: "idTokenWrongIssuer")
+        /// OpenID Connect: the ID token's `aud` (or `azp`) does not name this client.
+        public static let idTokenWrongAudience = Code(rawValue: "idTokenWrongAudience")
+        /// OpenID Connect: the ID token's `exp` has passed (beyond the leeway).
+        public static let idTokenExpired = Code(rawValue: "idTokenExpired")
+        /// OpenID Connect: the ID token's `nonce` is not the one the authorization request sent.
+        public static let idTokenNonceMismatch = Code(rawValue: "idTokenNonceMismatch")
+        /// OpenID Connect: the ID token's `at_hash` does not match the access token issued with it.
+        public static let idTokenAccessTokenMismatch = Code(rawValue: "idTokenAccessTokenMismatch")
+        /// OpenID Connect: the ID token is missing, not a JWT, lacks a required claim, was issued in
+        /// the future, or names another user than before.
+        public static let idTokenInvalid = Code(rawValue: "idTokenInvalid")
     }
 
     public var code: Code

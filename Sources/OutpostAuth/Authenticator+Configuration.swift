@@ -25,6 +25,9 @@ extension Authenticator {
         public var now: @Sendable () -> Date
         /// Waits between device-flow polls. A seam for tests; the default is `Task.sleep`.
         public var sleep: @Sendable (Duration) async throws -> Void
+        /// OpenID Connect: the clock difference allowed when checking an ID token's `exp` and `iat`.
+        /// Default: 60 seconds.
+        public var idTokenLeeway: Duration
 
         public init(
             registration: ClientRegistration,
@@ -37,7 +40,8 @@ extension Authenticator {
             authorizationLifetime: Duration = .seconds(600),
             logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() }),
             now: @escaping @Sendable () -> Date = { Date() },
-            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+            idTokenLeeway: Duration = .seconds(60)
         ) {
             self.registration = registration
             self.endpoints = endpoints
@@ -50,6 +54,7 @@ extension Authenticator {
             self.logger = logger
             self.now = now
             self.sleep = sleep
+            self.idTokenLeeway = idTokenLeeway
         }
     }
 }

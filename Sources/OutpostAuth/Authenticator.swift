@@ -20,6 +20,8 @@ public actor Authenticator {
     /// How this authenticator was set up.
     public nonisolated let configuration: Configuration
     nonisolated let tokens: TokenEndpoint
+    /// Verifies ID tokens against the issuer's JWKS (OpenID Connect).
+    nonisolated let idTokens: IDTokenVerifier
 
     private var cached: Credential?
     private var loaded = false
@@ -36,11 +38,26 @@ public actor Authenticator {
     /// of this very authenticator).
     public init(configuration: Configuration, client: OutpostClient) {
         self.configuration = configuration
-        self.tokens = TokenEndpoint(
+        let tokens = TokenEndpoint(
             client: client, registration: configuration.registration, logger: configuration.logger, now: configuration.now)
+        self.tokens = tokens
+        let jwks = configuration.endpoints.jwks
+        self.idTokens = IDTokenVerifier(
+            issuer: configuration.endpoints.issuer?.absoluteString ?? "", clientID: configuration.registration.clientID,
+            leeway: configuration.idTokenLeeway, now: configuration.now,
+            keySet: {
+                guard let jwks else { throw AuthError(.notConfigured, "No JWKS endpoint is configured") }
+                let response = try await tokens.send(Request(method: .get, path: jwks.absoluteString))
+                guard (200..<300).contains(response.status) else {
+                    throw AuthError(.discoveryFailed, "The JWKS endpoint answered \(response.status)", oauthError: nil)
+                }
+                return response.body
+            })
     }
 
-    /// Reads the server's discovery metadata (RFC 8414) and makes an authenticator for its endpoints.
+    /// Reads the server's discovery metadata and makes an authenticator for its endpoints: the
+    /// OpenID Provider configuration when the registration's scopes include `openid` (it names the
+    /// JWKS that ID tokens are verified with), else the RFC 8414 metadata.
     ///
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
     public static func discover(
@@ -48,7 +65,10 @@ public actor Authenticator {
         store: any CredentialStore = InMemoryCredentialStore(),
         logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> Authenticator {
-        let endpoints = try await Endpoints.discover(issuer: issuer, client: client)
+        let endpoints =
+            registration.scopes.contains(Self.openIDScope)
+            ? try await Endpoints.discoverOpenID(issuer: issuer, client: client)
+            : try await Endpoints.discover(issuer: issuer, client: client)
         return Authenticator(
             configuration: Configuration(registration: registration, endpoints: endpoints, store: store, logger: logger),
             client: client)
@@ -104,7 +124,10 @@ public actor Authenticator {
         let generation = refreshGeneration
         let configuration = configuration
         let tokens = tokens
-        let task = Task { try await Self.refreshUnderLock(configuration: configuration, tokens: tokens, rejected: rejected) }
+        let idTokens = idTokens
+        let task = Task {
+            try await Self.refreshUnderLock(configuration: configuration, tokens: tokens, idTokens: idTokens, rejected: rejected)
+        }
         refreshTask = task
         do {
             let fresh = try await task.value
@@ -129,7 +152,7 @@ public actor Authenticator {
     /// Under the store's exclusive lock: reload; if another process has refreshed meanwhile, take
     /// its credential; otherwise refresh and save before letting go of the lock.
     private static func refreshUnderLock(
-        configuration: Configuration, tokens: TokenEndpoint, rejected: String?
+        configuration: Configuration, tokens: TokenEndpoint, idTokens: IDTokenVerifier, rejected: String?
     ) async throws -> Credential {
         let store = configuration.store
         let account = configuration.account
@@ -148,9 +171,10 @@ public actor Authenticator {
             guard let refreshToken = latest.refreshToken else {
                 throw AuthError(.invalidGrant, "The credential has no refresh token; sign in again")
             }
-            let fresh: Credential
+            var fresh: Credential
+            let idToken: String?
             do {
-                fresh = try await tokens.requestToken(
+                (fresh, idToken) = try await tokens.requestTokenAndIDToken(
                     grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
                     fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
             } catch let error as AuthError where error.code == .invalidGrant {
@@ -158,6 +182,8 @@ public actor Authenticator {
                 try? await store.remove(account: account)
                 throw error
             }
+            fresh.idToken = await Self.refreshedIDToken(
+                idToken, previous: latest.idToken, accessToken: fresh.accessToken, verifier: idTokens, logger: logger)
             do {
                 try await store.save(fresh, account: account)
             } catch {
@@ -210,6 +236,7 @@ public actor Authenticator {
         let scopes = scopes ?? registration.scopes
         let state = StateGenerator.make()
         let pkce = responseType == .code ? PKCE() : nil
+        let nonce = responseType == .code && scopes.contains(Self.openIDScope) ? StateGenerator.make() : nil
         var items = [
             URLQueryItem(name: "response_type", value: responseType.rawValue),
             URLQueryItem(name: "client_id", value: registration.clientID),
@@ -221,6 +248,7 @@ public actor Authenticator {
             items.append(URLQueryItem(name: "code_challenge", value: pkce.challenge))
             items.append(URLQueryItem(name: "code_challenge_method", value: pkce.method))
         }
+        if let nonce { items.append(URLQueryItem(name: "nonce", value: nonce)) }
         guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else {
             throw AuthError(.notConfigured, "The authorization endpoint is not a valid URL")
         }
@@ -233,7 +261,8 @@ public actor Authenticator {
         let lifetime = configuration.authorizationLifetime.seconds
         pending = pending.filter { now.timeIntervalSince($0.value.createdAt) < lifetime }
         let request = AuthorizationRequest(
-            url: url, state: state, redirectURI: redirect, responseType: responseType, scopes: scopes, pkce: pkce, createdAt: now)
+            url: url, state: state, redirectURI: redirect, responseType: responseType, scopes: scopes, nonce: nonce, pkce: pkce,
+            createdAt: now)
         pending[state] = request
         return request
     }
@@ -271,10 +300,20 @@ public actor Authenticator {
             guard request.responseType == .code, let pkce = request.pkce else {
                 throw AuthError(.invalidRedirect, "A code came back to an implicit-flow request")
             }
-            let credential = try await tokens.requestToken(
+            let answer = try await tokens.requestTokenAndIDToken(
                 grant: "authorization_code",
                 [("code", code), ("redirect_uri", request.redirectURI.absoluteString), ("code_verifier", pkce.verifier)],
                 endpoint: endpoints.token, fallbackScopes: request.scopes)
+            var credential = answer.credential
+            if let nonce = request.nonce {
+                guard let idToken = answer.idToken else {
+                    throw AuthError(
+                        .idTokenInvalid,
+                        "The sign-in asked for 'openid' but the token response has no id_token; is this an OpenID Connect server?"
+                    )
+                }
+                credential.idToken = try await verifiedIDToken(idToken, nonce: nonce, accessToken: credential.accessToken)
+            }
             return try await signedIn(credential, grant: "authorization_code")
         case .token(let fields, _):
             guard request.responseType == .token else {

@@ -23,6 +23,8 @@ public struct AuthorizationRequest: Sendable, Hashable {
     public let redirectURI: URL
     public let responseType: ResponseType
     public let scopes: [String]
+    /// OpenID Connect: the random `nonce` sent when the scopes include `openid`; the ID token must carry it back.
+    public let nonce: String?
     let pkce: PKCE?
     let createdAt: Date
 }

@@ -9,16 +9,20 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
     public var refreshToken: String?
     public var expiresAt: Date?
     public var scopes: [String]
+    /// The OpenID Connect ID token, when the sign-in asked for `openid`: verified by the
+    /// ``Authenticator`` before it was kept. Its ``IDToken/claims`` say who signed in.
+    public var idToken: IDToken?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
-        scopes: [String] = []
+        scopes: [String] = [], idToken: IDToken? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.refreshToken = refreshToken
         self.expiresAt = expiresAt
         self.scopes = scopes
+        self.idToken = idToken
     }
 
     /// Whether the access token expires within `margin` of `now` (or has expired).
@@ -29,7 +33,8 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public var description: String {
         "Credential(\(tokenType), access token <redacted>, refresh token \(refreshToken == nil ? "none" : "<redacted>"), "
-            + "expires \(expiresAt.map { "\($0)" } ?? "never"), scopes \(scopes))"
+            + "expires \(expiresAt.map { "\($0)" } ?? "never"), scopes \(scopes)"
+            + (idToken.map { ", ID token for sub \($0.claims.subject) <redacted>" } ?? "") + ")"
     }
 }
 

@@ -18,10 +18,14 @@ public struct Endpoints: Sendable, Hashable {
     public var logout: URL?
     /// Custom-provider sign-in (`POST /auth/login` on the Outpost server).
     public var providerLogin: URL?
+    /// OpenID Connect: the issuer's signing keys (`jwks_uri`), to verify ID tokens.
+    public var jwks: URL?
+    /// OpenID Connect: the UserInfo endpoint (`userinfo_endpoint`).
+    public var userInfo: URL?
 
     public init(
         issuer: URL? = nil, authorization: URL? = nil, token: URL, revocation: URL? = nil, deviceAuthorization: URL? = nil,
-        logout: URL? = nil, providerLogin: URL? = nil
+        logout: URL? = nil, providerLogin: URL? = nil, jwks: URL? = nil, userInfo: URL? = nil
     ) {
         self.issuer = issuer
         self.authorization = authorization
@@ -30,16 +34,20 @@ public struct Endpoints: Sendable, Hashable {
         self.deviceAuthorization = deviceAuthorization
         self.logout = logout
         self.providerLogin = providerLogin
+        self.jwks = jwks
+        self.userInfo = userInfo
     }
 
     /// The Outpost server's paths under `base` (`/oauth/authorize`, `/oauth/token`, `/oauth/revoke`,
-    /// `/oauth/device_authorization`, `/oauth/logout`, `/auth/login`), without a discovery round trip.
+    /// `/oauth/device_authorization`, `/oauth/logout`, `/auth/login`, `/.well-known/jwks.json`,
+    /// `/userinfo`), without a discovery round trip.
     public static func outpost(base: URL) -> Endpoints {
         Endpoints(
             issuer: base, authorization: base.appending(path: "oauth/authorize"), token: base.appending(path: "oauth/token"),
             revocation: base.appending(path: "oauth/revoke"),
             deviceAuthorization: base.appending(path: "oauth/device_authorization"),
-            logout: base.appending(path: "oauth/logout"), providerLogin: base.appending(path: "auth/login"))
+            logout: base.appending(path: "oauth/logout"), providerLogin: base.appending(path: "auth/login"),
+            jwks: base.appending(path: ".well-known/jwks.json"), userInfo: base.appending(path: "userinfo"))
     }
 
     /// Fetches `GET {issuer}/.well-known/oauth-authorization-server` (RFC 8414) through `client`
@@ -51,6 +59,15 @@ public struct Endpoints: Sendable, Hashable {
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
     public static func discover(issuer: URL, client: OutpostClient) async throws -> Endpoints {
         try await AuthorizationServerMetadata.fetch(issuer: issuer, client: client).endpoints
+    }
+
+    /// Fetches `GET {issuer}/.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4)
+    /// through `client` and checks that it names the same issuer. Use it for sign-ins that ask for
+    /// `openid`: it gives the JWKS and UserInfo endpoints too.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
+    public static func discoverOpenID(issuer: URL, client: OutpostClient) async throws -> Endpoints {
+        try await AuthorizationServerMetadata.fetch(issuer: issuer, client: client, openID: true).endpoints
     }
 }
 
@@ -68,6 +85,12 @@ public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
     public var codeChallengeMethodsSupported: [String]?
     public var tokenEndpointAuthMethodsSupported: [String]?
     public var scopesSupported: [String]?
+    /// `jwks_uri`: the signing keys of ID tokens.
+    public var jwksURI: URL?
+    /// `userinfo_endpoint` (OpenID Connect).
+    public var userInfoEndpoint: URL?
+    /// `id_token_signing_alg_values_supported` (OpenID Connect).
+    public var idTokenSigningAlgValuesSupported: [String]?
 
     enum CodingKeys: String, CodingKey {
         case issuer
@@ -82,6 +105,9 @@ public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
         case codeChallengeMethodsSupported = "code_challenge_methods_supported"
         case tokenEndpointAuthMethodsSupported = "token_endpoint_auth_methods_supported"
         case scopesSupported = "scopes_supported"
+        case jwksURI = "jwks_uri"
+        case userInfoEndpoint = "userinfo_endpoint"
+        case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
     }
 
     /// The endpoints these metadata describe.
@@ -89,7 +115,20 @@ public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
         Endpoints(
             issuer: issuer, authorization: authorizationEndpoint, token: tokenEndpoint, revocation: revocationEndpoint,
             deviceAuthorization: deviceAuthorizationEndpoint, logout: endSessionEndpoint,
-            providerLogin: providerLoginEndpoint ?? issuer.appending(path: "auth/login"))
+            providerLogin: providerLoginEndpoint ?? issuer.appending(path: "auth/login"), jwks: jwksURI,
+            userInfo: userInfoEndpoint)
+    }
+
+    /// The OpenID Provider configuration URL of `issuer`: `{issuer}/.well-known/openid-configuration`,
+    /// appended to any path (OpenID Connect Discovery 1.0 §4.1).
+    public static func openIDConfigurationURL(for issuer: URL) -> URL? {
+        guard var components = URLComponents(url: issuer, resolvingAgainstBaseURL: false) else { return nil }
+        var path = components.path
+        while path.hasSuffix("/") { path.removeLast() }
+        components.path = path + "/.well-known/openid-configuration"
+        components.query = nil
+        components.fragment = nil
+        return components.url
     }
 
     /// The well-known URL of `issuer`: for `https://host/tenant` it is
@@ -108,8 +147,12 @@ public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
     ///
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed`` when the document cannot be
     ///   fetched or decoded, or names another issuer (a mix-up defence, RFC 8414 section 3.3).
-    public static func fetch(issuer: URL, client: OutpostClient) async throws -> AuthorizationServerMetadata {
-        guard let url = wellKnownURL(for: issuer) else {
+    /// - Parameter openID: Read the OpenID Provider configuration (OpenID Connect Discovery) rather
+    ///   than the RFC 8414 document.
+    public static func fetch(issuer: URL, client: OutpostClient, openID: Bool = false) async throws
+        -> AuthorizationServerMetadata
+    {
+        guard let url = openID ? openIDConfigurationURL(for: issuer) : wellKnownURL(for: issuer) else {
             throw AuthError(.discoveryFailed, "'\(issuer)' is not a valid issuer URL")
         }
         let metadata: AuthorizationServerMetadata

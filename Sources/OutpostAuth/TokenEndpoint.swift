@@ -18,6 +18,17 @@ struct TokenEndpoint: Sendable {
         grant: String, _ fields: [(String, String)], endpoint: URL, fallbackScopes: [String],
         previousRefreshToken: String? = nil
     ) async throws -> Credential {
+        try await requestTokenAndIDToken(
+            grant: grant, fields, endpoint: endpoint, fallbackScopes: fallbackScopes, previousRefreshToken: previousRefreshToken
+        ).credential
+    }
+
+    /// As ``requestToken(grant:_:endpoint:fallbackScopes:previousRefreshToken:)``, with the answer's
+    /// `id_token`, still unverified.
+    func requestTokenAndIDToken(
+        grant: String, _ fields: [(String, String)], endpoint: URL, fallbackScopes: [String],
+        previousRefreshToken: String? = nil
+    ) async throws -> (credential: Credential, idToken: String?) {
         let response = try await post(endpoint, fields: [("grant_type", grant)] + fields)
         let json = try Self.successJSON(response, what: "token")
         var credential = try Self.credential(from: json, now: now(), fallbackScopes: fallbackScopes)
@@ -27,7 +38,7 @@ struct TokenEndpoint: Sendable {
             metadata: [
                 "oauth.grant": "\(Self.grantName(grant))", "oauth.expires_in": "\(json["expires_in"].map { "\($0)" } ?? "none")",
             ])
-        return credential
+        return (credential, json["id_token"]?.stringValue)
     }
 
     /// POSTs a form with client authentication, returning the raw response.

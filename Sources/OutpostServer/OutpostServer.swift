@@ -48,7 +48,9 @@ public final class OutpostServer: Sendable {
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
         RecordRoutes(storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         UserRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
-        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
+        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
+        OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         return router
     }
 

@@ -16,6 +16,8 @@ public struct ServerConfiguration: Sendable {
     public var logger: Logger
     /// Sign-in and tokens.
     public var auth: AuthConfiguration
+    /// OpenID Connect: ID tokens and their signing keys.
+    public var openID = OpenIDConfiguration()
 
     public init(
         host: String = "127.0.0.1",

@@ -13,6 +13,7 @@ import OutpostCore
 struct OAuthRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
+    let openID: OpenIDProvider
     static let sessionCookie = "outpost_session"
 
     func add(to router: Router<OutpostRequestContext>) {
@@ -93,11 +94,12 @@ struct OAuthRoutes: Sendable {
         switch grant {
         case "authorization_code":
             try require(client, "authorization_code")
-            reply = try await exchangeCode(fields, client: client)
+            reply = try await exchangeCode(fields, client: client, issuer: Self.issuer(request))
         case "refresh_token":
             try require(client, "refresh_token")
             guard let refreshToken = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
-            reply = try await auth.refresh(refreshToken, client: client)
+            reply = try await openID.afterRefresh(
+                auth.refresh(refreshToken, client: client), client: client, issuer: Self.issuer(request))
         case "password":
             try require(client, "password")
             guard let username = fields["username"], let password = fields["password"] else {
@@ -128,7 +130,7 @@ struct OAuthRoutes: Sendable {
         }
     }
 
-    func exchangeCode(_ fields: [String: String], client: OAuthClient) async throws -> JSONValue {
+    func exchangeCode(_ fields: [String: String], client: OAuthClient, issuer: String) async throws -> JSONValue {
         guard let code = fields["code"], let redirectURI = fields["redirect_uri"] else {
             throw OAuthError.invalidRequest("code and redirect_uri are required")
         }
@@ -146,7 +148,8 @@ struct OAuthRoutes: Sendable {
                 throw OAuthError.invalidGrant("The PKCE code_verifier does not match the code_challenge")
             }
         }
-        return try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope)
+        let reply = try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope)
+        return try await openID.afterCodeExchange(reply, codeHash: Secrets.hash(code), client: client, issuer: issuer)
     }
 
     func revoke(_ request: Request) async throws -> Response {
@@ -281,10 +284,13 @@ struct OAuthRoutes: Sendable {
         var scope: String
         var state: String?
         var codeChallenge: String?
+        /// OpenID Connect's `nonce`, carried on the code to the ID token.
+        var nonce: String?
 
         var fields: [String: String] {
             var fields = ["client_id": client.id, "response_type": responseType, "redirect_uri": redirectURI, "scope": scope]
             if let state { fields["state"] = state }
+            if let nonce { fields["nonce"] = nonce }
             if let codeChallenge {
                 fields["code_challenge"] = codeChallenge
                 fields["code_challenge_method"] = "S256"
@@ -316,6 +322,7 @@ struct OAuthRoutes: Sendable {
             codeChallenge: nil)
         do {
             request.scope = try AuthService.grantedScope(requested: parameters["scope"], client: client)
+            request.nonce = try OpenIDProvider.nonce(parameters)
         } catch let error as OAuthError {
             throw AuthorizationProblem.redirect(code: error.code, description: error.description, request: request)
         }
@@ -416,6 +423,9 @@ struct OAuthRoutes: Sendable {
                     codeChallenge: authorization.codeChallenge,
                     expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.authorizationCodeLifetime),
                     used: false))
+            try await openID.rememberCode(
+                hash: Secrets.hash(code), scope: authorization.scope, nonce: authorization.nonce, request: request,
+                freshSignIn: cookie != nil)
             response = Self.redirect(authorization, ["code": code])
         }
         if let cookie { response.headers[.setCookie] = cookie }

@@ -26,6 +26,28 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "The OpenAPI document"}}
               }
             },
+            "/.well-known/openid-configuration": {
+              "get": {"summary": "OpenID Provider metadata (OpenID Connect Discovery 1.0)", "responses": {"200": {"description": "The metadata"}}}
+            },
+            "/.well-known/jwks.json": {
+              "get": {
+                "summary": "The keys that sign ID tokens (RFC 7517): the key in use and keys retired within the grace period",
+                "responses": {"200": {"description": "A JSON Web Key Set", "content": {"application/json": {"schema": {"type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": {"type": "object"}}}}}}}}
+              }
+            },
+            "/userinfo": {
+              "get": {
+                "summary": "OpenID Connect UserInfo: sub, and preferred_username with the profile scope",
+                "security": [{"bearer": []}],
+                "responses": {"200": {"description": "The user's claims"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+              },
+              "post": {
+                "summary": "OpenID Connect UserInfo (the access token may also come as access_token in a form body)",
+                "security": [{"bearer": []}],
+                "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
+                "responses": {"200": {"description": "The user's claims"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+              }
+            },
             "/lambdas/{name}": {
               "post": {
                 "summary": "Call a remote function",

@@ -146,6 +146,7 @@ public final class SQLiteStorage: Storage {
                 """
             ]
         ),
+        (4, openIDMigration),
     ]
 
     public func migrate() async throws {

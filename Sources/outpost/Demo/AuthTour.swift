@@ -4,7 +4,7 @@ import Outpost
 import OutpostServer
 
 /// Sign-in without a person at the keyboard, a token refresh (forced, then transparent), a custom
-/// provider, and record ownership.
+/// provider, record ownership, and OpenID Connect.
 enum AuthTour {
     static func run(baseURL: URL, databasePath: String, providerSecret: String, log: TourLog) async throws {
         log.section("Sign-in (OAuth 2.0)")
@@ -61,6 +61,40 @@ enum AuthTour {
         }
         let deleted = try await api.send(.delete(path))
         log.step("grace deletes it → HTTP \(deleted.status)")
+
+        try await openIDConnect(baseURL: baseURL, client: plain, log: log)
+    }
+
+    /// Sign-in with OpenID Connect: discovery, the browser flow asking for `openid` (a scripted
+    /// browser plays the person), the ID token verified by the SDK, and UserInfo.
+    static func openIDConnect(baseURL: URL, client: OutpostClient, log: TourLog) async throws {
+        log.section("OpenID Connect")
+        let endpoints = try await Endpoints.discoverOpenID(issuer: baseURL, client: client)
+        log.step(
+            "GET /.well-known/openid-configuration → JWKS at \(endpoints.jwks?.path ?? "-"), UserInfo at \(endpoints.userInfo?.path ?? "-")"
+        )
+        let auth = Authenticator(
+            configuration: .init(
+                registration: ClientRegistration(
+                    clientID: OutpostServer.cliClientID, redirectURI: URL(string: "http://127.0.0.1/callback"),
+                    scopes: [Authenticator.openIDScope, "profile"]),
+                endpoints: endpoints,
+                browser: DemoBrowser(client: client, username: "grace", password: "demo-password-1")),
+            client: client)
+        let credential = try await auth.signInWithBrowser()
+        guard let claims = credential.idToken?.claims else {
+            log.step("no ID token came back")
+            return
+        }
+        log.step("grace signs in through the browser asking for openid (a scripted browser fills in the form)")
+        log.detail("the SDK verified the ID token: RS256 signature from the JWKS, iss, aud, exp, nonce and at_hash")
+        log.detail(
+            "sub \(claims.subject), iss \(claims.issuer), aud \(claims.audience.joined(separator: " ")), "
+                + "signed in \(claims.authTime.map { "\($0)" } ?? "-"), expires \(claims.expiresAt)")
+        let info = try await auth.userInfo()
+        log.step(
+            "GET /userinfo → sub \(info["sub"]?.stringValue ?? "-"), preferred_username \(info["preferred_username"]?.stringValue ?? "-")"
+        )
     }
 
     static func authenticator(baseURL: URL, client: OutpostClient) -> Authenticator {

@@ -1,0 +1,69 @@
+import Foundation
+import HTTPTypes
+import Outpost
+
+/// Plays the person at the browser in the demo: reads the sign-in page, fills in the username and
+/// password, allows, and follows the redirect back to the loopback listener. Real HTTP throughout.
+struct DemoBrowser: BrowserOpening {
+    let client: OutpostClient
+    let username: String
+    let password: String
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func open(_ url: URL) async throws {
+        let (page, body) = try await send(HTTPRequest(method: .get, url: url), body: nil)
+        guard page.status == .ok else { throw Failure(description: "the sign-in page answered \(page.status)") }
+        var fields = Self.hiddenFields(String(decoding: body, as: UTF8.self))
+        fields["username"] = username
+        fields["password"] = password
+        fields["decision"] = "allow"
+        guard let action = URL(string: "/oauth/authorize", relativeTo: url)?.absoluteURL else {
+            throw Failure(description: "no form address")
+        }
+        var post = HTTPRequest(method: .post, url: action)
+        post.headerFields[.contentType] = "application/x-www-form-urlencoded"
+        let (answer, _) = try await send(post, body: Data(Self.encode(fields).utf8))
+        // The transport may have followed the redirect itself; if not, follow it here.
+        if answer.status.kind == .redirection, let location = answer.headerFields[.location], let target = URL(string: location) {
+            _ = try await send(HTTPRequest(method: .get, url: target), body: nil)
+        }
+    }
+
+    func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {
+        try await client.transport.send(
+            request, body: body, options: TransportOptions(timeout: .seconds(10), maxResponseBytes: 1 << 20))
+    }
+
+    /// `<input type="hidden" name="…" value="…">`, as the server's pages write them.
+    static func hiddenFields(_ html: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        guard let regex = try? NSRegularExpression(pattern: #"<input type="hidden" name="([^"]*)" value="([^"]*)">"#) else {
+            return fields
+        }
+        for match in regex.matches(in: html, range: NSRange(html.startIndex..., in: html)) {
+            guard let name = Range(match.range(at: 1), in: html), let value = Range(match.range(at: 2), in: html) else {
+                continue
+            }
+            fields[unescape(String(html[name]))] = unescape(String(html[value]))
+        }
+        return fields
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    static func encode(_ fields: [String: String]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.sorted { $0.key < $1.key }.map { name, value in
+            (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name) + "="
+                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }.joined(separator: "&")
+    }
+}
