@@ -344,6 +344,15 @@ class OpenIDConnect(OutpostCase):
             with self.assertRaises(JoseError):
                 jwt.decode(forged, keys, algorithms=algorithms)
 
+        # A refresh answers a new id_token for the same person and client (OIDC Core §12.2).
+        refreshed = session.refresh_token(self.endpoints["token_endpoint"], refresh_token=token["refresh_token"])
+        if "id_token" in refreshed:
+            again = jwt.decode(refreshed["id_token"], keys, algorithms=algorithms)
+            self.assertEqual(again.claims["sub"], verified.claims["sub"])
+            self.assertEqual(again.claims["aud"], verified.claims["aud"])
+            self.assertEqual(again.claims["iss"], verified.claims["iss"])
+        token = refreshed
+
         userinfo = requests.get(
             self.endpoints["userinfo_endpoint"], headers={"Authorization": f"Bearer {token['access_token']}"}, timeout=30)
         self.assertEqual(userinfo.status_code, 200, describe(userinfo))
