@@ -273,9 +273,10 @@ class SignInPages(harness.TestCase):
         alerts = self.alerts()
         self.shoot("02-wrong-password")
         self.assertTrue(alerts, "no role=alert message after a wrong password")
+        self.assertTrue(self.driver.find_elements(By.ID, "password"),
+                        f"the sign-in form is gone; the browser shows: {redact(self.text()[:300])}")
         self.assertFalse(self.driver.current_url.startswith(self.app.origin))
         self.assertEqual(len(self.app.hits), before, "the redirect URI was called after a wrong password")
-        self.assertTrue(self.driver.find_elements(By.ID, "password"), "the password field is gone")
         self.assertEqual(self.driver.find_element(By.ID, "password").get_attribute("value"), "",
                          "the wrong password was sent back into the page")
 
@@ -322,8 +323,8 @@ class SignInPages(harness.TestCase):
         self.press("deny", expect_navigation=False)
         answer = self.app.wait_for_hit(timeout=WAIT, after=before)
         self.shoot("05-after-deny")
-        self.assertIsNotNone(answer, "pressing Deny with empty fields did not leave the page "
-                                     "(the browser's required-field check blocks it?)")
+        self.assertIsNotNone(answer, "pressing Deny with empty fields did not reach the redirect URI (a required-field "
+                                     f"check blocks it?); the browser shows: {redact(self.text()[:300])}")
         self.assertEqual(answer.get("error"), "access_denied")
         self.assertEqual(answer.get("state"), "deny-state")
         self.assertNotIn("code", answer)
@@ -358,6 +359,8 @@ class SignInPages(harness.TestCase):
         self.press("allow")
         self.shoot("08-device-wrong-code")
         self.assertTrue(self.alerts(), "no role=alert message for an unknown code")
+        self.assertTrue([field for field in self.driver.find_elements(By.ID, "user_code") if field.is_displayed()],
+                        f"the code cannot be typed again; the browser shows: {redact(self.text()[:300])}")
 
     def test_09_cross_origin_consent_refused(self):
         """A signed-in person visits another site that auto-posts the consent form (with a form token
