@@ -22,10 +22,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import requests  # noqa: E402
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import harness  # noqa: E402
@@ -148,10 +147,21 @@ class SignInPages(harness.TestCase):
     def press(self, decision, expect_navigation=True):
         button = self.decision_button(decision)
         self.assertIsNotNone(button, f"no {decision} button on the page: {redact(self.text()[:300])}")
-        page = self.driver.find_element(By.TAG_NAME, "html")
+        marker = secrets.token_hex(8)
+        self.driver.execute_script("window.outpostTestMarker = arguments[0]", marker)
         button.click()
         if expect_navigation:
-            WebDriverWait(self.driver, WAIT).until(expected_conditions.staleness_of(page))
+            self.wait_for_new_document(marker)
+
+    def wait_for_new_document(self, marker):
+        """Waits until the window holds a new, fully loaded document (the marked one is gone)."""
+        def loaded(driver):
+            try:
+                return driver.execute_script(
+                    "return window.outpostTestMarker !== arguments[0] && document.readyState === 'complete'", marker)
+            except WebDriverException:  # between two documents
+                return False
+        WebDriverWait(self.driver, WAIT).until(loaded, "the page did not navigate after the click")
 
     def alerts(self):
         return [element.text.strip() for element in self.driver.find_elements(By.CSS_SELECTOR, "[role=alert]")
