@@ -14,10 +14,10 @@ public struct ServerConfiguration: Sendable {
     public var lambdaTimeout: Duration
     /// Request logs go here at `info`, failures at `warning`/`error`. Default: a logger labelled `outpost.server` at `info`.
     public var logger: Logger
-    /// Sign-in and tokens.
-    public var auth: AuthConfiguration
     /// OpenID Connect: ID tokens and their signing keys.
     public var openID = OpenIDConfiguration()
+    /// Sign-in and tokens.
+    public var auth: AuthConfiguration
 
     public init(
         host: String = "127.0.0.1",

@@ -63,10 +63,18 @@ extension AuthFixture {
         return page.json
     }
 
-    func openIDAuthenticator(client: OAuthClient, store: any CredentialStore = InMemoryCredentialStore()) -> (
-        Authenticator, OutpostClient
-    ) {
-        authenticator(store: store, clientID: client.id, scopes: ["openid", "profile", "records"])
+    /// An authenticator for `client` asking for openid; its HTTP client is shut down however `body` ends
+    /// (a client left open would crash the test process and hide the failure).
+    func withOpenIDAuthenticator<T>(client: OAuthClient, _ body: (Authenticator) async throws -> T) async throws -> T {
+        let (auth, http) = authenticator(clientID: client.id, scopes: ["openid", "profile", "records"])
+        do {
+            let result = try await body(auth)
+            try await http.shutdown()
+            return result
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
     }
 
     func jwks() async throws -> [[String: Any]] {
@@ -185,32 +193,34 @@ struct OpenIDIntegrationTests {
     func sdkSignIn() async throws {
         try await withAuthFixture { fixture in
             let client = try await fixture.openIDClient()
-            let (auth, http) = fixture.openIDAuthenticator(client: client)
-            let request = try await auth.authorizationRequest()
-            let nonce = try #require(request.nonce)
-            #expect(request.url.query?.contains("nonce=") == true)
-            let locations = Mutex<String?>(nil)
-            try await ScriptedBrowser(browser: fixture.browser, onRedirect: { location in locations.withLock { $0 = location } })
+            try await fixture.withOpenIDAuthenticator(client: client) { auth in
+                let request = try await auth.authorizationRequest()
+                let nonce = try #require(request.nonce)
+                #expect(request.url.query?.contains("nonce=") == true)
+                let locations = Mutex<String?>(nil)
+                try await ScriptedBrowser(
+                    browser: fixture.browser, onRedirect: { location in locations.withLock { $0 = location } }
+                )
                 .open(request.url)
-            let location = try #require(locations.withLock { $0 })
-            let credential = try await auth.completeAuthorization(from: try #require(URL(string: location)))
-            let idToken = try #require(credential.idToken)
-            let user = try await fixture.withStorage { try await $0.user(username: "ada") }
-            #expect(idToken.claims.subject == user?.id)
-            #expect(idToken.claims.nonce == nonce)
-            #expect(idToken.claims.issuer == fixture.base)
-            #expect(idToken.claims.audience == [client.id])
-            #expect(idToken.claims.accessTokenHash == expectedAtHash(credential.accessToken))
-            #expect(idToken.claims.authTime != nil)
+                let location = try #require(locations.withLock { $0 })
+                let credential = try await auth.completeAuthorization(from: try #require(URL(string: location)))
+                let idToken = try #require(credential.idToken)
+                let user = try await fixture.withStorage { try await $0.user(username: "ada") }
+                #expect(idToken.claims.subject == user?.id)
+                #expect(idToken.claims.nonce == nonce)
+                #expect(idToken.claims.issuer == fixture.base)
+                #expect(idToken.claims.audience == [client.id])
+                #expect(idToken.claims.accessTokenHash == expectedAtHash(credential.accessToken))
+                #expect(idToken.claims.authTime != nil)
 
-            let info = try await auth.userInfo()
-            #expect(info["sub"] == .string(user?.id ?? ""))
-            #expect(info["preferred_username"] == "ada")
+                let info = try await auth.userInfo()
+                #expect(info["sub"] == .string(user?.id ?? ""))
+                #expect(info["preferred_username"] == "ada")
 
-            // The loopback flow asks for openid too when the registration does.
-            let again = try await auth.signInWithBrowser()
-            #expect(again.idToken?.claims.subject == user?.id)
-            try await http.shutdown()
+                // The loopback flow asks for openid too when the registration does.
+                let again = try await auth.signInWithBrowser()
+                #expect(again.idToken?.claims.subject == user?.id)
+            }
         }
     }
 
@@ -264,12 +274,12 @@ struct OpenIDIntegrationTests {
 
             // The SDK discovers it when the registration asks for openid.
             let http = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL))
-            let auth = try await Authenticator.discover(
+            let discovered = try? await Authenticator.discover(
                 issuer: fixture.server.baseURL, client: http,
                 registration: ClientRegistration(clientID: "outpost-cli", scopes: ["openid"]))
-            #expect(auth.configuration.endpoints.jwks?.absoluteString == fixture.base + "/.well-known/jwks.json")
-            #expect(auth.configuration.endpoints.userInfo?.absoluteString == fixture.base + "/userinfo")
             try await http.shutdown()
+            #expect(discovered?.configuration.endpoints.jwks?.absoluteString == fixture.base + "/.well-known/jwks.json")
+            #expect(discovered?.configuration.endpoints.userInfo?.absoluteString == fixture.base + "/userinfo")
         }
     }
 
@@ -294,41 +304,41 @@ struct OpenIDIntegrationTests {
     func rotation() async throws {
         try await withAuthFixture { fixture in
             let client = try await fixture.openIDClient()
-            let (auth, http) = fixture.openIDAuthenticator(client: client)
-            let before = try await auth.signInWithBrowser()
-            let oldToken = try #require(before.idToken)
-            let oldKid = try #require(try jwtParts(oldToken.rawValue).header["kid"] as? String)
+            try await fixture.withOpenIDAuthenticator(client: client) { auth in
+                let before = try await auth.signInWithBrowser()
+                let oldToken = try #require(before.idToken)
+                let oldKid = try #require(try jwtParts(oldToken.rawValue).header["kid"] as? String)
 
-            let (rotated, _) = try await fixture.withStorage { try await $0.rotateSigningKey() }
-            #expect(rotated.kid != oldKid)
-            let kids = try await fixture.jwks().compactMap { $0["kid"] as? String }
-            #expect(Set(kids) == [oldKid, rotated.kid])
+                let (rotated, _) = try await fixture.withStorage { try await $0.rotateSigningKey() }
+                #expect(rotated.kid != oldKid)
+                let kids = try await fixture.jwks().compactMap { $0["kid"] as? String }
+                #expect(Set(kids) == [oldKid, rotated.kid])
 
-            // The token signed before the rotation still verifies against the new JWKS.
-            let verifier = IDTokenVerifier(
-                issuer: fixture.base, clientID: client.id,
-                keySet: { Data(try await fixture.browser.get(fixture.base + "/.well-known/jwks.json").body.utf8) })
-            _ = try await verifier.verify(oldToken.rawValue, nonce: oldToken.claims.nonce)
+                // The token signed before the rotation still verifies against the new JWKS.
+                let verifier = IDTokenVerifier(
+                    issuer: fixture.base, clientID: client.id,
+                    keySet: { Data(try await fixture.browser.get(fixture.base + "/.well-known/jwks.json").body.utf8) })
+                _ = try await verifier.verify(oldToken.rawValue, nonce: oldToken.claims.nonce)
 
-            // A refresh returns a new ID token under the new kid: same sub and auth_time, no nonce.
-            let refreshed = try await auth.refresh()
-            let refreshedToken = try #require(refreshed.idToken)
-            #expect(try jwtParts(refreshedToken.rawValue).header["kid"] as? String == rotated.kid)
-            #expect(refreshedToken.claims.subject == oldToken.claims.subject)
-            #expect(refreshedToken.claims.authTime == oldToken.claims.authTime)
-            #expect(refreshedToken.claims.nonce == nil)
-            #expect(refreshedToken.claims.accessTokenHash == expectedAtHash(refreshed.accessToken))
+                // A refresh returns a new ID token under the new kid: same sub and auth_time, no nonce.
+                let refreshed = try await auth.refresh()
+                let refreshedToken = try #require(refreshed.idToken)
+                #expect(try jwtParts(refreshedToken.rawValue).header["kid"] as? String == rotated.kid)
+                #expect(refreshedToken.claims.subject == oldToken.claims.subject)
+                #expect(refreshedToken.claims.authTime == oldToken.claims.authTime)
+                #expect(refreshedToken.claims.nonce == nil)
+                #expect(refreshedToken.claims.accessTokenHash == expectedAtHash(refreshed.accessToken))
 
-            // A new sign-in signs with the new kid too.
-            let after = try await auth.signInWithBrowser()
-            #expect(try jwtParts(try #require(after.idToken).rawValue).header["kid"] as? String == rotated.kid)
+                // A new sign-in signs with the new kid too.
+                let after = try await auth.signInWithBrowser()
+                #expect(try jwtParts(try #require(after.idToken).rawValue).header["kid"] as? String == rotated.kid)
 
-            // Rotating again with no grace deletes the key retired earlier; the server (24 h grace)
-            // still publishes the one just retired.
-            let (third, removed) = try await fixture.withStorage { try await $0.rotateSigningKey(gracePeriod: .zero) }
-            #expect(removed == 1)
-            #expect(Set(try await fixture.jwks().compactMap { $0["kid"] as? String }) == [third.kid, rotated.kid])
-            try await http.shutdown()
+                // Rotating again with no grace deletes the key retired earlier; the server (24 h grace)
+                // still publishes the one just retired.
+                let (third, removed) = try await fixture.withStorage { try await $0.rotateSigningKey(gracePeriod: .zero) }
+                #expect(removed == 1)
+                #expect(Set(try await fixture.jwks().compactMap { $0["kid"] as? String }) == [third.kid, rotated.kid])
+            }
         }
     }
 
@@ -337,6 +347,27 @@ struct OpenIDIntegrationTests {
         try await withAuthFixture { fixture in
             let cli = try await fixture.withStorage { try await $0.client(id: OutpostServer.cliClientID) }
             #expect(cli?.scopes == ["records", "profile", "openid"])
+        }
+    }
+
+    @Test("prompt=none answers login_required without a browser session, consent_required with one")
+    func promptNone() async throws {
+        try await withAuthFixture { fixture in
+            let client = try await fixture.openIDClient()
+            let redirect = AuthFixture.redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let query =
+                "response_type=code&client_id=\(client.id)&redirect_uri=\(redirect)&scope=openid&state=s9&code_challenge=\(PKCE().challenge)&code_challenge_method=S256&prompt=none"
+            let anonymous = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
+            #expect(anonymous.status == 302)
+            let first = URLComponents(string: anonymous.header("Location") ?? "")?.queryItems ?? []
+            #expect(first.first { $0.name == "error" }?.value == "login_required")
+            #expect(first.first { $0.name == "state" }?.value == "s9")
+
+            _ = try await fixture.codeFlowTokens(client: client, scope: "openid", nonce: nil)  // leaves a browser session
+            let signedIn = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
+            let second = URLComponents(string: signedIn.header("Location") ?? "")?.queryItems ?? []
+            #expect(second.first { $0.name == "error" }?.value == "consent_required")
+            #expect(second.first { $0.name == "code" } == nil)
         }
     }
 

@@ -24,6 +24,10 @@ struct OpenIDProvider: Sendable {
     }
 
     static let scope = "openid"
+
+    /// The issuer: `iss` of every ID token and `issuer` of the discovery document. The one place that
+    /// asks the OAuth server for it, so that both always agree with its RFC 8414 metadata.
+    func issuer(_ request: Request) -> String { OAuthRoutes.issuer(request) }
     /// A longer `nonce` is refused at the authorization endpoint.
     static let maxNonceLength = 512
 
@@ -40,6 +44,20 @@ struct OpenIDProvider: Sendable {
             throw OAuthError.invalidRequest("nonce is longer than \(maxNonceLength) bytes")
         }
         return nonce
+    }
+
+    /// `prompt=none` (OpenID Connect Core §3.1.2.1): the server may show nothing, but it always asks
+    /// for consent, so the answer is an error for the client: `login_required` without a browser
+    /// session, else `consent_required`. `nil` for any other prompt.
+    static func promptNone(_ parameters: [String: String], signedIn: Bool) -> [String: String]? {
+        let prompts = (parameters["prompt"] ?? "").split(separator: " ")
+        guard prompts.contains("none") else { return nil }
+        if prompts.count > 1 {
+            return ["error": "invalid_request", "error_description": "prompt=none cannot be combined with other values"]
+        }
+        return signedIn
+            ? ["error": "consent_required", "error_description": "This server asks the user to allow every sign-in"]
+            : ["error": "login_required", "error_description": "The user is not signed in"]
     }
 
     /// Remembers the nonce and the time of sign-in of a new authorization code, when its scope has `openid`.
@@ -72,7 +90,7 @@ struct OpenIDProvider: Sendable {
     // MARK: Token endpoint
 
     /// Adds an `id_token` to the token response of an authorization code exchange whose scope has `openid`.
-    func afterCodeExchange(_ reply: JSONValue, codeHash: String, client: OAuthClient, issuer: String) async throws
+    func afterCodeExchange(_ reply: JSONValue, codeHash: String, client: OAuthClient, request: Request) async throws
         -> JSONValue
     {
         let context = try await auth.storage.takeOpenIDCode(hash: codeHash)
@@ -87,20 +105,21 @@ struct OpenIDProvider: Sendable {
                 expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.refreshTokenLifetime))
         }
         let idToken = try await self.idToken(
-            issuer: issuer, subject: userID, audience: client.id, authTime: authTime, nonce: context?.nonce,
+            issuer: issuer(request), subject: userID, audience: client.id, authTime: authTime, nonce: context?.nonce,
             accessToken: accessToken)
         return Self.adding(idToken, to: reply)
     }
 
     /// Adds a new `id_token` to a refresh's token response when the family began with `openid`.
-    func afterRefresh(_ reply: JSONValue, client: OAuthClient, issuer: String) async throws -> JSONValue {
+    func afterRefresh(_ reply: JSONValue, client: OAuthClient, request: Request) async throws -> JSONValue {
         guard configuration.idTokenOnRefresh, let accessToken = reply["access_token"]?.stringValue,
             let token = try await auth.storage.token(hash: Secrets.hash(accessToken)),
             Self.wantsIDToken(token.scope), let userID = token.userID,
             let authTime = try await auth.storage.openIDFamilyAuthTime(token.family)
         else { return reply }
         let idToken = try await self.idToken(
-            issuer: issuer, subject: userID, audience: client.id, authTime: authTime, nonce: nil, accessToken: accessToken)
+            issuer: issuer(request), subject: userID, audience: client.id, authTime: authTime, nonce: nil,
+            accessToken: accessToken)
         return Self.adding(idToken, to: reply)
     }
 

@@ -21,17 +21,21 @@ struct OpenIDRoutes: Sendable {
             try await userInfo(request.headers, query: UserRoutes.query(request))
         }
         router.post("/userinfo") { request, _ in
-            var fields = UserRoutes.query(request)
-            if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-                fields.merge(FormBody.parse(try await request.collectBody(limit: maxBodyBytes))) { $1 }
+            // RFC 6750 §2.2: the token may come as `access_token` in a form body instead of the header.
+            var headers = request.headers
+            if headers[.authorization] == nil,
+                request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
+                let token = FormBody.parse(try await request.collectBody(limit: maxBodyBytes))["access_token"], !token.isEmpty
+            {
+                headers[.authorization] = "Bearer " + token
             }
-            return try await userInfo(request.headers, query: fields)
+            return try await userInfo(headers, query: UserRoutes.query(request))
         }
     }
 
     /// OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3).
     func discovery(_ request: Request) -> Response {
-        let issuer = OAuthRoutes.issuer(request)
+        let issuer = provider.issuer(request)
         return Response.json(
             [
                 "issuer": .string(issuer),

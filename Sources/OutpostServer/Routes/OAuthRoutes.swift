@@ -94,12 +94,11 @@ struct OAuthRoutes: Sendable {
         switch grant {
         case "authorization_code":
             try require(client, "authorization_code")
-            reply = try await exchangeCode(fields, client: client, issuer: Self.issuer(request))
+            reply = try await exchangeCode(fields, client: client, request: request)
         case "refresh_token":
             try require(client, "refresh_token")
             guard let refreshToken = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
-            reply = try await openID.afterRefresh(
-                auth.refresh(refreshToken, client: client), client: client, issuer: Self.issuer(request))
+            reply = try await openID.afterRefresh(auth.refresh(refreshToken, client: client), client: client, request: request)
         case "password":
             try require(client, "password")
             guard let username = fields["username"], let password = fields["password"] else {
@@ -130,7 +129,7 @@ struct OAuthRoutes: Sendable {
         }
     }
 
-    func exchangeCode(_ fields: [String: String], client: OAuthClient, issuer: String) async throws -> JSONValue {
+    func exchangeCode(_ fields: [String: String], client: OAuthClient, request: Request) async throws -> JSONValue {
         guard let code = fields["code"], let redirectURI = fields["redirect_uri"] else {
             throw OAuthError.invalidRequest("code and redirect_uri are required")
         }
@@ -149,7 +148,7 @@ struct OAuthRoutes: Sendable {
             }
         }
         let reply = try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope)
-        return try await openID.afterCodeExchange(reply, codeHash: Secrets.hash(code), client: client, issuer: issuer)
+        return try await openID.afterCodeExchange(reply, codeHash: Secrets.hash(code), client: client, request: request)
     }
 
     func revoke(_ request: Request) async throws -> Response {
@@ -358,6 +357,9 @@ struct OAuthRoutes: Sendable {
     func authorizePage(_ request: Request) async throws -> Response {
         do {
             let authorization = try await validate(UserRoutes.query(request))
+            if let error = OpenIDProvider.promptNone(UserRoutes.query(request), signedIn: try await browserUser(request) != nil) {
+                return Self.redirect(authorization, error)
+            }
             return try await consentPage(request, authorization, message: nil)
         } catch let problem as AuthorizationProblem {
             return problemResponse(problem)

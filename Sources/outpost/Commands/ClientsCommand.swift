@@ -44,7 +44,7 @@ struct ClientsCommand: AsyncParsableCommand {
             "authorization_code", "refresh_token",
         ]
         @Option(name: .customLong("scope"), help: "A scope the client may ask for (repeatable).") var scopes: [String] = [
-            "records", "profile", "openid",
+            "records", "profile",
         ]
         @Flag(help: "A confidential client (a server that can keep a secret).") var confidential = false
         @Option(help: "Choose the client id instead of generating one.") var id: String?

@@ -37,16 +37,12 @@ struct SignInOptions: ParsableArguments {
     /// One credential per server and client in the shared file.
     var account: String { "\(server)#\(clientID)" }
 
-    /// - Parameter openID: Ask for `openid` too (an ID token the SDK verifies).
-    func authenticator(client: OutpostClient, browser: any BrowserOpening = SystemBrowser(), openID: Bool = false) throws
-        -> Authenticator
-    {
+    func authenticator(client: OutpostClient, browser: any BrowserOpening = SystemBrowser()) throws -> Authenticator {
         let base = try baseURL
         return Authenticator(
             configuration: .init(
                 registration: ClientRegistration(
-                    clientID: clientID, redirectURI: URL(string: "http://127.0.0.1/callback"),
-                    scopes: ["records", "profile"] + (openID ? [Authenticator.openIDScope] : [])),
+                    clientID: clientID, redirectURI: URL(string: "http://127.0.0.1/callback"), scopes: ["records", "profile"]),
                 endpoints: .outpost(base: base), store: store, account: account, browser: browser),
             client: client)
     }
@@ -85,21 +81,17 @@ struct LoginCommand: AsyncParsableCommand {
     @Flag(help: "Sign in through the browser (the default).") var browser = false
     @Flag(help: "Sign in with a username and password typed here.") var password = false
     @Option(help: "The username, with --password.") var username: String?
-    @Flag(help: "Sign in with OpenID Connect too (browser): the server's ID token is verified and kept.") var openid = false
     @OptionGroup var options: SignInOptions
 
     func validate() throws {
         if [device, browser, password].filter({ $0 }).count > 1 {
             throw ValidationError("Choose one of --device, --browser and --password")
         }
-        if openid && (device || password) {
-            throw ValidationError("--openid works with the browser sign-in only")
-        }
     }
 
     func run() async throws {
         let client = OutpostClient(configuration: .init(baseURL: try options.baseURL))
-        let auth = try options.authenticator(client: client, browser: CLIBrowser(), openID: openid)
+        let auth = try options.authenticator(client: client, browser: CLIBrowser())
         do {
             if device {
                 _ = try await auth.signInWithDeviceCode { code in
@@ -188,14 +180,6 @@ struct WhoamiCommand: AsyncParsableCommand {
             print(
                 "\(me["username"]?.stringValue ?? "(a client without a user)") at \(options.server)"
                     + (entitlements.isEmpty ? "" : "; entitlements: \(entitlements.joined(separator: ", "))"))
-            let plain = OutpostClient(configuration: .init(baseURL: try options.baseURL))
-            let auth = try? options.authenticator(client: plain)
-            if let credential = try? await auth?.credential(), let claims = credential.idToken?.claims {
-                print(
-                    "ID token (verified at sign-in): sub \(claims.subject), iss \(claims.issuer), "
-                        + "signed in \(claims.authTime.map { "\($0)" } ?? "?"), expires \(claims.expiresAt)")
-            }
-            try? await plain.shutdown()
         } catch let error as OutpostError where error.code == .unauthorized {
             try? await client.shutdown()
             print("Not signed in at \(options.server). Run `outpost login`.")

@@ -3,7 +3,9 @@ import HTTPTypes
 import Outpost
 
 /// Plays the person at the browser in the demo: reads the sign-in page, fills in the username and
-/// password, allows, and follows the redirect back to the loopback listener. Real HTTP throughout.
+/// password, allows, and follows the redirect back to the loopback listener. Real HTTP throughout,
+/// with what a browser sends on a same-origin form post: the page's cookies, `Origin` and
+/// `Sec-Fetch-Site`.
 struct DemoBrowser: BrowserOpening {
     let client: OutpostClient
     let username: String
@@ -25,6 +27,12 @@ struct DemoBrowser: BrowserOpening {
         }
         var post = HTTPRequest(method: .post, url: action)
         post.headerFields[.contentType] = "application/x-www-form-urlencoded"
+        let cookies = page.headerFields[values: .setCookie].compactMap { $0.split(separator: ";").first.map(String.init) }
+        if !cookies.isEmpty { post.headerFields[.cookie] = cookies.joined(separator: "; ") }
+        if let scheme = url.scheme, let host = url.host {
+            post.headerFields[.origin] = "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
+        }
+        post.headerFields[HTTPField.Name("Sec-Fetch-Site")!] = "same-origin"
         let (answer, _) = try await send(post, body: Data(Self.encode(fields).utf8))
         // The transport may have followed the redirect itself; if not, follow it here.
         if answer.status.kind == .redirection, let location = answer.headerFields[.location], let target = URL(string: location) {
