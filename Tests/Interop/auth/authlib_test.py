@@ -315,7 +315,7 @@ class OpenIDConnect(OutpostCase):
         from joserfc.jwk import KeySet
 
         nonce = secrets.token_urlsafe(16)
-        session = self.public_session(self.app_id, scope="openid profile")
+        session = self.public_session(self.app_id, scope="openid")  # one scope: "+" decoding is another test's
         location, verifier, _ = self.authorize(session, "fay", extra={"nonce": nonce})
         token = session.fetch_token(
             self.endpoints["token_endpoint"], authorization_response=location, code_verifier=verifier)
