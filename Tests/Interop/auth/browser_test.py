@@ -68,9 +68,8 @@ class SignInPages(harness.TestCase):
         os.makedirs(SCREENSHOTS, exist_ok=True)
         for old in glob.glob(os.path.join(SCREENSHOTS, "*.png")) + glob.glob(os.path.join(SCREENSHOTS, "index.html")):
             os.remove(old)
+        cls.sites, cls.driver, cls.server = [], None, None
         cls.server = harness.OutpostServer()
-        cls.sites = []
-        cls.driver = None
         try:
             for name in ("ada", "bob", "cleo", "dan", "eve", "fay", "victim", "mallory"):
                 cls.server.add_user(name)
@@ -95,7 +94,8 @@ class SignInPages(harness.TestCase):
         write_index()
         for site in cls.sites:
             site.close()
-        cls.server.stop()
+        if cls.server:
+            cls.server.stop()
 
     def setUp(self):
         self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})

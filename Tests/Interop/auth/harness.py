@@ -323,7 +323,7 @@ def run_suite(name, module_globals, epilogue=None):
     if epilogue:
         print(epilogue)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    passed = result.testsRun - failed - len(result.skipped) - len(result.expectedFailures)
+    passed = max(0, result.testsRun - failed - len(result.skipped) - len(result.expectedFailures))
     verdict = "PASS" if failed == 0 and result.testsRun > 0 else "FAIL"
     print(f"{name}: {verdict} - {result.testsRun} tests, {passed} passed, {failed} failed, "
           f"{len(result.skipped)} skipped in {elapsed:.1f} s")
