@@ -236,10 +236,14 @@ class SignInPages(harness.TestCase):
         """Serves `page` on the attacker's origin, opens it, and waits until its form post has been answered."""
         self.attacker.set_page(path, page)
         self.driver.get(self.attacker.origin + path)
+        def answered(driver):
+            try:
+                return (not driver.current_url.startswith(self.attacker.origin)
+                        and driver.execute_script("return document.readyState") == "complete")
+            except WebDriverException:  # between two documents
+                return False
         try:
-            WebDriverWait(self.driver, WAIT).until(lambda d: not d.current_url.startswith(self.attacker.origin))
-            WebDriverWait(self.driver, WAIT).until(
-                lambda d: d.execute_script("return document.readyState") == "complete")
+            WebDriverWait(self.driver, WAIT).until(answered)
         except TimeoutException:
             self.fail("the attacker's auto-posting form never navigated")
 
