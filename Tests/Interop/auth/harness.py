@@ -280,8 +280,10 @@ def decision_value(form, want):
 
 
 class FormBrowser:
-    """Posts the server's HTML forms with `requests`, as a person's browser would (cookies kept,
-    redirects to the client not followed, Origin sent like a browser does on a form post)."""
+    """Posts the server's HTML forms with `requests` the way a browser does (cookies kept, redirects
+    to the client not followed, `Origin` and `Sec-Fetch-Site: same-origin` sent). It always sends the
+    page's own origin; a real Chromium sends `Origin: null` instead when the page has
+    `Referrer-Policy: no-referrer`. The browser suite covers what real browsers send."""
 
     def __init__(self, base):
         import requests
