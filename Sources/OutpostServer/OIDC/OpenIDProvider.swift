@@ -25,9 +25,26 @@ struct OpenIDProvider: Sendable {
 
     static let scope = "openid"
 
-    /// The issuer: `iss` of every ID token and `issuer` of the discovery document. The one place that
-    /// asks the OAuth server for it, so that both always agree with its RFC 8414 metadata.
+    // MARK: What OpenID Connect takes from the OAuth server (adapt these lines if its API changes)
+
+    /// The issuer: `iss` of every ID token and `issuer` of the discovery document, always the OAuth
+    /// server's own (RFC 8414 metadata).
     func issuer(_ request: Request) -> String { OAuthRoutes.issuer(request) }
+
+    /// The query parameters of a request.
+    static func queryFields(_ request: Request) throws -> [String: String] { UserRoutes.query(request) }
+
+    /// The fields of an `application/x-www-form-urlencoded` body.
+    static func formFields(_ request: Request, limit: Int) async throws -> [String: String] {
+        FormBody.parse(try await request.collectBody(limit: limit))
+    }
+
+    /// Who the request's access token belongs to; `nil` without one, 401 for a bad one.
+    func caller(_ request: Request) async throws -> AuthenticatedCaller? {
+        try await auth.authenticate(request.headers, query: Self.queryFields(request))
+    }
+
+    // MARK: Authorization requests
     /// A longer `nonce` is refused at the authorization endpoint.
     static let maxNonceLength = 512
 
@@ -49,8 +66,8 @@ struct OpenIDProvider: Sendable {
     /// `prompt=none` (OpenID Connect Core §3.1.2.1): the server may show nothing, but it always asks
     /// for consent, so the answer is an error for the client: `login_required` without a browser
     /// session, else `consent_required`. `nil` for any other prompt.
-    static func promptNone(_ parameters: [String: String], signedIn: Bool) -> [String: String]? {
-        let prompts = (parameters["prompt"] ?? "").split(separator: " ")
+    static func promptNone(_ request: Request, signedIn: Bool) throws -> [String: String]? {
+        let prompts = (try queryFields(request)["prompt"] ?? "").split(separator: " ")
         guard prompts.contains("none") else { return nil }
         if prompts.count > 1 {
             return ["error": "invalid_request", "error_description": "prompt=none cannot be combined with other values"]

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import OutpostCore
 
 /// OpenID Connect's endpoints: discovery (`/.well-known/openid-configuration`), the signing keys
@@ -17,19 +18,16 @@ struct OpenIDRoutes: Sendable {
     func add(to router: Router<OutpostRequestContext>) {
         router.get("/.well-known/openid-configuration") { request, _ in discovery(request) }
         router.get("/.well-known/jwks.json") { _, _ in try await jwks() }
-        router.get("/userinfo") { request, _ in
-            try await userInfo(request.headers, query: UserRoutes.query(request))
-        }
+        router.get("/userinfo") { request, _ in try await userInfo(request) }
         router.post("/userinfo") { request, _ in
             // RFC 6750 §2.2: the token may come as `access_token` in a form body instead of the header.
-            var headers = request.headers
-            if headers[.authorization] == nil,
+            guard request.headers[.authorization] == nil,
                 request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
-                let token = FormBody.parse(try await request.collectBody(limit: maxBodyBytes))["access_token"], !token.isEmpty
-            {
-                headers[.authorization] = "Bearer " + token
-            }
-            return try await userInfo(headers, query: UserRoutes.query(request))
+                let token = try await OpenIDProvider.formFields(request, limit: maxBodyBytes)["access_token"], !token.isEmpty
+            else { return try await userInfo(request) }
+            var head = request.head
+            head.headerFields[.authorization] = "Bearer " + token
+            return try await userInfo(Request(head: head, body: RequestBody(buffer: ByteBuffer())))
         }
     }
 
@@ -71,8 +69,8 @@ struct OpenIDRoutes: Sendable {
     }
 
     /// UserInfo (OpenID Connect Core §5.3): `sub` always, `preferred_username` with the `profile` scope.
-    func userInfo(_ headers: HTTPFields, query: [String: String]) async throws -> Response {
-        guard let caller = try await provider.auth.authenticate(headers, query: query) else {
+    func userInfo(_ request: Request) async throws -> Response {
+        guard let caller = try await provider.caller(request) else {
             throw ServerError(
                 .unauthorized, code: "invalid_token", message: "Send the access token as 'Authorization: Bearer <token>'",
                 headers: [.wwwAuthenticate: "Bearer"])

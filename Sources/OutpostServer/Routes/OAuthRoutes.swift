@@ -357,7 +357,7 @@ struct OAuthRoutes: Sendable {
     func authorizePage(_ request: Request) async throws -> Response {
         do {
             let authorization = try await validate(UserRoutes.query(request))
-            if let error = OpenIDProvider.promptNone(UserRoutes.query(request), signedIn: try await browserUser(request) != nil) {
+            if let error = try OpenIDProvider.promptNone(request, signedIn: try await browserUser(request) != nil) {
                 return Self.redirect(authorization, error)
             }
             return try await consentPage(request, authorization, message: nil)
