@@ -108,11 +108,12 @@ extension JSONValue: Codable {
 // MARK: - Bytes
 
 extension JSONValue {
-    /// Parses JSON text. Top-level scalars are accepted.
+    /// Parses JSON text in linear time. Top-level scalars are accepted; nesting is limited to
+    /// ``defaultMaxParsingDepth``.
     ///
     /// - Throws: `DecodingError` when the bytes are not JSON.
     public init(parsing data: Data) throws {
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        try self.init(parsing: data, maxDepth: Self.defaultMaxParsingDepth)
     }
 
     /// Compact JSON text with sorted keys, so equal values give equal bytes.
@@ -132,7 +133,7 @@ extension JSONValue {
     /// Converts any `Encodable` value into untyped JSON.
     public init(encoding value: some Encodable, encoder: JSONEncoder = JSONEncoder()) throws {
         let data = try encoder.encode(value)
-        self = try JSONDecoder().decode(JSONValue.self, from: data)
+        self = try JSONValue(parsing: data)
     }
 
     /// Decodes this untyped JSON as a typed value.

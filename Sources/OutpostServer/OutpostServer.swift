@@ -1,7 +1,9 @@
 public import Foundation
 package import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
+package import NIOPosix
 import ServiceLifecycle
 
 /// The reference backend: lambdas, handlers and records over JSON, in one process with an embedded
@@ -39,15 +41,26 @@ public final class OutpostServer: Sendable {
     }
 
     /// Builds the router over `storage`. Exposed to the package for route-coverage tests.
-    package func makeRouter(storage: any Storage) async throws -> Router<OutpostRequestContext> {
-        let router = Router(context: OutpostRequestContext.self)
+    ///
+    /// - Parameters:
+    ///   - publicBase: where absolute URLs start (``ServerConfiguration/publicURL`` or the bound address).
+    ///   - passwordPool: the threads that run Bcrypt; the server gives it its own pool.
+    package func makeRouter(
+        storage: any Storage, publicBase: PublicBase? = nil, passwordPool: NIOThreadPool = .singleton
+    ) async throws -> Router<OutpostRequestContext> {
+        let publicBase = publicBase ?? PublicBase(configuration: configuration)
+        let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
         ServiceRoutes(storage: storage).add(to: router)
         PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration).add(to: router)
         let auth = try await AuthService.make(
-            storage: storage, configuration: configuration.auth, providers: providers, logger: configuration.logger)
+            storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
+            logger: configuration.logger, passwordPool: passwordPool)
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
-        RecordRoutes(storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
-        UserRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        RecordRoutes(
+            storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
+            maxJSONDepth: configuration.maxJSONDepth
+        ).add(to: router)
+        UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
         OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
@@ -55,19 +68,37 @@ public final class OutpostServer: Sendable {
     }
 
     func makeApplication(
-        storage: any Storage, onRunning: @escaping @Sendable (Int) async -> Void
+        storage: any Storage, passwordPool: NIOThreadPool, onRunning: @escaping @Sendable (Int) async -> Void
     ) async throws -> some ApplicationProtocol {
-        let router = try await makeRouter(storage: storage)
-        let responder = EnvelopeResponder(inner: router.buildResponder(), logger: configuration.logger)
+        let publicBase = PublicBase(configuration: configuration)
+        let router = try await makeRouter(storage: storage, publicBase: publicBase, passwordPool: passwordPool)
+        let host = configuration.host
+        let inner = router.buildResponder()
+        // After buildResponder, so the generated HEAD routes are listed too.
+        let routes = RouteTable(routes: router.routes.map { (path: $0.path.description, method: $0.method) })
+        let responder = EnvelopeResponder(inner: inner, routes: routes, logger: configuration.logger)
+        let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout))
+        let headerTimeout = TimeAmount(configuration.headerReadTimeout)
+        let bodyTimeout = TimeAmount(configuration.bodyReadTimeout)
         return Application(
             responder: responder,
+            server: HTTPServerBuilder { responder in
+                TimedHTTP1Channel(
+                    inner: HTTP1Channel(responder: responder, configuration: http1), headerTimeout: headerTimeout,
+                    bodyTimeout: bodyTimeout)
+            },
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Outpost"),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                publicBase.listening(host: host, port: port)
+                await onRunning(port)
+            },
             logger: configuration.logger)
     }
 
     func openStorage() async throws -> any Storage {
-        let storage = try await SQLiteStorage.open(path: configuration.databasePath, logger: configuration.logger)
+        let storage = try await SQLiteStorage.open(
+            path: configuration.databasePath, busyTimeout: configuration.storageBusyTimeout, logger: configuration.logger)
         do {
             try await storage.migrate()
         } catch {
@@ -77,23 +108,39 @@ public final class OutpostServer: Sendable {
         return storage
     }
 
+    /// Bcrypt's own threads, so password hashing never holds the threads that run queries.
+    func startPasswordPool() -> NIOThreadPool {
+        let pool = NIOThreadPool(numberOfThreads: max(1, configuration.passwordHashingThreads))
+        pool.start()
+        return pool
+    }
+
     /// The public client the `outpost` CLI signs in with, created once by migration 3: loopback
-    /// redirects (any port), the authorization code, device and password grants, and refresh. Remove
-    /// it with `outpost clients remove outpost-cli` to turn CLI sign-in off; it is not recreated.
+    /// redirects (any port), the authorization code and device grants, and refresh (migration 4 took
+    /// the password grant away from it). Remove it with `outpost clients remove outpost-cli` to turn
+    /// CLI sign-in off; it is not recreated.
     public static let cliClientID = "outpost-cli"
+
+    /// The client id `outpost login --password` uses. No server has it until an operator registers
+    /// it, since the password grant is legacy and opt-in per client (RFC 9700 §2.4):
+    /// `outpost clients add "Outpost CLI (password)" --id outpost-cli-password --grant password --grant refresh_token`.
+    public static let cliPasswordClientID = "outpost-cli-password"
 
     /// Serves until the process receives SIGINT or SIGTERM, then shuts down gracefully.
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let storage = try await openStorage()
-        let app = try await makeApplication(storage: storage, onRunning: onRunning)
-        let group = ServiceGroup(
-            configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+        let pool = startPasswordPool()
         do {
+            let app = try await makeApplication(storage: storage, passwordPool: pool, onRunning: onRunning)
+            let group = ServiceGroup(
+                configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
             try await group.run()
         } catch {
+            try? await pool.shutdownGracefully()
             try? await storage.close()
             throw error
         }
+        try? await pool.shutdownGracefully()
         try await storage.close()
     }
 
@@ -102,8 +149,16 @@ public final class OutpostServer: Sendable {
     /// - Throws: when the database cannot be opened or the address cannot be bound.
     public func start() async throws -> RunningServer {
         let storage = try await openStorage()
+        let pool = startPasswordPool()
         let (ports, portSink) = AsyncThrowingStream.makeStream(of: Int.self)
-        let app = try await makeApplication(storage: storage, onRunning: { port in portSink.yield(port) })
+        let app: any ApplicationProtocol
+        do {
+            app = try await makeApplication(storage: storage, passwordPool: pool, onRunning: { port in portSink.yield(port) })
+        } catch {
+            try? await pool.shutdownGracefully()
+            try? await storage.close()
+            throw error
+        }
         let group = ServiceGroup(configuration: .init(services: [app], logger: configuration.logger))
         let task = Task {
             do {
@@ -112,6 +167,7 @@ public final class OutpostServer: Sendable {
             } catch {
                 portSink.finish(throwing: error)
             }
+            try? await pool.shutdownGracefully()
             try? await storage.close()
         }
         var iterator = ports.makeAsyncIterator()

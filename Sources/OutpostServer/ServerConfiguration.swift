@@ -1,7 +1,10 @@
+public import Foundation
 public import Logging
 
 /// How the reference server runs. Every field has a default.
 public struct ServerConfiguration: Sendable {
+    /// The default of ``maxJSONDepth``.
+    public static let defaultMaxJSONDepth = 64
     /// The address to listen on. Default: `127.0.0.1` (loopback only).
     public var host: String
     /// The port to listen on; `0` picks a free one (see ``RunningServer/port``). Default: 8080.
@@ -14,10 +17,38 @@ public struct ServerConfiguration: Sendable {
     public var lambdaTimeout: Duration
     /// Request logs go here at `info`, failures at `warning`/`error`. Default: a logger labelled `outpost.server` at `info`.
     public var logger: Logger
-    /// OpenID Connect: ID tokens and their signing keys.
-    public var openID = OpenIDConfiguration()
     /// Sign-in and tokens.
     public var auth: AuthConfiguration
+    /// The URL people and clients reach the server at, e.g. `https://auth.example.com` behind a
+    /// proxy. The issuer, every endpoint in the metadata, the device flow's `verification_uri` and
+    /// list links start with it, and the sign-in pages accept form posts from its origin only.
+    /// Default `nil`: the address the server actually bound, `http://host:port`.
+    public var publicURL: URL?
+    /// OpenID Connect: ID tokens and their signing keys.
+    public var openID = OpenIDConfiguration()
+    /// JSON request bodies with arrays and objects nested deeper than this are refused with 400
+    /// `json_too_deep` before any parsing. Default: 64.
+    public var maxJSONDepth: Int
+    /// A connection that completes no request part for this long is closed: idle keep-alive
+    /// connections, and requests that stall. Default: 30 s.
+    public var idleTimeout: Duration
+    /// A request's head (request line and header fields) must arrive within this long of its first
+    /// byte, or the server answers 408 and closes the connection. Default: 10 s.
+    public var headerReadTimeout: Duration
+    /// A request's body must arrive within this long of its head, or the server answers 408
+    /// `request_timeout` and closes the connection. Default: 30 s.
+    public var bodyReadTimeout: Duration
+    /// How long a query waits for another process's lock on the database before the request is
+    /// answered 503 `storage_busy` with `Retry-After`. Default: 5 s.
+    public var storageBusyTimeout: Duration
+    /// Sign-ups (`POST /users`) allowed per client address within ``signUpWindow``; more are 429
+    /// with `Retry-After`. Default: 10.
+    public var signUpsPerAddress: Int
+    /// The sliding window of ``signUpsPerAddress``. Default: 1 hour.
+    public var signUpWindow: Duration
+    /// Threads that hash and check passwords (Bcrypt), apart from the threads that run queries, so
+    /// sign-ups never starve storage. Default: 1.
+    public var passwordHashingThreads: Int
 
     public init(
         host: String = "127.0.0.1",
@@ -26,7 +57,16 @@ public struct ServerConfiguration: Sendable {
         maxBodyBytes: Int = 1 << 20,
         lambdaTimeout: Duration = .seconds(10),
         logger: Logger = Logger(label: "outpost.server"),
-        auth: AuthConfiguration = AuthConfiguration()
+        auth: AuthConfiguration = AuthConfiguration(),
+        publicURL: URL? = nil,
+        maxJSONDepth: Int = ServerConfiguration.defaultMaxJSONDepth,
+        idleTimeout: Duration = .seconds(30),
+        headerReadTimeout: Duration = .seconds(10),
+        bodyReadTimeout: Duration = .seconds(30),
+        storageBusyTimeout: Duration = .seconds(5),
+        signUpsPerAddress: Int = 10,
+        signUpWindow: Duration = .seconds(3600),
+        passwordHashingThreads: Int = 1
     ) {
         self.host = host
         self.port = port
@@ -35,5 +75,14 @@ public struct ServerConfiguration: Sendable {
         self.lambdaTimeout = lambdaTimeout
         self.logger = logger
         self.auth = auth
+        self.publicURL = publicURL
+        self.maxJSONDepth = maxJSONDepth
+        self.idleTimeout = idleTimeout
+        self.headerReadTimeout = headerReadTimeout
+        self.bodyReadTimeout = bodyReadTimeout
+        self.storageBusyTimeout = storageBusyTimeout
+        self.signUpsPerAddress = signUpsPerAddress
+        self.signUpWindow = signUpWindow
+        self.passwordHashingThreads = passwordHashingThreads
     }
 }

@@ -24,9 +24,16 @@ enum AuthBench {
         let counting = TokenCallCounter(AsyncHTTPClientTransport())
         let plain = OutpostClient(configuration: .init(baseURL: running.baseURL), ownedTransport: counting)
         _ = try await plain.send(.post("/users", json: ["username": "bench", "password": "bench-password"]))
+        let registrar = try await SQLiteStorage.open(path: path, logger: quiet)
+        _ = try await registrar.registerClient(
+            name: "Bench (password)", redirectURIs: [], grants: ["password", "refresh_token"],
+            scopes: ["records:read", "records:write", "profile"],
+            confidential: false, id: OutpostServer.cliPasswordClientID)
+        try await registrar.close()
         let auth = Authenticator(
             configuration: .init(
-                registration: ClientRegistration(clientID: OutpostServer.cliClientID, scopes: ["records"]),
+                registration: ClientRegistration(
+                    clientID: OutpostServer.cliPasswordClientID, scopes: ["records:read", "records:write", "profile"]),
                 endpoints: .outpost(base: running.baseURL)),
             client: plain)
         _ = try await auth.signIn(username: "bench", password: "bench-password")

@@ -55,7 +55,7 @@ extension AuthFixture {
         store: any CredentialStore = InMemoryCredentialStore(), browser: (any BrowserOpening)? = nil,
         clientID: String? = nil, secret: String? = nil, redirect: String = AuthFixture.redirect,
         transport: (any ClientTransport)? = nil,
-        ownsTransport: Bool = true, scopes: [String] = ["records"],
+        ownsTransport: Bool = true, scopes: [String] = ["records", "profile"],
         logger: Logger = Logger(label: "t", factory: { _ in SwiftLogNoOpLogHandler() })
     ) -> (Authenticator, OutpostClient) {
         let configuration = OutpostClient.Configuration(baseURL: server.baseURL, logger: logger)
@@ -224,8 +224,11 @@ struct AuthSDKIntegrationTests {
                 fields["user_code"] = code.userCode
                 fields["username"] = "ada"
                 fields["password"] = AuthFixture.password
-                fields["decision"] = "allow"
-                _ = try? await browser.postForm(code.verificationURI.absoluteString, fields)
+                fields["decision"] = "continue"
+                guard let confirm = try? await browser.postForm(code.verificationURI.absoluteString, fields) else { return }
+                var decision = confirm.hiddenFields
+                decision["decision"] = "allow"
+                _ = try? await browser.postForm(code.verificationURI.absoluteString, decision)
             }
             #expect(shown.withLock { $0 }?.count == 9)
             #expect(try await fixture.me(auth)["username"] == "ada")
@@ -302,7 +305,9 @@ struct AuthSDKIntegrationTests {
             let credential = try await auth.signIn(username: "ada", password: AuthFixture.password)
             try await auth.signOut(revoke: true)
             #expect(await store.load(account: fixture.publicClient.id) == nil)
-            #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(credential.accessToken)").status == 401)
+            #expect(
+                try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(credential.accessToken)").status
+                    == 401)
             try await client.shutdown()
         }
     }

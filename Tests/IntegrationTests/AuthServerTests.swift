@@ -28,7 +28,7 @@ struct AuthFixture {
                 confidential: false)
             let (confidential, secret) = try await storage.registerClient(
                 name: "Test service", redirectURIs: [], grants: ["client_credentials", "password", "refresh_token"],
-                scopes: ["records"], confidential: true)
+                scopes: ["records", "profile"], confidential: true)
             let (implicit, _) = try await storage.registerClient(
                 name: "Legacy app", redirectURIs: ["https://legacy.example/cb"], grants: ["implicit"], scopes: ["profile"],
                 confidential: false)
@@ -96,7 +96,7 @@ struct AuthServerTests {
             let pkce = PKCE()
             let redirect = "http://127.0.0.1:53682/callback"
             let query =
-                "response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=\(redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&state=xyz123&scope=records&code_challenge=\(pkce.challenge)&code_challenge_method=S256"
+                "response_type=code&client_id=\(fixture.publicClient.id)&redirect_uri=\(redirect.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)&state=xyz123&scope=records%20profile&code_challenge=\(pkce.challenge)&code_challenge_method=S256"
             let form = try await fixture.browser.get(fixture.base + "/oauth/authorize?" + query)
             #expect(form.status == 200)
             #expect(form.body.contains("<label for=\"username\">Username</label>"))
@@ -106,7 +106,7 @@ struct AuthServerTests {
             fields["password"] = AuthFixture.password
             fields["decision"] = "allow"
             let redirected = try await fixture.browser.postForm(fixture.base + "/oauth/authorize", fields)
-            #expect(redirected.status == 302)
+            #expect(redirected.status == 303)
             let location = try #require(redirected.header("Location"))
             #expect(location.hasPrefix(redirect + "?"))
             let items = URLComponents(string: location)?.queryItems ?? []
@@ -185,7 +185,7 @@ struct AuthServerTests {
             tampered["scope"] = "records profile admin"
             tampered["decision"] = "allow"
             let refused = try await fixture.browser.postForm(fixture.base + "/oauth/authorize", tampered)
-            #expect(refused.status == 302)
+            #expect(refused.status == 303)
             #expect(refused.header("Location")?.contains("error=invalid_scope") == true)
         }
     }
@@ -237,7 +237,7 @@ struct AuthServerTests {
                 "grant_type": "refresh_token", "refresh_token": refresh2, "client_id": fixture.publicClient.id,
             ])
             #expect(afterReplay.json["error"] as? String == "invalid_grant")
-            let me = try await fixture.browser.get(fixture.base + "/me?access_token=\(access2)")
+            let me = try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access2)")
             #expect(me.status == 401)
         }
     }
@@ -284,8 +284,15 @@ struct AuthServerTests {
             fields["user_code"] = userCode.lowercased()
             fields["username"] = "ada"
             fields["password"] = AuthFixture.password
-            fields["decision"] = "allow"
-            let approved = try await fixture.browser.postForm(fixture.base + "/device", fields)
+            fields["decision"] = "continue"
+            let confirm = try await fixture.browser.postForm(fixture.base + "/device", fields)
+            #expect(confirm.status == 200)
+            #expect(confirm.body.contains("Test CLI"))
+            // Nothing is approved until the person confirms the client by name.
+            #expect(try await fixture.token(poll).json["error"] as? String == "slow_down")
+            var decision = confirm.hiddenFields
+            decision["decision"] = "allow"
+            let approved = try await fixture.browser.postForm(fixture.base + "/device", decision)
             #expect(approved.status == 200)
             #expect(approved.body.contains("signed in as <strong>ada</strong>"))
             let tokens = try await fixture.token(poll)
@@ -300,11 +307,11 @@ struct AuthServerTests {
         try await withAuthFixture { fixture in
             let tokens = try await fixture.passwordTokens()
             let access = try #require(tokens["access_token"] as? String)
-            #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(access)").status == 200)
+            #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access)").status == 200)
             let revoked = try await fixture.browser.postForm(
                 fixture.base + "/oauth/revoke", ["token": access, "client_id": fixture.publicClient.id])
             #expect(revoked.status == 200)
-            #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(access)").status == 401)
+            #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access)").status == 401)
         }
     }
 
@@ -324,31 +331,29 @@ struct AuthServerTests {
         }
     }
 
-    @Test("sign-in attempts are limited per account, then per address")
+    @Test("failed sign-ins are limited per account and address, then per address")
     func rateLimit() async throws {
         try await withAuthFixture(configure: {
             $0.auth.attemptsPerAccount = 3; $0.auth.attemptsPerAddress = 5
         }) { fixture in
-            var statuses: [Int] = []
-            for _ in 0..<4 {
-                statuses.append(
-                    try await fixture.token([
-                        "grant_type": "password", "username": "ada", "password": "guess", "client_id": fixture.publicClient.id,
-                    ]).status)
+            func attempt(_ username: String, _ password: String) async throws -> TestBrowser.Page {
+                try await fixture.token([
+                    "grant_type": "password", "username": username, "password": password, "client_id": fixture.publicClient.id,
+                ])
             }
+            var statuses: [Int] = []
+            for _ in 0..<4 { statuses.append(try await attempt("ada", "guess").status) }
             #expect(statuses == [400, 400, 400, 429])
-            let limited = try await fixture.token([
-                "grant_type": "password", "username": "ada", "password": AuthFixture.password,
-                "client_id": fixture.publicClient.id,
-            ])
+            let limited = try await attempt("ada", AuthFixture.password)
             #expect(limited.status == 429)
             #expect(limited.header("Retry-After") != nil)
-            // Other accounts from the same address: the address limit (5) stops them too.
-            let other = try await fixture.token([
-                "grant_type": "password", "username": "bob", "password": AuthFixture.password,
-                "client_id": fixture.publicClient.id,
-            ])
-            #expect(other.status == 429)
+            #expect(limited.header("Cache-Control") == "no-store")
+            // Another account from this address is not locked by ada's failures…
+            #expect(try await attempt("bob", AuthFixture.password).status == 200)
+            // …until the address itself reaches its limit (5 failures in all).
+            #expect(try await attempt("bob", "guess").status == 400)
+            #expect(try await attempt("bob", "guess").status == 400)
+            #expect(try await attempt("bob", AuthFixture.password).status == 429)
         }
     }
 
@@ -365,8 +370,10 @@ struct AuthServerTests {
                         "auth_data": ["user": "carol", "signature": .string(signature)],
                     ]), decoding: JSONValue.self)
             let access = try #require(tokens["access_token"]?.stringValue)
-            let me = try await client.send(
-                .get("/me", query: [URLQueryItem(name: "access_token", value: access)]), decoding: JSONValue.self)
+            let signed = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL, defaultHeaders: [.authorization: "Bearer \(access)"]))
+            let me = try await signed.send(.get("/me"), decoding: JSONValue.self)
+            try await signed.shutdown()
             #expect(me["username"] == "carol")
             let refused = try await #require(throws: OutpostError.self) {
                 _ = try await client.send(
@@ -416,7 +423,8 @@ struct AuthServerTests {
         try await withAuthFixture(configure: { $0.logger = recorder.logger() }) { fixture in
             let tokens = try await fixture.passwordTokens()
             secrets += [tokens["access_token"] as? String, tokens["refresh_token"] as? String].compactMap { $0 }
-            _ = try await fixture.browser.get(fixture.base + "/me?access_token=\(tokens["access_token"] as? String ?? "")")
+            _ = try await fixture.browser.get(
+                fixture.base + "/me", authorization: "Bearer \(tokens["access_token"] as? String ?? "")")
             let refreshed = try await fixture.token([
                 "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"] as? String ?? "",
                 "client_id": fixture.publicClient.id,

@@ -10,25 +10,12 @@ import Testing
 extension AuthFixture {
     /// A public client allowed `openid` (the fixture's own clients are not).
     func openIDClient() async throws -> OAuthClient {
-        try await withDatabase { storage in
+        try await withStorage { storage in
             try await storage.registerClient(
                 name: "OIDC app", redirectURIs: [AuthFixture.redirect, "outpost-test://x-callback-url/oauth"],
                 grants: ["authorization_code", "refresh_token", "password"], scopes: ["openid", "profile", "records"],
                 confidential: false
             ).client
-        }
-    }
-
-    func withDatabase<T>(_ body: (SQLiteStorage) async throws -> T) async throws -> T {
-        let storage = try await SQLiteStorage.open(
-            path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
-        do {
-            let result = try await body(storage)
-            try await storage.close()
-            return result
-        } catch {
-            try? await storage.close()
-            throw error
         }
     }
 
@@ -122,7 +109,7 @@ struct OpenIDIntegrationTests {
             let keys = try await fixture.jwks()
             #expect(keys.contains { $0["kid"] as? String == kid })
 
-            let user = try await fixture.withDatabase { try await $0.user(username: "ada") }
+            let user = try await fixture.withStorage { try await $0.user(username: "ada") }
             #expect(claims["iss"] as? String == fixture.base)
             #expect(claims["sub"] as? String == user?.id)
             #expect(claims["aud"] as? String == client.id)
@@ -205,7 +192,7 @@ struct OpenIDIntegrationTests {
                 let location = try #require(locations.withLock { $0 })
                 let credential = try await auth.completeAuthorization(from: try #require(URL(string: location)))
                 let idToken = try #require(credential.idToken)
-                let user = try await fixture.withDatabase { try await $0.user(username: "ada") }
+                let user = try await fixture.withStorage { try await $0.user(username: "ada") }
                 #expect(idToken.claims.subject == user?.id)
                 #expect(idToken.claims.nonce == nonce)
                 #expect(idToken.claims.issuer == fixture.base)
@@ -309,7 +296,7 @@ struct OpenIDIntegrationTests {
                 let oldToken = try #require(before.idToken)
                 let oldKid = try #require(try jwtParts(oldToken.rawValue).header["kid"] as? String)
 
-                let (rotated, _) = try await fixture.withDatabase { try await $0.rotateSigningKey() }
+                let (rotated, _) = try await fixture.withStorage { try await $0.rotateSigningKey() }
                 #expect(rotated.kid != oldKid)
                 let kids = try await fixture.jwks().compactMap { $0["kid"] as? String }
                 #expect(Set(kids) == [oldKid, rotated.kid])
@@ -335,7 +322,7 @@ struct OpenIDIntegrationTests {
 
                 // Rotating again with no grace deletes the key retired earlier; the server (24 h grace)
                 // still publishes the one just retired.
-                let (third, removed) = try await fixture.withDatabase { try await $0.rotateSigningKey(gracePeriod: .zero) }
+                let (third, removed) = try await fixture.withStorage { try await $0.rotateSigningKey(gracePeriod: .zero) }
                 #expect(removed == 1)
                 #expect(Set(try await fixture.jwks().compactMap { $0["kid"] as? String }) == [third.kid, rotated.kid])
             }
@@ -345,7 +332,7 @@ struct OpenIDIntegrationTests {
     @Test("the migration lets the built-in outpost-cli client ask for openid")
     func cliClientScopes() async throws {
         try await withAuthFixture { fixture in
-            let cli = try await fixture.withDatabase { try await $0.client(id: OutpostServer.cliClientID) }
+            let cli = try await fixture.withStorage { try await $0.client(id: OutpostServer.cliClientID) }
             #expect(cli?.scopes == ["records", "profile", "openid"])
         }
     }

@@ -183,7 +183,7 @@ struct PluginsIntegrationTests {
             #expect(outcome.status == .completed)
             #expect(provider.isAuthenticated)
             let token = try #require(await session.accessToken)
-            #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(token)").status == 200)
+            #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(token)").status == 200)
 
             // A new provider over the same store signs in silently.
             let (secondAuth, secondClient) = fixture.authenticator(store: store)
@@ -193,7 +193,7 @@ struct PluginsIntegrationTests {
 
             _ = await provider.logout()
             #expect(!provider.isAuthenticated)
-            #expect(try await fixture.browser.get(fixture.base + "/me?access_token=\(token)").status == 401)
+            #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(token)").status == 401)
             try await client.shutdown()
         }
     }

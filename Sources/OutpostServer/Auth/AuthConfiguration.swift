@@ -18,11 +18,14 @@ public struct AuthConfiguration: Sendable {
     public var browserSessionLifetime: Duration
     /// Bcrypt cost for passwords. Default: 12; tests use less.
     public var passwordCost: UInt8
-    /// Sign-in attempts allowed per account within ``rateWindow``. Default: 10.
+    /// Failed guesses allowed within ``rateWindow`` per account *and* client address (passwords),
+    /// per client and address (client secrets) and per address (device user codes). Past it, the
+    /// guess is refused unchecked and uncounted (429 with `Retry-After`). Default: 10.
     public var attemptsPerAccount: Int
-    /// Sign-in attempts allowed per client address within ``rateWindow``. Default: 30.
+    /// Failed sign-ins allowed per client address within ``rateWindow``, whatever the account (and
+    /// failed provider sign-ins). Default: 30.
     public var attemptsPerAddress: Int
-    /// Default: 5 minutes.
+    /// The sliding window the failures are counted in; they are kept in storage. Default: 5 minutes.
     public var rateWindow: Duration
     /// When set, the built-in `outpost.test` provider accepts `{"user": U, "signature": hex(HMAC-SHA256(secret, "outpost.test:" + U))}`.
     public var testProviderSecret: String?

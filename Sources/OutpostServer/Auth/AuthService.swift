@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdBcrypt
 import Logging
 import NIOPosix
@@ -12,30 +13,37 @@ struct AuthService: Sendable {
     let configuration: AuthConfiguration
     /// Signs form tokens; kept in the database so forms survive a restart.
     let formKey: Data
-    let limiter: SignInLimiter
+    let limiter: AttemptLimiter
+    /// Where the server is reached; the issuer and every absolute URL start with it.
+    let publicBase: PublicBase
     let providers: [String: ProviderBody]
     let logger: Logger
 
     /// A Bcrypt hash of a random password, checked when a username does not exist, so the answer
     /// takes as long as for a real account and tells nothing.
     let decoyHash: String
+    /// Bcrypt's own threads (see ``ServerConfiguration/passwordHashingThreads``).
+    let passwordPool: NIOThreadPool
 
-    static func make(storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], logger: Logger)
-        async throws -> AuthService
-    {
+    static func make(
+        storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], publicBase: PublicBase,
+        logger: Logger, passwordPool: NIOThreadPool = .singleton
+    ) async throws -> AuthService {
         var providers = providers
         if let secret = configuration.testProviderSecret {
             providers["outpost.test"] = TestProvider(secret: secret).verify
         }
         let cost = configuration.passwordCost
-        let decoy = try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
+        let decoy = try await passwordPool.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
         return AuthService(
             storage: storage, configuration: configuration, formKey: try await storage.secret(named: "form_key"),
-            limiter: SignInLimiter(
-                window: configuration.rateWindow, perAccount: configuration.attemptsPerAccount,
-                perAddress: configuration.attemptsPerAddress),
-            providers: providers, logger: logger, decoyHash: decoy)
+            limiter: AttemptLimiter(storage: storage, window: milliseconds(configuration.rateWindow)),
+            publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy, passwordPool: passwordPool)
     }
+
+    /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL`` or the bound
+    /// address, never the `Host` header. OpenID Connect's `iss` must be this same string.
+    var issuer: String { publicBase.url }
 
     static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
@@ -47,7 +55,7 @@ struct AuthService: Sendable {
     // MARK: Passwords and users
 
     func hashPassword(_ password: String) async throws -> String {
-        try await PasswordHasher(cost: configuration.passwordCost).hash(password)
+        try await PasswordHasher(cost: configuration.passwordCost, pool: passwordPool).hash(password)
     }
 
     func signUp(username: String, password: String) async throws -> StoredUser {
@@ -61,28 +69,42 @@ struct AuthService: Sendable {
         let hash = try await hashPassword(password)
         do {
             return try await storage.createUser(username: trimmed, passwordHash: hash)
-        } catch {
+        } catch UserWriteFailure.usernameTaken {
             // The UNIQUE constraint: say so plainly; sign-up is the one place where that is unavoidable.
+            // Any other failure (a busy or broken database) is reported as what it is.
             throw ServerError(.conflict, code: "username_taken", message: "That username is taken; choose another")
         }
     }
 
     /// Checks a username and password with rate limiting. Every failure reads the same, whether or not
     /// the username exists.
+    ///
+    /// Failures are counted per account and address (``AuthConfiguration/attemptsPerAccount``) and per
+    /// address (``AuthConfiguration/attemptsPerAddress``). Past a limit the password is not checked and
+    /// the attempt is not counted, so an attacker elsewhere cannot lock the owner out, and waiting
+    /// out the window always works.
     func verifyPassword(username: String, password: String, address: String) async throws -> StoredUser {
-        if let wait = await limiter.attempt(account: username, address: address) {
-            throw AuthFailure.rateLimited(retryAfter: wait)
-        }
+        let pair = "signin:\(username.lowercased())|\(address)"
+        let keys: [(key: String, limit: Int)] = [
+            (pair, configuration.attemptsPerAccount), ("signin-address:\(address)", configuration.attemptsPerAddress),
+        ]
+        if let wait = try await limiter.wait(keys) { throw AuthFailure.rateLimited(retryAfter: wait) }
         let user = try await storage.user(username: username)
         let hash = user?.passwordHash ?? decoyHash
-        let matches = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
-        guard let user, user.passwordHash != nil, matches else { throw AuthFailure.badCredentials }
+        let matches = try await passwordPool.runIfActive { Bcrypt.verify(password, hash: hash) }
+        guard let user, user.passwordHash != nil, matches else {
+            try await limiter.fail(keys.map(\.0))
+            throw AuthFailure.badCredentials
+        }
+        try await limiter.clear(pair)
         return user
     }
 
     // MARK: Clients
 
-    func authenticateClient(_ form: [String: String], authorization: String?) async throws -> OAuthClient {
+    /// The client of a token, revocation or device request. Wrong secrets are counted per client and
+    /// address; past ``AuthConfiguration/attemptsPerAccount`` the secret is not checked (429).
+    func authenticateClient(_ form: [String: String], authorization: String?, address: String) async throws -> OAuthClient {
         var clientID = form["client_id"]
         var secret = form["client_secret"]
         if let authorization, authorization.lowercased().hasPrefix("basic "),
@@ -96,7 +118,12 @@ struct AuthService: Sendable {
             throw OAuthError.invalidClient("Unknown client; register it with `outpost clients add`")
         }
         if let expected = client.secretHash {
+            let key = "client:\(client.id)|\(address)"
+            if let wait = try await limiter.wait([(key, configuration.attemptsPerAccount)]) {
+                throw OAuthError.rateLimited(wait, "Too many wrong client secrets")
+            }
             guard let secret, Secrets.equal(Secrets.hash(secret), expected) else {
+                try await limiter.fail([key])
                 throw OAuthError.invalidClient(
                     "This client is confidential: authenticate with its secret (HTTP Basic or client_secret)")
             }
@@ -116,10 +143,13 @@ struct AuthService: Sendable {
         return registered.contains(portless)
     }
 
+    /// The scope to grant: what was asked for (each one allowed to the client; the legacy `records`
+    /// allows `records:read` and `records:write`), or all the client's scopes when none was asked for.
     static func grantedScope(requested: String?, client: OAuthClient) throws -> String {
         let wanted = (requested ?? "").split(separator: " ").map(String.init).filter { !$0.isEmpty }
         if wanted.isEmpty { return client.scopes.joined(separator: " ") }
-        guard wanted.allSatisfy(client.scopes.contains) else {
+        let allowed = Scope.expand(client.scopes)
+        guard wanted.allSatisfy(allowed.contains) else {
             throw OAuthError.invalidScope("This client may ask for: \(client.scopes.joined(separator: " "))")
         }
         return wanted.joined(separator: " ")
@@ -179,19 +209,31 @@ struct AuthService: Sendable {
         return try await issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
     }
 
-    /// The user (and token) behind `Authorization: Bearer …` or an `access_token` query parameter.
-    /// `nil` when the request carries no token; an invalid token throws 401.
-    func authenticate(_ headers: HTTPFields, query: [String: String]) async throws -> AuthenticatedCaller? {
+    /// The user (and token) behind `Authorization: Bearer …`. `nil` when the request carries no
+    /// token; an invalid token throws 401. A token in the query string (`?access_token=`) is refused
+    /// with 400 `invalid_request`: URLs end up in logs, histories and `Referer` (RFC 9700 §4.3.2).
+    func authenticate(_ request: Request) async throws -> AuthenticatedCaller? {
+        if try request.queryFields()["access_token"] != nil {
+            throw ServerError(
+                .badRequest, code: "invalid_request",
+                message: "Access tokens in the query string are refused; send 'Authorization: Bearer <token>'",
+                headers: [.wwwAuthenticate: "Bearer error=\"invalid_request\""])
+        }
+        let headers = request.headers
         var token: String?
         if let authorization = headers[.authorization] {
             guard authorization.lowercased().hasPrefix("bearer ") else {
                 throw Self.unauthorized("Send the access token as 'Authorization: Bearer <token>'")
             }
             token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
-        } else if let fromQuery = query["access_token"], !fromQuery.isEmpty {
-            token = fromQuery
         }
         guard let token else { return nil }
+        return try await caller(accessToken: token)
+    }
+
+    /// The caller behind an access token however it arrived (the header, or a form body where RFC 6750
+    /// §2.2 allows one). Throws 401 for a token that is unknown, revoked or expired.
+    func caller(accessToken token: String) async throws -> AuthenticatedCaller {
         guard let stored = try await storage.token(hash: Secrets.hash(token)), stored.kind == .access, stored.state == "active"
         else {
             throw Self.unauthorized("The access token is not valid; sign in again")
@@ -225,7 +267,8 @@ struct AuthService: Sendable {
                 "unknown_provider",
                 "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
         }
-        if let wait = await limiter.attempt(account: nil, address: address) {
+        let key = "provider:\(address)"
+        if let wait = try await limiter.wait([(key, configuration.attemptsPerAddress)]) {
             throw ServerError(
                 .tooManyRequests, code: "rate_limited", message: "Too many sign-in attempts; wait \(wait) s and try again",
                 headers: [.retryAfter: "\(wait)"])
@@ -234,8 +277,10 @@ struct AuthService: Sendable {
         do {
             identity = try await verify(ProviderCall(provider: provider, authData: authData, logger: logger))
         } catch let error as ServerError {
+            if error.status == .unauthorized || error.status == .forbidden { try await limiter.fail([key]) }
             throw error
         } catch {
+            try await limiter.fail([key])
             throw ServerError(
                 .unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
         }
@@ -258,18 +303,21 @@ struct AuthService: Sendable {
 
     // MARK: Form tokens
 
-    /// A signed token binding a form to its fields and a deadline (10 minutes), so hidden fields
-    /// cannot be altered and forms from elsewhere are refused.
-    func formToken(for fields: [String: String]) -> String {
+    /// A signed token binding a form to its fields, a deadline (10 minutes) and the browser that
+    /// loaded it (`binding`, the value of its form cookie), so hidden fields cannot be altered and a
+    /// form fetched by someone else (login CSRF) is refused.
+    func formToken(for fields: [String: String], binding: String) -> String {
         let deadline = Self.now() + 600_000
-        return "\(deadline).\(Secrets.hmac(Self.canonical(fields) + "|\(deadline)", key: formKey))"
+        return "\(deadline).\(Secrets.hmac(Self.canonical(fields) + "|\(deadline)|" + Secrets.hash(binding), key: formKey))"
     }
 
-    func checkFormToken(_ token: String?, fields: [String: String]) -> Bool {
-        guard let token, let dot = token.firstIndex(of: "."), let deadline = Int64(token[..<dot]), deadline > Self.now() else {
+    func checkFormToken(_ token: String?, fields: [String: String], binding: String?) -> Bool {
+        guard let token, let binding, !binding.isEmpty, let dot = token.firstIndex(of: "."), let deadline = Int64(token[..<dot]),
+            deadline > Self.now()
+        else {
             return false
         }
-        let expected = Secrets.hmac(Self.canonical(fields) + "|\(deadline)", key: formKey)
+        let expected = Secrets.hmac(Self.canonical(fields) + "|\(deadline)|" + Secrets.hash(binding), key: formKey)
         return Secrets.equal(String(token[token.index(after: dot)...]), expected)
     }
 
@@ -307,6 +355,12 @@ struct OAuthError: Error {
     static func invalidGrant(_ text: String) -> OAuthError { OAuthError(code: "invalid_grant", description: text) }
     static func unauthorizedClient(_ text: String) -> OAuthError { OAuthError(code: "unauthorized_client", description: text) }
     static func invalidScope(_ text: String) -> OAuthError { OAuthError(code: "invalid_scope", description: text) }
+    /// 429 with `Retry-After`; the body keeps RFC 6749's shape.
+    static func rateLimited(_ wait: Int, _ text: String) -> OAuthError {
+        OAuthError(
+            code: "slow_down", description: "\(text); wait \(wait) s and try again", status: .tooManyRequests,
+            headers: [.retryAfter: "\(wait)"])
+    }
 }
 
 /// The built-in `outpost.test` provider: accepts `{"user": U, "signature": hex(HMAC-SHA256(secret, "outpost.test:" + U))}`.
@@ -335,9 +389,10 @@ struct TestProvider: Sendable {
 /// Bcrypt off the cooperative threads: hashing is deliberately slow.
 struct PasswordHasher: Sendable {
     var cost: UInt8
+    var pool: NIOThreadPool = .singleton
 
     func hash(_ password: String) async throws -> String {
         let cost = self.cost
-        return try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
+        return try await pool.runIfActive { Bcrypt.hash(password, cost: cost) }
     }
 }

@@ -53,24 +53,45 @@ enum HTMLPage {
 
     static func error(_ message: String?) -> String {
         guard let message else { return "" }
-        return "<p class=\"error\" role=\"alert\">\(escape(message))</p>"
+        return "<p class=\"error\" id=\"error\" role=\"alert\">\(escape(message))</p>"
     }
 
-    /// The two choices every consent form ends with.
+    /// The two choices every consent form ends with. Deny skips the browser's required-field check,
+    /// so it works with empty credentials.
     static let decisionButtons = """
         <div class="actions">
-        <button type="submit" name="decision" value="allow">Allow</button>
-        <button type="submit" name="decision" value="deny">Deny</button>
+        <button type="submit" id="allow" name="decision" value="allow">Allow</button>
+        <button type="submit" id="deny" name="decision" value="deny" formnovalidate>Deny</button>
         </div>
         """
 
-    static func credentials(signedInAs user: String?) -> String {
+    static let continueButton = """
+        <div class="actions">
+        <button type="submit" id="continue" name="decision" value="continue">Continue</button>
+        </div>
+        """
+
+    /// The requested scopes in words, one item each (`data-scope` holds the scope itself).
+    static func scopeList(_ scope: String) -> String {
+        let items = scope.split(separator: " ").map {
+            "<li data-scope=\"\(escape(String($0)))\">\(escape(Scope.describe(String($0))))</li>"
+        }
+        guard !items.isEmpty else { return "<p id=\"scopes\">It asks for no particular access.</p>" }
+        return "<ul id=\"scopes\">\(items.joined())</ul>"
+    }
+
+    /// The credential fields, or who is signed in with a way out ("not you?") that signs out and
+    /// comes back to `returnTo`.
+    static func credentials(signedInAs user: String?, returnTo: String) -> String {
         if let user {
-            return "<p>Signed in as <strong>\(escape(user))</strong>.</p>"
+            let signOut = "/oauth/logout?" + URLEncodedForm.encode([("return_to", returnTo)])
+            return """
+                <p id="signed-in">Signed in as <strong>\(escape(user))</strong> — not you? <a id="sign-out" href="\(escape(signOut))">Sign out</a></p>
+                """
         }
         return """
             <label for="username">Username</label>
-            <input type="text" id="username" name="username" autocomplete="username" required>
+            <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required>
             <label for="password">Password</label>
             <input type="password" id="password" name="password" autocomplete="current-password" required>
             """

@@ -46,34 +46,3 @@ enum Secrets {
         return String(letters[0..<4]) + "-" + String(letters[4..<8])
     }
 }
-
-/// `application/x-www-form-urlencoded` bodies and queries.
-enum FormBody {
-    static func parse(_ data: Data) -> [String: String] {
-        parse(String(decoding: data, as: UTF8.self))
-    }
-
-    static func parse(_ text: String) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decode(parts[0]), !name.isEmpty else { continue }
-            fields[name] = parts.count > 1 ? decode(parts[1]) ?? "" : ""
-        }
-        return fields
-    }
-
-    private static func decode(_ part: Substring) -> String? {
-        part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-    }
-
-    /// Encodes for a query string or a form body (space as %20, everything but unreserved escaped).
-    static func encode(_ fields: [(String, String)]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return fields.map { name, value in
-            (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name) + "="
-                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
-        }.joined(separator: "&")
-    }
-}

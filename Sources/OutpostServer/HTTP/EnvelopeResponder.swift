@@ -1,31 +1,39 @@
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOHTTP1
 import OutpostCore
 
 /// Wraps the router so that every failure, unknown routes and Hummingbird's own errors included,
 /// leaves as the JSON error envelope, and every request is logged once with its status and duration.
 ///
+/// A path that exists with other methods is 405 with `Allow`; `HEAD` answers carry the headers
+/// (`Content-Length` included) and no body.
+///
 /// Logs carry method, path (never the query, which may hold secrets), status and duration; never headers.
 struct EnvelopeResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Context == OutpostRequestContext {
     typealias Context = OutpostRequestContext
     let inner: Inner
+    let routes: RouteTable
     let logger: Logger
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
-        let response: Response
+        var response: Response
         do {
             let inner = try await inner.respond(to: request, context: context)
             // Hummingbird answers unknown routes and its own body-less errors itself; give them the envelope.
-            if inner.status.code >= 400, inner.body.contentLength == 0 {
-                response = Self.render(HTTPError(inner.status), request: request, logger: logger)
+            // (A HEAD answer has no body anyway: only the router's own 404 is rendered again, for 405.)
+            let bodyless = inner.status.code >= 400 && inner.body.contentLength == 0
+            if bodyless, request.method != .head || inner.status == .notFound {
+                response = Self.render(HTTPError(inner.status), request: request, routes: routes, logger: logger)
             } else {
                 response = inner
             }
         } catch {
-            response = Self.render(error, request: request, logger: logger)
+            response = Self.render(error, request: request, routes: routes, logger: logger)
         }
+        if request.method == .head { response = response.createHeadResponse() }
         let elapsed = ContinuousClock.now - started
         let (seconds, attoseconds) = elapsed.components
         let level: Logger.Level = response.status.code >= 500 ? .warning : .info
@@ -38,13 +46,22 @@ struct EnvelopeResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
         return response
     }
 
-    static func render(_ error: any Error, request: Request, logger: Logger) -> Response {
+    static func render(_ error: any Error, request: Request, routes: RouteTable, logger: Logger) -> Response {
         let serverError: ServerError
         switch error {
         case let error as ServerError:
             serverError = error
+        case let error as RequestReadTimeout:
+            serverError = error.serverError
+        case let error as HTTPParserError:
+            // The body did not parse as HTTP/1.1 (a bad chunk size, say): the client's fault, and the
+            // connection cannot be trusted to carry another request.
+            serverError = ServerError(
+                .badRequest, code: "malformed_request",
+                message: "The request is not valid HTTP/1.1 (\(error)); check its framing: Content-Length or chunk sizes",
+                headers: [.connection: "close"])
         case let error as HTTPError:
-            serverError = fromHTTPError(error, request: request)
+            serverError = fromHTTPError(error, request: request, routes: routes)
         case let error as any HTTPResponseError:
             serverError = ServerError(error.status, code: code(for: error.status), message: "\(error.status.reasonPhrase)")
         default:
@@ -56,9 +73,18 @@ struct EnvelopeResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
         return Response.json(serverError.envelope, status: serverError.status, headers: serverError.headers)
     }
 
-    static func fromHTTPError(_ error: HTTPError, request: Request) -> ServerError {
+    static func fromHTTPError(_ error: HTTPError, request: Request, routes: RouteTable) -> ServerError {
         switch error.status {
         case .notFound:
+            let allowed = routes.methods(for: request.uri.path)
+            if !allowed.isEmpty {
+                let allow = RouteTable.allowValue(allowed)
+                return ServerError(
+                    .methodNotAllowed, code: "method_not_allowed",
+                    message: "\(request.uri.path) does not accept \(request.method.rawValue); use one of: \(allow)",
+                    details: ["allow": .array(allowed.map(\.rawValue).sorted().map(JSONValue.string))],
+                    headers: [.allow: allow])
+            }
             return ServerError(
                 .notFound, code: "route_not_found",
                 message: "No route for \(request.method.rawValue) \(request.uri.path); GET /openapi.json lists the routes")

@@ -19,7 +19,8 @@ extension Response {
 }
 
 extension Request {
-    /// Reads the whole body, refusing more than `limit` bytes with 413.
+    /// Reads the whole body, refusing more than `limit` bytes with 413, and a body that stops
+    /// arriving (see ``ServerConfiguration/bodyReadTimeout``) with 408.
     func collectBody(limit: Int) async throws -> Data {
         var request = self
         do {
@@ -29,15 +30,24 @@ extension Request {
             throw ServerError(
                 .contentTooLarge, code: "payload_too_large",
                 message: "The request body is larger than \(limit) bytes; send less, or raise the server's body limit")
+        } catch let error as RequestReadTimeout {
+            throw error.serverError
         }
     }
 
-    /// Reads the body as JSON; an empty body is `.null`.
-    func decodeJSON(limit: Int) async throws -> JSONValue {
+    /// Reads the body as JSON; an empty body is `.null`. Nesting deeper than `maxDepth` is 400
+    /// `json_too_deep`, found by a linear scan before any parsing; parsing is linear too.
+    func decodeJSON(limit: Int, maxDepth: Int = ServerConfiguration.defaultMaxJSONDepth) async throws -> JSONValue {
         let data = try await collectBody(limit: limit)
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .null }
+        if JSONValue.nestingDepth(of: data, stoppingAfter: maxDepth) > maxDepth {
+            throw ServerError.badRequest(
+                "json_too_deep",
+                "The request body nests arrays and objects deeper than \(maxDepth) levels, the server's limit; flatten it",
+                details: ["max_depth": .int(maxDepth)])
+        }
         do {
-            return try JSONValue(parsing: data)
+            return try JSONValue(parsing: data, maxDepth: maxDepth)
         } catch {
             throw ServerError.badRequest(
                 "malformed_json",
@@ -53,4 +63,12 @@ extension Request {
         }
         return "\(error)"
     }
+}
+
+extension HTTPField.Name {
+    static let pragma = HTTPField.Name("Pragma")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
 }

@@ -24,27 +24,6 @@ struct OpenIDProvider: Sendable {
     }
 
     static let scope = "openid"
-
-    // MARK: What OpenID Connect takes from the OAuth server (adapt these lines if its API changes)
-
-    /// The issuer: `iss` of every ID token and `issuer` of the discovery document, always the OAuth
-    /// server's own (RFC 8414 metadata).
-    func issuer(_ request: Request) -> String { OAuthRoutes.issuer(request) }
-
-    /// The query parameters of a request.
-    static func queryFields(_ request: Request) throws -> [String: String] { UserRoutes.query(request) }
-
-    /// The fields of an `application/x-www-form-urlencoded` body.
-    static func formFields(_ request: Request, limit: Int) async throws -> [String: String] {
-        FormBody.parse(try await request.collectBody(limit: limit))
-    }
-
-    /// Who the request's access token belongs to; `nil` without one, 401 for a bad one.
-    func caller(_ request: Request) async throws -> AuthenticatedCaller? {
-        try await auth.authenticate(request.headers, query: Self.queryFields(request))
-    }
-
-    // MARK: Authorization requests
     /// A longer `nonce` is refused at the authorization endpoint.
     static let maxNonceLength = 512
 
@@ -67,7 +46,7 @@ struct OpenIDProvider: Sendable {
     /// for consent, so the answer is an error for the client: `login_required` without a browser
     /// session, else `consent_required`. `nil` for any other prompt.
     static func promptNone(_ request: Request, signedIn: Bool) throws -> [String: String]? {
-        let prompts = (try queryFields(request)["prompt"] ?? "").split(separator: " ")
+        let prompts = (try request.queryFields()["prompt"] ?? "").split(separator: " ")
         guard prompts.contains("none") else { return nil }
         if prompts.count > 1 {
             return ["error": "invalid_request", "error_description": "prompt=none cannot be combined with other values"]
@@ -107,7 +86,7 @@ struct OpenIDProvider: Sendable {
     // MARK: Token endpoint
 
     /// Adds an `id_token` to the token response of an authorization code exchange whose scope has `openid`.
-    func afterCodeExchange(_ reply: JSONValue, codeHash: String, client: OAuthClient, request: Request) async throws
+    func afterCodeExchange(_ reply: JSONValue, codeHash: String, client: OAuthClient, issuer: String) async throws
         -> JSONValue
     {
         let context = try await auth.storage.takeOpenIDCode(hash: codeHash)
@@ -122,21 +101,20 @@ struct OpenIDProvider: Sendable {
                 expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.refreshTokenLifetime))
         }
         let idToken = try await self.idToken(
-            issuer: issuer(request), subject: userID, audience: client.id, authTime: authTime, nonce: context?.nonce,
+            issuer: issuer, subject: userID, audience: client.id, authTime: authTime, nonce: context?.nonce,
             accessToken: accessToken)
         return Self.adding(idToken, to: reply)
     }
 
     /// Adds a new `id_token` to a refresh's token response when the family began with `openid`.
-    func afterRefresh(_ reply: JSONValue, client: OAuthClient, request: Request) async throws -> JSONValue {
+    func afterRefresh(_ reply: JSONValue, client: OAuthClient, issuer: String) async throws -> JSONValue {
         guard configuration.idTokenOnRefresh, let accessToken = reply["access_token"]?.stringValue,
             let token = try await auth.storage.token(hash: Secrets.hash(accessToken)),
             Self.wantsIDToken(token.scope), let userID = token.userID,
             let authTime = try await auth.storage.openIDFamilyAuthTime(token.family)
         else { return reply }
         let idToken = try await self.idToken(
-            issuer: issuer(request), subject: userID, audience: client.id, authTime: authTime, nonce: nil,
-            accessToken: accessToken)
+            issuer: issuer, subject: userID, audience: client.id, authTime: authTime, nonce: nil, accessToken: accessToken)
         return Self.adding(idToken, to: reply)
     }
 

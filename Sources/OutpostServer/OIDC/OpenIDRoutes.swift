@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import NIOCore
 import OutpostCore
 
 /// OpenID Connect's endpoints: discovery (`/.well-known/openid-configuration`), the signing keys
@@ -18,22 +17,21 @@ struct OpenIDRoutes: Sendable {
     func add(to router: Router<OutpostRequestContext>) {
         router.get("/.well-known/openid-configuration") { request, _ in discovery(request) }
         router.get("/.well-known/jwks.json") { _, _ in try await jwks() }
-        router.get("/userinfo") { request, _ in try await userInfo(request) }
+        // The access token comes in the Authorization header, or on POST in a form body (RFC 6750 §2.2,
+        // OpenID Connect Core §5.3.1); tokens in the query are refused (RFC 9700 §4.3.2).
+        router.get("/userinfo") { request, _ in try await userInfo(request, formToken: nil) }
         router.post("/userinfo") { request, _ in
-            // RFC 6750 §2.2: the token may come as `access_token` in a form body instead of the header.
-            guard request.headers[.authorization] == nil,
-                request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true,
-                let token = try await OpenIDProvider.formFields(request, limit: maxBodyBytes)["access_token"], !token.isEmpty
-            else { return try await userInfo(request) }
-            var head = request.head
-            head.headerFields[.authorization] = "Bearer " + token
-            return try await userInfo(Request(head: head, body: RequestBody(buffer: ByteBuffer())))
+            var formToken: String?
+            if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+                formToken = try await request.formFields(limit: maxBodyBytes)["access_token"]
+            }
+            return try await userInfo(request, formToken: formToken)
         }
     }
 
     /// OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3).
     func discovery(_ request: Request) -> Response {
-        let issuer = provider.issuer(request)
+        let issuer = provider.auth.issuer
         return Response.json(
             [
                 "issuer": .string(issuer),
@@ -48,7 +46,10 @@ struct OpenIDRoutes: Sendable {
                 "response_modes_supported": ["query"],
                 "subject_types_supported": ["public"],
                 "id_token_signing_alg_values_supported": .array([.string(SigningKeyRing.algorithm)]),
-                "scopes_supported": ["openid", "profile", "records"],
+                "scopes_supported": [
+                    .string(OpenIDProvider.scope), .string(Scope.recordsRead), .string(Scope.recordsWrite),
+                    .string(Scope.profile),
+                ],
                 "claims_supported": .array(Self.claims.map(JSONValue.string)),
                 "code_challenge_methods_supported": ["S256"],
                 "grant_types_supported": [
@@ -69,8 +70,18 @@ struct OpenIDRoutes: Sendable {
     }
 
     /// UserInfo (OpenID Connect Core §5.3): `sub` always, `preferred_username` with the `profile` scope.
-    func userInfo(_ request: Request) async throws -> Response {
-        guard let caller = try await provider.caller(request) else {
+    func userInfo(_ request: Request, formToken: String?) async throws -> Response {
+        if formToken != nil, request.headers[.authorization] != nil {
+            throw ServerError.badRequest(
+                "invalid_request", "Send the access token once: in the Authorization header or in the form, not both")
+        }
+        let found: AuthenticatedCaller?
+        if let formToken {
+            found = try await provider.auth.caller(accessToken: formToken)
+        } else {
+            found = try await provider.auth.authenticate(request)
+        }
+        guard let caller = found else {
             throw ServerError(
                 .unauthorized, code: "invalid_token", message: "Send the access token as 'Authorization: Bearer <token>'",
                 headers: [.wwwAuthenticate: "Bearer"])

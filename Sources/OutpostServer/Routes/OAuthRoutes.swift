@@ -15,25 +15,37 @@ struct OAuthRoutes: Sendable {
     let maxBodyBytes: Int
     let openID: OpenIDProvider
     static let sessionCookie = "outpost_session"
+    /// A random per-browser value that every form token is bound to (login CSRF protection).
+    static let formCookie = "outpost_form"
 
     func add(to router: Router<OutpostRequestContext>) {
         router.get("/.well-known/oauth-authorization-server") { request, _ in discovery(request) }
         router.get("/oauth/authorize") { request, _ in try await authorizePage(request) }
-        router.post("/oauth/authorize") { request, context in try await authorizeSubmit(request, context) }
+        router.post("/oauth/authorize") { request, context in
+            // 303 after the form post: the browser must not re-send the credentials to the client (RFC 9700 §4.12).
+            var response = try await authorizeSubmit(request, context)
+            if response.status == .found { response.status = .seeOther }
+            return response
+        }
         router.post("/oauth/token") { request, context in await oauthReply { try await token(request, context) } }
-        router.post("/oauth/revoke") { request, _ in await oauthReply { try await revoke(request) } }
-        router.post("/oauth/device_authorization") { request, _ in await oauthReply { try await deviceAuthorization(request) } }
+        router.post("/oauth/revoke") { request, context in await oauthReply { try await revoke(request, context) } }
+        router.post("/oauth/device_authorization") { request, context in
+            await oauthReply { try await deviceAuthorization(request, context) }
+        }
         router.get("/device") { request, _ in
-            try await devicePage(request, userCode: UserRoutes.query(request)["user_code"], message: nil)
+            try await devicePage(request, userCode: try request.queryFields()["user_code"], message: nil)
         }
         router.post("/device") { request, context in try await deviceSubmit(request, context) }
         router.get("/oauth/logout") { request, _ in try await logout(request) }
     }
 
-    static func issuer(_ request: Request) -> String { "http://\(request.head.authority ?? "127.0.0.1")" }
+    /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL``, or the
+    /// address the server bound. Never taken from the request's `Host` header; the parameter is
+    /// kept so that callers read the same either way.
+    func issuer(_ request: Request? = nil) -> String { auth.issuer }
 
     func discovery(_ request: Request) -> Response {
-        let issuer = Self.issuer(request)
+        let issuer = self.issuer(request)
         return Response.json([
             "issuer": .string(issuer),
             "authorization_endpoint": .string(issuer + "/oauth/authorize"),
@@ -47,13 +59,25 @@ struct OAuthRoutes: Sendable {
             ],
             "response_types_supported": ["code", "token"],
             "code_challenge_methods_supported": ["S256"],
+            "scopes_supported": [
+                .string(OpenIDProvider.scope), .string(Scope.recordsRead), .string(Scope.recordsWrite), .string(Scope.profile),
+            ],
+            "authorization_response_iss_parameter_supported": true,
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         ])
     }
 
-    /// Runs an RFC 6749 endpoint, rendering its failures in RFC 6749's shape.
+    /// Runs an RFC 6749 endpoint, rendering its failures in RFC 6749's shape. Every answer, success
+    /// or failure, carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
     func oauthReply(_ body: () async throws -> Response) async -> Response {
+        var response = await oauthAnswer(body)
+        response.headers[.cacheControl] = "no-store"
+        response.headers[.pragma] = "no-cache"
+        return response
+    }
+
+    func oauthAnswer(_ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let error as OAuthError {
@@ -70,8 +94,11 @@ struct OAuthRoutes: Sendable {
                 ["error": "slow_down", "error_description": .string("Too many sign-in attempts; wait \(wait) s and try again")],
                 status: .tooManyRequests, headers: [.retryAfter: "\(wait)"])
         } catch let error as ServerError {
+            // A malformed form (too many or repeated parameters) is RFC 6749's invalid_request.
+            let code = error.status == .badRequest ? "invalid_request" : error.code
             return Response.json(
-                ["error": .string(error.code), "error_description": .string(error.message)], status: error.status)
+                ["error": .string(code), "error_description": .string(error.message)], status: error.status,
+                headers: error.headers)
         } catch {
             auth.logger.error("token endpoint failed", metadata: ["error": "\(error)"])
             return Response.json(
@@ -81,7 +108,7 @@ struct OAuthRoutes: Sendable {
     }
 
     func form(_ request: Request) async throws -> [String: String] {
-        FormBody.parse(try await request.collectBody(limit: maxBodyBytes))
+        try await request.formFields(limit: maxBodyBytes)
     }
 
     // MARK: Token endpoint
@@ -89,16 +116,18 @@ struct OAuthRoutes: Sendable {
     func token(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let fields = try await form(request)
         guard let grant = fields["grant_type"] else { throw OAuthError.invalidRequest("grant_type is missing") }
-        let client = try await auth.authenticateClient(fields, authorization: request.headers[.authorization])
+        let client = try await auth.authenticateClient(
+            fields, authorization: request.headers[.authorization], address: context.clientAddress)
         let reply: JSONValue
         switch grant {
         case "authorization_code":
             try require(client, "authorization_code")
-            reply = try await exchangeCode(fields, client: client, request: request)
+            reply = try await exchangeCode(fields, client: client, issuer: issuer(request))
         case "refresh_token":
             try require(client, "refresh_token")
             guard let refreshToken = fields["refresh_token"] else { throw OAuthError.invalidRequest("refresh_token is missing") }
-            reply = try await openID.afterRefresh(auth.refresh(refreshToken, client: client), client: client, request: request)
+            reply = try await openID.afterRefresh(
+                auth.refresh(refreshToken, client: client), client: client, issuer: issuer(request))
         case "password":
             try require(client, "password")
             guard let username = fields["username"], let password = fields["password"] else {
@@ -125,15 +154,28 @@ struct OAuthRoutes: Sendable {
 
     func require(_ client: OAuthClient, _ grant: String) throws {
         guard client.grants.contains(grant) else {
+            if grant == "password" {
+                throw OAuthError.unauthorizedClient(
+                    "Client '\(client.id)' may not use the password grant: it is legacy (RFC 9700 §2.4) and off unless a client "
+                        + "opts in (outpost clients add NAME --grant password); prefer the browser or device flow")
+            }
             throw OAuthError.unauthorizedClient("Client '\(client.id)' may not use the \(grant) grant")
         }
     }
 
-    func exchangeCode(_ fields: [String: String], client: OAuthClient, request: Request) async throws -> JSONValue {
+    func exchangeCode(_ fields: [String: String], client: OAuthClient, issuer: String) async throws -> JSONValue {
         guard let code = fields["code"], let redirectURI = fields["redirect_uri"] else {
             throw OAuthError.invalidRequest("code and redirect_uri are required")
         }
-        guard let stored = try await auth.storage.useCode(hash: Secrets.hash(code)) else {
+        let hash = Secrets.hash(code)
+        guard let stored = try await auth.storage.useCode(hash: hash) else {
+            if let family = try await auth.storage.codeFamily(hash: hash) {
+                // A second use means the code leaked: end what the first use obtained (RFC 6749 §4.1.2).
+                try await auth.storage.revokeFamily(family)
+                auth.logger.warning("authorization code replayed; its tokens are revoked", metadata: ["client": "\(client.id)"])
+                throw OAuthError.invalidGrant(
+                    "The authorization code was already used; the tokens issued for it are now revoked. Sign in again")
+            }
             throw OAuthError.invalidGrant("The authorization code is unknown or was already used")
         }
         guard stored.clientID == client.id, stored.expiresAt > AuthService.now() else {
@@ -142,18 +184,42 @@ struct OAuthRoutes: Sendable {
         guard stored.redirectURI == redirectURI else {
             throw OAuthError.invalidGrant("redirect_uri must be the one sent to /oauth/authorize")
         }
+        let verifier = fields["code_verifier"]
+        if let verifier, !Self.isValidVerifier(verifier) {
+            throw OAuthError.invalidGrant(
+                "code_verifier must be 43–128 characters of A–Z, a–z, 0–9, '-', '.', '_', '~' (RFC 7636 §4.1)")
+        }
         if let challenge = stored.codeChallenge {
-            guard let verifier = fields["code_verifier"], Secrets.equal(Secrets.s256(verifier), challenge) else {
+            guard let verifier, Secrets.equal(Secrets.s256(verifier), challenge) else {
                 throw OAuthError.invalidGrant("The PKCE code_verifier does not match the code_challenge")
             }
+        } else if verifier != nil {
+            // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
+            throw OAuthError.invalidGrant("This code was issued without a code_challenge, so a code_verifier is refused")
         }
-        let reply = try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope)
-        return try await openID.afterCodeExchange(reply, codeHash: Secrets.hash(code), client: client, request: request)
+        let reply = try await auth.issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
+        return try await openID.afterCodeExchange(reply, codeHash: Secrets.hash(code), client: client, issuer: issuer)
     }
 
-    func revoke(_ request: Request) async throws -> Response {
+    /// RFC 7636 §4.1: 43–128 unreserved characters.
+    static func isValidVerifier(_ verifier: String) -> Bool {
+        (43...128).contains(verifier.utf8.count)
+            && verifier.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"),
+                    UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                    return true
+                default:
+                    return false
+                }
+            }
+    }
+
+    func revoke(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let fields = try await form(request)
-        let client = try await auth.authenticateClient(fields, authorization: request.headers[.authorization])
+        let client = try await auth.authenticateClient(
+            fields, authorization: request.headers[.authorization], address: context.clientAddress)
         guard let token = fields["token"] else { throw OAuthError.invalidRequest("token is missing") }
         try await auth.revoke(token, client: client)
         return Response(status: .ok, headers: [.cacheControl: "no-store"])
@@ -161,9 +227,10 @@ struct OAuthRoutes: Sendable {
 
     // MARK: Device flow
 
-    func deviceAuthorization(_ request: Request) async throws -> Response {
+    func deviceAuthorization(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let fields = try await form(request)
-        let client = try await auth.authenticateClient(fields, authorization: request.headers[.authorization])
+        let client = try await auth.authenticateClient(
+            fields, authorization: request.headers[.authorization], address: context.clientAddress)
         try require(client, "device_code")
         let scope = try AuthService.grantedScope(requested: fields["scope"], client: client)
         let deviceCode = Secrets.token(prefix: "opd_")
@@ -175,7 +242,7 @@ struct OAuthRoutes: Sendable {
                 hash: Secrets.hash(deviceCode), userCode: userCode, clientID: client.id, scope: scope,
                 expiresAt: AuthService.now() + lifetime, intervalSeconds: auth.configuration.deviceInterval, lastPoll: 0,
                 status: "pending", userID: nil))
-        let verification = Self.issuer(request) + "/device"
+        let verification = issuer(request) + "/device"
         return Response.json(
             [
                 "device_code": .string(deviceCode), "user_code": .string(userCode),
@@ -214,62 +281,139 @@ struct OAuthRoutes: Sendable {
         }
     }
 
+    /// Step one of the device page: the code (and, without a session, the credentials).
     func devicePage(_ request: Request, userCode: String?, message: String?, status: HTTPResponse.Status = .ok) async throws
         -> Response
     {
         let sessionUser = try await browserUser(request)
+        let binding = formBinding(request)
         let fields = ["purpose": "device"]
+        let returnTo = "/device" + (userCode.map { "?" + URLEncodedForm.encode([("user_code", $0)]) } ?? "")
         let body = """
-            <p>Enter the code your device shows, then sign in to let it use your account.</p>
+            <p>Enter the code your device shows. Next you will see which application asks for access, and decide.</p>
             \(HTMLPage.error(message))
-            <form method="post" action="/device">
-            \(HTMLPage.hidden(fields.merging(["form_token": auth.formToken(for: fields)]) { $1 }))
+            <form id="device-form" method="post" action="/device">
+            \(HTMLPage.hidden(fields.merging(["form_token": auth.formToken(for: fields, binding: binding.value)]) { $1 }))
             <label for="user_code">Code from your device</label>
-            <input type="text" id="user_code" name="user_code" value="\(HTMLPage.escape(userCode ?? ""))" autocomplete="one-time-code" required>
-            \(HTMLPage.credentials(signedInAs: sessionUser?.username))
+            <input type="text" id="user_code" name="user_code" value="\(HTMLPage.escape(userCode ?? ""))" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required>
+            \(HTMLPage.credentials(signedInAs: sessionUser?.username, returnTo: returnTo))
+            \(HTMLPage.continueButton)
+            </form>
+            """
+        return Self.html(HTMLPage.page(title: "Connect a device", body: body), status: status, cookies: [binding.setCookie])
+    }
+
+    /// Step two: the signed-in user sees the client and the access it asks for, and confirms.
+    func deviceConfirmPage(
+        _ request: Request, code: StoredDeviceCode, client: OAuthClient, user: StoredUser, message: String? = nil,
+        status: HTTPResponse.Status = .ok, cookies: [String?] = []
+    ) -> Response {
+        let binding = formBinding(request, pending: cookies)
+        let hidden = ["purpose": "device_confirm", "user_code": code.userCode]
+        let signed = hidden.merging(["user": user.id]) { $1 }
+        let body = """
+            <p id="client"><strong>\(HTMLPage.escape(client.name))</strong> asks to use your account on the device showing the code <strong id="confirm-code">\(HTMLPage.escape(code.userCode))</strong>.</p>
+            \(HTMLPage.scopeList(code.scope))
+            \(HTMLPage.error(message))
+            <form id="device-confirm-form" method="post" action="/device">
+            \(HTMLPage.hidden(hidden.merging(["form_token": auth.formToken(for: signed, binding: binding.value)]) { $1 }))
+            \(HTMLPage.credentials(signedInAs: user.username, returnTo: "/device?" + URLEncodedForm.encode([("user_code", code.userCode)])))
             \(HTMLPage.decisionButtons)
             </form>
             """
-        return Self.html(HTMLPage.page(title: "Connect a device", body: body), status: status)
+        return Self.html(
+            HTMLPage.page(title: "Allow \(client.name) on your device?", body: body), status: status,
+            cookies: cookies + [binding.setCookie])
     }
 
     func deviceSubmit(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
+        guard isSameOrigin(request) else { return crossOriginRefusal() }
         let fields = try await form(request)
-        guard auth.checkFormToken(fields["form_token"], fields: ["purpose": "device"]) else {
-            return try await devicePage(
-                request, userCode: fields["user_code"], message: "This form expired; please try again.", status: .badRequest)
-        }
-        let userCode = (fields["user_code"] ?? "").uppercased().trimmingCharacters(in: .whitespaces)
-        guard let stored = try await auth.storage.deviceCode(userCode: userCode), stored.status == "pending",
-            stored.expiresAt > AuthService.now()
+        if fields["purpose"] == "device_confirm" { return try await deviceDecide(request, fields) }
+        guard
+            auth.checkFormToken(
+                fields["form_token"], fields: ["purpose": "device"], binding: Self.cookie(Self.formCookie, in: request))
         else {
+            return try await devicePage(
+                request, userCode: fields["user_code"],
+                message: "This form expired or was opened in another browser; please try again.",
+                status: .badRequest)
+        }
+        // Guessing user codes is limited per address, like passwords.
+        let guessKey = "device:\(context.clientAddress)"
+        if let wait = try await auth.limiter.wait([(guessKey, auth.configuration.attemptsPerAccount)]) {
+            var response = try await devicePage(
+                request, userCode: fields["user_code"], message: "Too many wrong codes. Wait \(wait) seconds and try again.",
+                status: .tooManyRequests)
+            response.headers[.retryAfter] = "\(wait)"
+            return response
+        }
+        let userCode = Self.normalizedUserCode(fields["user_code"] ?? "")
+        guard let stored = try await auth.storage.deviceCode(userCode: userCode), stored.status == "pending",
+            stored.expiresAt > AuthService.now(), let client = try await auth.storage.client(id: stored.clientID)
+        else {
+            try await auth.limiter.fail([guessKey])
             return try await devicePage(
                 request, userCode: fields["user_code"], message: "That code is unknown or has expired. Check your device.",
                 status: .badRequest)
         }
-        if fields["decision"] == "deny" {
+        switch try await signIn(request, fields: fields, address: context.clientAddress) {
+        case .refused(let message, let status, let retryAfter):
+            var response = try await devicePage(request, userCode: fields["user_code"], message: message, status: status)
+            if let retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
+            return response
+        case .signedIn(let user, let cookie):
+            return deviceConfirmPage(request, code: stored, client: client, user: user, cookies: [cookie])
+        }
+    }
+
+    /// The confirm step's answer: allow or deny, for the user signed in when the page was shown.
+    func deviceDecide(_ request: Request, _ fields: [String: String]) async throws -> Response {
+        let userCode = fields["user_code"] ?? ""
+        let user = try await browserUser(request)
+        let signed = ["purpose": "device_confirm", "user_code": userCode, "user": user?.id ?? ""]
+        guard let user,
+            auth.checkFormToken(fields["form_token"], fields: signed, binding: Self.cookie(Self.formCookie, in: request))
+        else {
+            return try await devicePage(
+                request, userCode: userCode, message: "This form expired or you were signed out; please try again.",
+                status: .badRequest)
+        }
+        guard let stored = try await auth.storage.deviceCode(userCode: userCode), stored.status == "pending",
+            stored.expiresAt > AuthService.now(), let client = try await auth.storage.client(id: stored.clientID)
+        else {
+            return try await devicePage(
+                request, userCode: userCode, message: "That code is unknown or has expired. Check your device.",
+                status: .badRequest)
+        }
+        switch fields["decision"] {
+        case "deny":
             try await auth.storage.updateDeviceCode(
                 hash: stored.hash, status: "denied", userID: nil, lastPoll: nil, interval: nil)
             return Self.html(
                 HTMLPage.page(
-                    title: "Device not connected", body: "<p>The device was not given access. You can close this page.</p>"))
+                    title: "Device not connected",
+                    body: "<p id=\"result\">\(HTMLPage.escape(client.name)) was not given access. You can close this page.</p>"))
+        case "allow":
+            try await auth.storage.updateDeviceCode(
+                hash: stored.hash, status: "approved", userID: user.id, lastPoll: nil, interval: nil)
+            return Self.html(
+                HTMLPage.page(
+                    title: "Device connected",
+                    body: """
+                        <p id="result">\(HTMLPage.escape(client.name)) on your device is signed in as <strong>\(HTMLPage.escape(user.username))</strong>. You can close this page.</p>
+                        """))
+        default:
+            return deviceConfirmPage(
+                request, code: stored, client: client, user: user, message: "Choose Allow or Deny.", status: .badRequest)
         }
-        let (user, cookie) = try await signIn(request, fields: fields, address: context.clientAddress)
-        guard let user else {
-            return try await devicePage(
-                request, userCode: fields["user_code"], message: cookie ?? "The username or password is wrong.",
-                status: .unauthorized)
-        }
-        try await auth.storage.updateDeviceCode(
-            hash: stored.hash, status: "approved", userID: user.id, lastPoll: nil, interval: nil)
-        var response = Self.html(
-            HTMLPage.page(
-                title: "Device connected",
-                body:
-                    "<p>Your device is signed in as <strong>\(HTMLPage.escape(user.username))</strong>. You can close this page.</p>"
-            ))
-        if let cookie { response.headers[.setCookie] = cookie }
-        return response
+    }
+
+    /// `abcd-efgh`, ` ABCDEFGH ` → `ABCD-EFGH`.
+    static func normalizedUserCode(_ text: String) -> String {
+        let letters = text.uppercased().filter { $0.isLetter }
+        guard letters.count == 8 else { return text.uppercased().trimmingCharacters(in: .whitespaces) }
+        return String(letters.prefix(4)) + "-" + String(letters.suffix(4))
     }
 
     // MARK: Authorization endpoint
@@ -332,7 +476,9 @@ struct OAuthRoutes: Sendable {
                     code: "unauthorized_client", description: "This client may not use the code flow", request: request)
             }
             if let challenge = parameters["code_challenge"] {
-                guard parameters["code_challenge_method"] == "S256", challenge.count == 43 else {
+                guard parameters["code_challenge_method"] == "S256", challenge.utf8.count == 43,
+                    Self.isValidVerifier(challenge + "xxxxx")  // base64url: the same unreserved characters
+                else {
                     throw AuthorizationProblem.redirect(
                         code: "invalid_request", description: "Only PKCE S256 is supported", request: request)
                 }
@@ -356,9 +502,9 @@ struct OAuthRoutes: Sendable {
 
     func authorizePage(_ request: Request) async throws -> Response {
         do {
-            let authorization = try await validate(UserRoutes.query(request))
+            let authorization = try await validate(try request.queryFields())
             if let error = try OpenIDProvider.promptNone(request, signedIn: try await browserUser(request) != nil) {
-                return Self.redirect(authorization, error)
+                return redirect(authorization, error)
             }
             return try await consentPage(request, authorization, message: nil)
         } catch let problem as AuthorizationProblem {
@@ -367,25 +513,45 @@ struct OAuthRoutes: Sendable {
     }
 
     func consentPage(
-        _ request: Request, _ authorization: AuthorizationRequest, message: String?, status: HTTPResponse.Status = .ok
+        _ request: Request, _ authorization: AuthorizationRequest, message: String?, status: HTTPResponse.Status = .ok,
+        retryAfter: Int? = nil
     ) async throws -> Response {
         let user = try await browserUser(request)
+        let binding = formBinding(request)
         let fields = authorization.fields
-        let scopes = authorization.scope.split(separator: " ").map { "<li>\(HTMLPage.escape(String($0)))</li>" }.joined()
+        let returnTo = "/oauth/authorize?" + URLEncodedForm.encode(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        let name = HTMLPage.escape(authorization.client.name)
         let body = """
-            <p><strong>\(HTMLPage.escape(authorization.client.name))</strong> wants to use your account\(scopes.isEmpty ? "." : ", to:")</p>
-            \(scopes.isEmpty ? "" : "<ul>\(scopes)</ul>")
+            <p id="client"><strong>\(name)</strong> wants to use your Outpost account\(authorization.scope.isEmpty ? "." : " to:")</p>
+            \(HTMLPage.scopeList(authorization.scope))
+            <p id="redirect">Whatever you choose, your browser then returns to <strong id="redirect-host">\(HTMLPage.escape(Self.destination(authorization.redirectURI)))</strong>.</p>
             \(HTMLPage.error(message))
-            <form method="post" action="/oauth/authorize">
-            \(HTMLPage.hidden(fields.merging(["form_token": auth.formToken(for: fields)]) { $1 }))
-            \(HTMLPage.credentials(signedInAs: user?.username))
+            <form id="authorize-form" method="post" action="/oauth/authorize">
+            \(HTMLPage.hidden(fields.merging(["form_token": auth.formToken(for: fields, binding: binding.value)]) { $1 }))
+            \(HTMLPage.credentials(signedInAs: user?.username, returnTo: returnTo))
             \(HTMLPage.decisionButtons)
             </form>
             """
-        return Self.html(HTMLPage.page(title: "Sign in", body: body), status: status)
+        let title = user == nil ? "Sign in to continue to \(authorization.client.name)" : "Allow \(authorization.client.name)?"
+        var response = Self.html(HTMLPage.page(title: title, body: body), status: status, cookies: [binding.setCookie])
+        if let retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
+        return response
+    }
+
+    /// Where the browser goes after the decision, as a person reads it: the host of a web address,
+    /// or the app that handles a private-use scheme.
+    static func destination(_ redirectURI: String) -> String {
+        guard let components = URLComponents(string: redirectURI), let scheme = components.scheme?.lowercased() else {
+            return redirectURI
+        }
+        if scheme == "http" || scheme == "https", let host = components.host {
+            return host + (components.port.map { ":\($0)" } ?? "")
+        }
+        return "the app that opens \(scheme): links"
     }
 
     func authorizeSubmit(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
+        guard isSameOrigin(request) else { return crossOriginRefusal() }
         let submitted = try await form(request)
         let authorization: AuthorizationRequest
         do {
@@ -393,17 +559,26 @@ struct OAuthRoutes: Sendable {
         } catch let problem as AuthorizationProblem {
             return problemResponse(problem)
         }
-        guard auth.checkFormToken(submitted["form_token"], fields: authorization.fields) else {
+        guard
+            auth.checkFormToken(
+                submitted["form_token"], fields: authorization.fields, binding: Self.cookie(Self.formCookie, in: request))
+        else {
             return try await consentPage(
-                request, authorization, message: "This form expired or was changed; please try again.", status: .badRequest)
+                request, authorization,
+                message: "This form expired, was changed or was opened in another browser; please try again.",
+                status: .badRequest)
         }
         if submitted["decision"] != "allow" {
-            return Self.redirect(authorization, ["error": "access_denied", "error_description": "The user declined"])
+            return redirect(authorization, ["error": "access_denied", "error_description": "The user declined"])
         }
-        let (user, cookie) = try await signIn(request, fields: submitted, address: context.clientAddress)
-        guard let user else {
-            return try await consentPage(
-                request, authorization, message: cookie ?? "The username or password is wrong.", status: .unauthorized)
+        let user: StoredUser
+        let cookie: String?
+        switch try await signIn(request, fields: submitted, address: context.clientAddress) {
+        case .refused(let message, let status, let retryAfter):
+            return try await consentPage(request, authorization, message: message, status: status, retryAfter: retryAfter)
+        case .signedIn(let signedIn, let newCookie):
+            user = signedIn
+            cookie = newCookie
         }
         var response: Response
         if authorization.responseType == "token" {
@@ -411,7 +586,7 @@ struct OAuthRoutes: Sendable {
                 client: authorization.client, userID: user.id, scope: authorization.scope, refresh: false)
             var parameters = [
                 "access_token": tokens["access_token"]?.stringValue ?? "", "token_type": "Bearer",
-                "expires_in": "\(tokens["expires_in"]?.intValue ?? 0)", "scope": authorization.scope,
+                "expires_in": "\(tokens["expires_in"]?.intValue ?? 0)", "scope": authorization.scope, "iss": issuer(),
             ]
             if let state = authorization.state { parameters["state"] = state }
             response = Self.redirect(to: authorization.redirectURI, fragment: parameters)
@@ -424,22 +599,28 @@ struct OAuthRoutes: Sendable {
                     scope: authorization.scope,
                     codeChallenge: authorization.codeChallenge,
                     expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.authorizationCodeLifetime),
-                    used: false))
+                    used: false, family: Secrets.token(prefix: "fam_")))
             try await openID.rememberCode(
                 hash: Secrets.hash(code), scope: authorization.scope, nonce: authorization.nonce, request: request,
                 freshSignIn: cookie != nil)
-            response = Self.redirect(authorization, ["code": code])
+            response = redirect(authorization, ["code": code])
         }
-        if let cookie { response.headers[.setCookie] = cookie }
+        if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
         return response
     }
 
-    /// Signs the browser user in from the form (or their session). Returns the user and a new
-    /// session cookie, or `nil` and the message to show.
-    func signIn(_ request: Request, fields: [String: String], address: String) async throws -> (StoredUser?, String?) {
-        if let user = try await browserUser(request) { return (user, nil) }
-        guard let username = fields["username"], let password = fields["password"], !username.isEmpty else {
-            return (nil, "Enter your username and password.")
+    enum SignInOutcome {
+        /// The user, and a new session cookie when they signed in just now.
+        case signedIn(StoredUser, cookie: String?)
+        /// What to show, with the status (401, or 429 with the seconds to wait).
+        case refused(String, HTTPResponse.Status, retryAfter: Int?)
+    }
+
+    /// Signs the browser user in from the form, or through their session.
+    func signIn(_ request: Request, fields: [String: String], address: String) async throws -> SignInOutcome {
+        if let user = try await browserUser(request) { return .signedIn(user, cookie: nil) }
+        guard let username = fields["username"], let password = fields["password"], !username.isEmpty, !password.isEmpty else {
+            return .refused("Enter your username and password.", .unauthorized, retryAfter: nil)
         }
         do {
             let user = try await auth.verifyPassword(username: username, password: password, address: address)
@@ -447,45 +628,87 @@ struct OAuthRoutes: Sendable {
             let lifetime = AuthService.milliseconds(auth.configuration.browserSessionLifetime)
             try await auth.storage.saveSession(
                 hash: Secrets.hash(session), userID: user.id, expiresAt: AuthService.now() + lifetime)
-            return (user, "\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)")
+            return .signedIn(
+                user, cookie: "\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)")
         } catch AuthFailure.badCredentials {
-            return (nil, "The username or password is wrong.")
+            return .refused("The username or password is wrong.", .unauthorized, retryAfter: nil)
         } catch AuthFailure.rateLimited(let wait) {
-            return (nil, "Too many attempts. Wait \(wait) seconds and try again.")
+            return .refused(
+                "Too many failed attempts. Wait \(wait) seconds, then try again.", .tooManyRequests, retryAfter: wait)
         }
     }
 
-    func browserUser(_ request: Request) async throws -> StoredUser? {
-        guard let cookies = request.headers[.cookie] else { return nil }
-        for part in cookies.split(separator: ";") {
-            let pair = part.trimmingCharacters(in: .whitespaces)
-            guard pair.hasPrefix(Self.sessionCookie + "=") else { continue }
-            let value = String(pair.dropFirst(Self.sessionCookie.count + 1))
-            guard let userID = try await auth.storage.sessionUser(hash: Secrets.hash(value), now: AuthService.now()) else {
-                return nil
+    /// The value of cookie `name`, if the request has it.
+    static func cookie(_ name: String, in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for part in header.split(separator: ";") {
+                let pair = part.trimmingCharacters(in: .whitespaces)
+                if pair.hasPrefix(name + "=") { return String(pair.dropFirst(name.count + 1)) }
             }
-            return try await auth.storage.user(id: userID)
         }
         return nil
     }
 
-    func logout(_ request: Request) async throws -> Response {
-        if let cookies = request.headers[.cookie] {
-            for part in cookies.split(separator: ";") {
-                let pair = part.trimmingCharacters(in: .whitespaces)
-                if pair.hasPrefix(Self.sessionCookie + "=") {
-                    try await auth.storage.removeSession(hash: Secrets.hash(String(pair.dropFirst(Self.sessionCookie.count + 1))))
-                }
-            }
+    /// The browser's form cookie, or a new one (with the `Set-Cookie` to send) when it has none.
+    /// `pending` are cookies this response already sets (a form cookie among them is reused).
+    func formBinding(_ request: Request, pending: [String?] = []) -> (value: String, setCookie: String?) {
+        for case let cookie? in pending where cookie.hasPrefix(Self.formCookie + "=") {
+            return (String(cookie.dropFirst(Self.formCookie.count + 1).prefix { $0 != ";" }), nil)
         }
-        let query = UserRoutes.query(request)
-        var response = Self.html(HTMLPage.page(title: "Signed out", body: "<p>You are signed out. You can close this page.</p>"))
-        if let clientID = query["client_id"], let target = query["redirect_uri"],
+        if let existing = Self.cookie(Self.formCookie, in: request), existing.count >= 16 { return (existing, nil) }
+        let value = Secrets.token(prefix: "opf_")
+        return (value, "\(Self.formCookie)=\(value); Path=/; HttpOnly; SameSite=Lax")
+    }
+
+    /// Whether a form post comes from the server's own pages: `Sec-Fetch-Site` must be `same-origin`
+    /// (or `none`) and `Origin`, when sent, must be the public origin (without a configured public
+    /// URL, the origin the browser used: `http://` + `Host`). Clients that send neither header are
+    /// not browsers and still need a form token bound to their form cookie.
+    func isSameOrigin(_ request: Request) -> Bool {
+        if let site = request.headers[.secFetchSite]?.lowercased(), site != "same-origin", site != "none" { return false }
+        guard let origin = request.headers[.origin] else { return true }
+        if origin == auth.publicBase.origin { return true }
+        if auth.publicBase.configured == nil, let host = request.head.authority, origin == "http://" + host { return true }
+        return false
+    }
+
+    func crossOriginRefusal() -> Response {
+        Self.html(
+            HTMLPage.page(
+                title: "Sign-in stopped",
+                body:
+                    "<p class=\"error\" id=\"error\" role=\"alert\">This form was sent from another site, so it was refused. Open the sign-in page again from the application.</p>"
+            ), status: .forbidden)
+    }
+
+    func browserUser(_ request: Request) async throws -> StoredUser? {
+        guard let value = Self.cookie(Self.sessionCookie, in: request) else { return nil }
+        guard let userID = try await auth.storage.sessionUser(hash: Secrets.hash(value), now: AuthService.now()) else {
+            return nil
+        }
+        return try await auth.storage.user(id: userID)
+    }
+
+    /// Ends the browser session. Then: `return_to`, a path of this server's sign-in pages (the
+    /// "not you?" link), or `client_id` with a registered `redirect_uri`, or a page.
+    func logout(_ request: Request) async throws -> Response {
+        if let session = Self.cookie(Self.sessionCookie, in: request) {
+            try await auth.storage.removeSession(hash: Secrets.hash(session))
+        }
+        let query = try request.queryFields()
+        var response = Self.html(
+            HTMLPage.page(title: "Signed out", body: "<p id=\"result\">You are signed out. You can close this page.</p>"))
+        if let returnTo = query["return_to"], returnTo.hasPrefix("/oauth/authorize?") || returnTo.hasPrefix("/device"),
+            !returnTo.contains("\\"), returnTo.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+        {
+            response = Response(status: .found, headers: [.location: returnTo, .cacheControl: "no-store"])
+        } else if let clientID = query["client_id"], let target = query["redirect_uri"],
             let client = try await auth.storage.client(id: clientID),
             AuthService.redirectMatches(target, registered: client.redirectURIs)
         {
-            response = Response(status: .found, headers: [.location: target])
+            response = Response(status: .found, headers: [.location: target, .cacheControl: "no-store"])
         }
+        response.headers[.referrerPolicy] = "no-referrer"
         response.headers[.setCookie] = "\(Self.sessionCookie)=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0"
         return response
     }
@@ -497,36 +720,50 @@ struct OAuthRoutes: Sendable {
         case .page(let message):
             return Self.html(
                 HTMLPage.page(
-                    title: "Sign-in stopped", body: "<p class=\"error\" role=\"alert\">\(HTMLPage.escape(message))</p>"),
+                    title: "Sign-in stopped",
+                    body: "<p class=\"error\" id=\"error\" role=\"alert\">\(HTMLPage.escape(message))</p>"),
                 status: .badRequest)
         case .redirect(let code, let description, let request):
-            return Self.redirect(request, ["error": code, "error_description": description])
+            return redirect(request, ["error": code, "error_description": description])
         }
     }
 
-    static func redirect(_ authorization: AuthorizationRequest, _ parameters: [String: String]) -> Response {
+    /// Back to the client with `parameters`, the `state` and the issuer (`iss`, RFC 9207).
+    func redirect(_ authorization: AuthorizationRequest, _ parameters: [String: String]) -> Response {
         var parameters = parameters
         if let state = authorization.state { parameters["state"] = state }
+        parameters["iss"] = issuer()
         if authorization.responseType == "token" {
-            return redirect(to: authorization.redirectURI, fragment: parameters)
+            return Self.redirect(to: authorization.redirectURI, fragment: parameters)
         }
         let separator = authorization.redirectURI.contains("?") ? "&" : "?"
-        let query = FormBody.encode(parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        let query = URLEncodedForm.encode(parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         return Response(
-            status: .found, headers: [.location: authorization.redirectURI + separator + query, .cacheControl: "no-store"])
+            status: .found,
+            headers: [
+                .location: authorization.redirectURI + separator + query, .cacheControl: "no-store",
+                .referrerPolicy: "no-referrer",
+            ])
     }
 
     static func redirect(to uri: String, fragment parameters: [String: String]) -> Response {
-        let fragment = FormBody.encode(parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-        return Response(status: .found, headers: [.location: uri + "#" + fragment, .cacheControl: "no-store"])
+        let fragment = URLEncodedForm.encode(parameters.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        return Response(
+            status: .found,
+            headers: [.location: uri + "#" + fragment, .cacheControl: "no-store", .referrerPolicy: "no-referrer"])
     }
 
-    static func html(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
-        Response.bytes(
+    /// An HTML page that no other site may frame, that sends no `Referer` (its URL carries `state`
+    /// and the client's parameters), and that the browser does not cache.
+    static func html(_ text: String, status: HTTPResponse.Status = .ok, cookies: [String?] = []) -> Response {
+        var response = Response.bytes(
             Data(text.utf8), contentType: "text/html; charset=utf-8", status: status,
             headers: [
-                .cacheControl: "no-store", HTTPField.Name("X-Frame-Options")!: "DENY",
-                HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; style-src 'unsafe-inline'",
+                .cacheControl: "no-store", .referrerPolicy: "no-referrer", .xFrameOptions: "DENY",
+                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+                .xContentTypeOptions: "nosniff",
             ])
+        for case let cookie? in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+        return response
     }
 }

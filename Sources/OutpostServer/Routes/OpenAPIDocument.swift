@@ -8,7 +8,7 @@ enum OpenAPIDocument {
           "info": {
             "title": "Outpost reference server",
             "version": "0.1.0",
-            "description": "JSON over HTTP. Every failure is {\"error\": {\"code\", \"message\", \"details\"}} with a proper status. See docs/PROTOCOL.md."
+            "description": "JSON over HTTP. Every failure is {\"error\": {\"code\", \"message\", \"details\"}} with a proper status. HEAD works wherever GET does (same headers, no body); a method a path does not take is 405 with Allow. Any request may be 400 (malformed_request, json_too_deep), 405, 408 (request_timeout: head or body too slow) or 503 (storage_busy, with Retry-After). See docs/PROTOCOL.md."
           },
           "paths": {
             "/health": {
@@ -57,6 +57,7 @@ enum OpenAPIDocument {
                   "200": {"description": "The result", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaResult"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
                   "413": {"$ref": "#/components/responses/Error"},
                   "500": {"$ref": "#/components/responses/Error"},
                   "504": {"$ref": "#/components/responses/Error"}
@@ -72,6 +73,7 @@ enum OpenAPIDocument {
                   "200": {"description": "Whatever the handler answers", "content": {"application/json": {"schema": {}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
                   "500": {"$ref": "#/components/responses/Error"},
                   "504": {"$ref": "#/components/responses/Error"}
                 }
@@ -81,14 +83,14 @@ enum OpenAPIDocument {
               "post": {
                 "summary": "Sign up with a username and password (stored with Bcrypt)",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string"}, "password": {"type": "string", "minLength": 8}}}}}},
-                "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}
+                "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
               }
             },
             "/me": {
               "get": {
-                "summary": "The signed-in user (Authorization: Bearer, or access_token in the query)",
-                "security": [{"bearer": []}],
-                "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "401": {"$ref": "#/components/responses/Error"}}
+                "summary": "The signed-in user (Authorization: Bearer with the profile scope; a token in the query is refused)",
+                "security": [{"bearer": ["profile"]}],
+                "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/auth/login": {
@@ -116,9 +118,9 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "302": {"description": "Back to the client with an error"}, "400": {"description": "An HTML page: unknown client or redirect URI"}}
               },
               "post": {
-                "summary": "The form's submission: credentials and the decision",
+                "summary": "The form's submission: credentials and the decision (same-origin posts with a form token bound to the browser only)",
                 "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
-                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}}
+                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error, with state and iss"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}, "403": {"description": "Posted from another origin"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}}
               }
             },
             "/oauth/token": {
@@ -135,25 +137,30 @@ enum OpenAPIDocument {
               "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}}}
             },
             "/device": {
-              "get": {"summary": "The page where a user enters a device's code", "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
-              "post": {"summary": "The device page's submission", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}}}
+              "get": {"summary": "The page where a user enters a device's code", "parameters": [{"name": "user_code", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
+              "post": {"summary": "The device page's submission: the code and sign-in (purpose=device), then the confirmation (purpose=device_confirm)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}, "403": {"description": "Posted from another origin"}, "429": {"description": "Too many failed sign-ins or wrong codes, with Retry-After"}}}
             },
             "/oauth/logout": {
-              "get": {"summary": "Ends the browser session; redirects to a registered redirect_uri of client_id when given", "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To the client's redirect URI"}}}
+              "get": {"summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}}}
             },
             "/records/{type}": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
               "post": {
-                "summary": "Create a record; the server assigns its id",
+                "summary": "Create a record; the server assigns its id (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
-                  "413": {"$ref": "#/components/responses/Error"}
+                  "403": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "get": {
-                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields",
+                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read)",
+                "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
                   {"name": "cursor", "in": "query", "schema": {"type": "string"}},
@@ -163,7 +170,8 @@ enum OpenAPIDocument {
                 ],
                 "responses": {
                   "200": {"description": "One page", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/CursorPage"}, {"$ref": "#/components/schemas/NumberedPage"}]}}}},
-                  "400": {"$ref": "#/components/responses/Error"}
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"}
                 }
               }
             },
@@ -173,39 +181,53 @@ enum OpenAPIDocument {
                 {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
               ],
               "get": {
-                "summary": "Read a record; If-None-Match gives 304",
+                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read)",
+                "security": [{}, {"bearer": ["records:read"]}],
                 "responses": {
                   "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "304": {"description": "Not modified"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"}
                 }
               },
               "put": {
-                "summary": "Replace a record's fields; If-Match gives 412 on a mismatch",
+                "summary": "Replace a record's fields; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
-                  "412": {"$ref": "#/components/responses/Error"}
+                  "408": {"$ref": "#/components/responses/Error"},
+                  "412": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "patch": {
-                "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch",
+                "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
-                  "415": {"$ref": "#/components/responses/Error"}
+                  "415": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "delete": {
-                "summary": "Delete a record; If-Match gives 412 on a mismatch",
+                "summary": "Delete a record; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},
+                  "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
-                  "412": {"$ref": "#/components/responses/Error"}
+                  "412": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
                 }
               }
             }
@@ -215,7 +237,8 @@ enum OpenAPIDocument {
             "responses": {
               "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
               "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
-              "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+              "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "Busy": {"description": "storage_busy: another process held the database's lock past the server's wait; retry after Retry-After seconds", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             },
             "schemas": {
               "Error": {

@@ -25,7 +25,7 @@ struct PluginRoutes: Sendable {
             throw ServerError.notFound(
                 "unknown_lambda", "No lambda named '\(name)'; the server has: \(lambdas.keys.sorted().joined(separator: ", "))")
         }
-        let body = try await request.decodeJSON(limit: configuration.maxBodyBytes)
+        let body = try await request.decodeJSON(limit: configuration.maxBodyBytes, maxDepth: configuration.maxJSONDepth)
         let arguments: LambdaArguments
         switch body {
         case .null: arguments = .positional([])
@@ -55,7 +55,7 @@ struct PluginRoutes: Sendable {
                 "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))"
             )
         }
-        let body = try await request.decodeJSON(limit: configuration.maxBodyBytes)
+        let body = try await request.decodeJSON(limit: configuration.maxBodyBytes, maxDepth: configuration.maxJSONDepth)
         var logger = context.logger
         logger[metadataKey: "handler"] = "\(name)"
         let call = HandlerCall(name: name, body: body, headers: request.headers, logger: logger)

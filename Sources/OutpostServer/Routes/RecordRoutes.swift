@@ -12,6 +12,7 @@ struct RecordRoutes: Sendable {
     /// Patches of one record run one at a time, so concurrent patches never lose a race here.
     let patchLocks = KeyedLock()
     let maxBodyBytes: Int
+    let maxJSONDepth: Int
     static let maxPageSize = 100
     static let defaultPageSize = 20
 
@@ -28,8 +29,9 @@ struct RecordRoutes: Sendable {
 
     func create(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
-        let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes)
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsWrite)
+        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
         let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
         return Self.recordResponse(
             record, status: .created,
@@ -38,6 +40,7 @@ struct RecordRoutes: Sendable {
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
+        try await auth.authenticate(request)?.require(Scope.recordsRead)
         guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
         if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
             return Response(status: .notModified, headers: [.eTag: record.etag])
@@ -48,7 +51,7 @@ struct RecordRoutes: Sendable {
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
         try await checkOwnership(request, type: type, id: id)
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes)
+        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
         let expected = try await expectedVersion(request, type: type, id: id)
         let record = try await write(type, id) {
             try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: expected)
@@ -67,7 +70,7 @@ struct RecordRoutes: Sendable {
                 .unsupportedMediaType, code: "unsupported_patch_type",
                 message: "PATCH takes a JSON Merge Patch (RFC 7396): send Content-Type: application/merge-patch+json")
         }
-        let patchValue = try await request.decodeJSON(limit: maxBodyBytes)
+        let patchValue = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
         guard case .object = patchValue else {
             throw ServerError.badRequest(
                 "invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)"
@@ -116,9 +119,11 @@ struct RecordRoutes: Sendable {
     }
 
     /// A record that belongs to a user may be changed or deleted by that user only (403 otherwise);
-    /// records without an owner may be changed by anyone. Reading is open to everyone.
+    /// records without an owner may be changed by anyone. Reading is open to everyone. A token must
+    /// carry `records:write`.
     func checkOwnership(_ request: Request, type: String, id: String) async throws {
-        let caller = try await auth.authenticate(request.headers, query: UserRoutes.query(request))
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsWrite)
         guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
         guard let owner = record.owner else { return }
         guard let caller else {
@@ -156,14 +161,13 @@ struct RecordRoutes: Sendable {
 
     func list(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
+        try await auth.authenticate(request)?.require(Scope.recordsRead)
         var cursor: String?
         var page: Int?
         var limit: Int?
         var sort = RecordSort.created
         var filters: [(field: String, value: JSONValue)] = []
-        for (name, value) in request.uri.queryParameters {
-            let name = String(name)
-            let value = String(value)
+        for (name, value) in try request.queryFields().sorted(by: { $0.key < $1.key }) {
             switch name {
             case "cursor": cursor = value.isEmpty ? nil : value
             case "page": page = try Self.positive(value, name: "page", max: Int.max / 1000)
@@ -220,8 +224,8 @@ struct RecordRoutes: Sendable {
             [
                 "next_cursor": next.map(JSONValue.string) ?? .null,
                 "prev_cursor": previous.map(JSONValue.string) ?? .null,
-                "next": next.map { .string(Self.link(request, cursor: $0)) } ?? .null,
-                "previous": previous.map { .string(Self.link(request, cursor: $0)) } ?? .null,
+                "next": try next.map { .string(try link(request, cursor: $0)) } ?? .null,
+                "previous": try previous.map { .string(try link(request, cursor: $0)) } ?? .null,
             ])
     }
 
@@ -239,18 +243,13 @@ struct RecordRoutes: Sendable {
         return Response.bytes(Data(text.utf8), contentType: "application/json")
     }
 
-    /// The same request with another cursor, as an absolute URL.
-    static func link(_ request: Request, cursor: String) -> String {
+    /// The same request with another cursor, as an absolute URL under the server's public URL.
+    func link(_ request: Request, cursor: String) throws -> String {
+        var items = try request.queryFields().filter { $0.key != "cursor" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        items.append(("cursor", cursor))
         var components = URLComponents()
-        components.scheme = "http"
-        let authority = request.head.authority ?? "localhost"
-        var items = request.uri.queryParameters.map { URLQueryItem(name: String($0.key), value: String($0.value)) }
-        items.removeAll { $0.name == "cursor" }
-        items.append(URLQueryItem(name: "cursor", value: cursor))
         components.path = request.uri.path
-        components.queryItems = items
-        let query = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B") ?? ""
-        return "http://\(authority)\(components.percentEncodedPath)?\(query)"
+        return auth.publicBase.url + components.percentEncodedPath + "?" + URLEncodedForm.encode(items)
     }
 
     /// What a cursor is bound to: the type, the order and the filters.
@@ -304,8 +303,8 @@ struct RecordRoutes: Sendable {
         return value
     }
 
-    static func fields(of request: Request, limit: Int) async throws -> [String: JSONValue] {
-        guard case .object(var fields) = try await request.decodeJSON(limit: limit) else {
+    static func fields(of request: Request, limit: Int, maxDepth: Int) async throws -> [String: JSONValue] {
+        guard case .object(var fields) = try await request.decodeJSON(limit: limit, maxDepth: maxDepth) else {
             throw ServerError.badRequest("invalid_record", "A record is a JSON object, e.g. {\"name\": \"Ada\"}")
         }
         for key in StoredRecord.serverKeys { fields[key] = nil }

@@ -6,10 +6,31 @@ import OutpostCore
 struct UserRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
+    let maxJSONDepth: Int
+    /// Sign-ups per client address, counted in storage so every instance sees the same count.
+    let signUps: AttemptLimiter
+    let signUpsPerAddress: Int
+
+    init(auth: AuthService, configuration: ServerConfiguration) {
+        self.auth = auth
+        self.maxBodyBytes = configuration.maxBodyBytes
+        self.maxJSONDepth = configuration.maxJSONDepth
+        self.signUps = AttemptLimiter(storage: auth.storage, window: AuthService.milliseconds(configuration.signUpWindow))
+        self.signUpsPerAddress = configuration.signUpsPerAddress
+    }
 
     func add(to router: Router<OutpostRequestContext>) {
-        router.post("/users") { request, _ in
-            let body = try await request.decodeJSON(limit: maxBodyBytes)
+        router.post("/users") { request, context in
+            // Every attempt counts, successful or not: the cost being limited is the Bcrypt hash.
+            let key = "signup-address:\(context.clientAddress)"
+            if let wait = try await signUps.wait([(key, signUpsPerAddress)]) {
+                throw ServerError(
+                    .tooManyRequests, code: "rate_limited",
+                    message: "Too many sign-ups from this address; try again in \(wait) s",
+                    headers: [.retryAfter: "\(wait)"])
+            }
+            try await signUps.fail([key])
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
             guard let username = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
                 throw ServerError.badRequest("invalid_user", "Send {\"username\": ..., \"password\": ...}")
             }
@@ -19,9 +40,10 @@ struct UserRoutes: Sendable {
                 headers: [.location: "/me"])
         }
         router.get("/me") { request, _ in
-            guard let caller = try await auth.authenticate(request.headers, query: Self.query(request)) else {
+            guard let caller = try await auth.authenticate(request) else {
                 throw AuthService.unauthorized("Sign in first: send 'Authorization: Bearer <access token>'")
             }
+            try caller.require(Scope.profile)
             guard let userID = caller.userID, let user = try await auth.storage.user(id: userID) else {
                 return Response.json(["client_id": .string(caller.clientID), "scope": .string(caller.scope), "user": nil])
             }
@@ -32,7 +54,7 @@ struct UserRoutes: Sendable {
             ])
         }
         router.post("/auth/login") { request, context in
-            let body = try await request.decodeJSON(limit: maxBodyBytes)
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
             guard let provider = body["provider"]?.stringValue, let authData = body["auth_data"], case .object = authData,
                 let clientID = body["client_id"]?.stringValue
             else {
@@ -47,11 +69,5 @@ struct UserRoutes: Sendable {
                 provider: provider, authData: authData, client: client, address: context.clientAddress)
             return Response.json(tokens, headers: [.cacheControl: "no-store"])
         }
-    }
-
-    static func query(_ request: Request) -> [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in request.uri.queryParameters { fields[String(name)] = String(value) }
-        return fields
     }
 }

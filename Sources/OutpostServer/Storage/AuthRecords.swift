@@ -53,6 +53,8 @@ public struct StoredAuthorizationCode: Sendable {
     public var codeChallenge: String?
     public var expiresAt: Int64
     public var used: Bool
+    /// The token family the code's tokens join, so that replaying the code revokes them (RFC 6749 §4.1.2).
+    public var family: String?
 }
 
 public struct StoredDeviceCode: Sendable {

@@ -3,6 +3,7 @@ import SQLiteNIO
 
 /// Users, clients, tokens, codes and browser sessions. Secrets are stored as SHA-256 hashes only.
 public protocol AuthStorage: Sendable {
+    /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
     func createUser(username: String, passwordHash: String?) async throws -> StoredUser
     func user(id: String) async throws -> StoredUser?
     func user(username: String) async throws -> StoredUser?
@@ -24,6 +25,8 @@ public protocol AuthStorage: Sendable {
     func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws
     /// Marks an unused code used and returns it; `nil` when unknown or already used.
     func useCode(hash: String) async throws -> StoredAuthorizationCode?
+    /// The token family of a code, used or not (to revoke the tokens of a replayed code).
+    func codeFamily(hash: String) async throws -> String?
 
     func saveDeviceCode(_ code: StoredDeviceCode) async throws
     func deviceCode(hash: String) async throws -> StoredDeviceCode?
@@ -33,15 +36,36 @@ public protocol AuthStorage: Sendable {
     func saveSession(hash: String, userID: String, expiresAt: Int64) async throws
     func sessionUser(hash: String, now: Int64) async throws -> String?
     func removeSession(hash: String) async throws
+
+    /// Failed guesses for `key` after `since`: how many, and the time of the oldest (ms).
+    func failures(key: String, since: Int64) async throws -> (count: Int, oldest: Int64?)
+    /// Records a failed guess for `key` at `at`, kept until `expiresAt`; rows already expired (of any key) are removed.
+    func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws
+    func clearFailures(key: String) async throws
+}
+
+/// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
+public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
+    case usernameTaken
+
+    public var description: String {
+        switch self {
+        case .usernameTaken: "That username is taken (usernames ignore case); choose another"
+        }
+    }
 }
 
 extension SQLiteStorage {
     public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
         let id = "u_" + Self.newIdentifier()
         let now = Self.nowMilliseconds()
-        _ = try await connection.query(
-            "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
-            [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        do {
+            _ = try await connection.query(
+                "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
+                [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
+        } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+            throw UserWriteFailure.usernameTaken
+        }
         return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
     }
 
@@ -125,10 +149,11 @@ extension SQLiteStorage {
 
     public func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws {
         _ = try await connection.query(
-            "INSERT INTO auth_codes (hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO auth_codes (hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, family) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 .text(hash), .text(code.clientID), .text(code.userID), .text(code.redirectURI), .text(code.scope),
                 code.codeChallenge.map(SQLiteData.text) ?? .null, .integer(Int(code.expiresAt)),
+                code.family.map(SQLiteData.text) ?? .null,
             ])
     }
 
@@ -142,7 +167,11 @@ extension SQLiteStorage {
             clientID: row.column("client_id")?.string ?? "", userID: row.column("user_id")?.string ?? "",
             redirectURI: row.column("redirect_uri")?.string ?? "", scope: row.column("scope")?.string ?? "",
             codeChallenge: row.column("code_challenge")?.string, expiresAt: Int64(row.column("expires_at")?.integer ?? 0),
-            used: false)
+            used: false, family: row.column("family")?.string)
+    }
+
+    public func codeFamily(hash: String) async throws -> String? {
+        try await connection.query("SELECT family FROM auth_codes WHERE hash = ?", [.text(hash)]).first?.column("family")?.string
     }
 
     public func saveDeviceCode(_ code: StoredDeviceCode) async throws {
@@ -190,6 +219,25 @@ extension SQLiteStorage {
 
     public func removeSession(hash: String) async throws {
         _ = try await connection.query("DELETE FROM browser_sessions WHERE hash = ?", [.text(hash)])
+    }
+
+    public func failures(key: String, since: Int64) async throws -> (count: Int, oldest: Int64?) {
+        let row = try await connection.query(
+            "SELECT COUNT(*) AS n, MIN(at) AS oldest FROM auth_failures WHERE key = ? AND at > ?",
+            [.text(key), .integer(Int(since))]
+        ).first
+        return (row?.column("n")?.integer ?? 0, row?.column("oldest")?.integer.map(Int64.init))
+    }
+
+    public func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws {
+        _ = try await connection.query("DELETE FROM auth_failures WHERE expires_at <= ?", [.integer(Int(at))])
+        _ = try await connection.query(
+            "INSERT INTO auth_failures (key, at, expires_at) VALUES (?, ?, ?)",
+            [.text(key), .integer(Int(at)), .integer(Int(expiresAt))])
+    }
+
+    public func clearFailures(key: String) async throws {
+        _ = try await connection.query("DELETE FROM auth_failures WHERE key = ?", [.text(key)])
     }
 
     // MARK: Rows

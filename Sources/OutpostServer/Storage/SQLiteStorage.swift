@@ -8,12 +8,15 @@ import SQLiteNIO
 /// Every statement binds its values (no SQL is built from input). Migrations are numbered and
 /// recorded in `schema_migrations`; each runs once, in order.
 public final class SQLiteStorage: Storage {
-    let connection: SQLiteConnection
+    let connection: BusyBoundedConnection
     let logger: Logger
     public let path: String
 
     /// Opens (creating if needed) the database at `path`.
-    public static func open(path: String, logger: Logger) async throws -> SQLiteStorage {
+    ///
+    /// - Parameter busyTimeout: how long a statement waits for another process's lock before it
+    ///   fails with 503 `storage_busy`.
+    public static func open(path: String, busyTimeout: Duration = .seconds(5), logger: Logger) async throws -> SQLiteStorage {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
             throw ServerError(
@@ -28,16 +31,20 @@ public final class SQLiteStorage: Storage {
                 .internalServerError, code: "database_open_failed",
                 message: "Could not open the database at '\(path)': \(error). Check the path and its permissions")
         }
-        let storage = SQLiteStorage(connection: connection, logger: logger, path: path)
-        _ = try await connection.query("PRAGMA journal_mode=WAL")
-        _ = try await connection.query("PRAGMA synchronous=NORMAL")
-        _ = try await connection.query("PRAGMA foreign_keys=ON")
-        _ = try await connection.query(
+        // sqlite-nio's busy handler retries forever, holding a thread and every request queued behind
+        // it; turn SQLite's own waiting off and wait between attempts without holding anything.
+        _ = try await connection.query("PRAGMA busy_timeout = 0")
+        let bounded = BusyBoundedConnection(connection: connection, busyTimeout: busyTimeout)
+        let storage = SQLiteStorage(connection: bounded, logger: logger, path: path)
+        _ = try await bounded.query("PRAGMA journal_mode=WAL")
+        _ = try await bounded.query("PRAGMA synchronous=NORMAL")
+        _ = try await bounded.query("PRAGMA foreign_keys=ON")
+        _ = try await bounded.query(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
         return storage
     }
 
-    init(connection: SQLiteConnection, logger: Logger, path: String) {
+    init(connection: BusyBoundedConnection, logger: Logger, path: String) {
         self.connection = connection
         self.logger = logger
         self.path = path
@@ -146,7 +153,24 @@ public final class SQLiteStorage: Storage {
                 """
             ]
         ),
-        (4, openIDMigration),
+        (
+            4,
+            [
+                // Issue 10: replaying a code revokes its tokens; failed guesses counted in storage; the
+                // password grant leaves the built-in CLI client (RFC 9700 §2.4: it is opt-in per client now).
+                "ALTER TABLE auth_codes ADD COLUMN family TEXT",
+                // Each row expires on its own: limiters with different windows share the table.
+                "CREATE TABLE auth_failures (key TEXT NOT NULL, at INTEGER NOT NULL, expires_at INTEGER NOT NULL)",
+                "CREATE INDEX auth_failures_by_key ON auth_failures (key, at)",
+                "CREATE INDEX auth_failures_by_expiry ON auth_failures (expires_at)",
+                """
+                UPDATE oauth_clients
+                SET grants = (SELECT json_group_array(value) FROM json_each(oauth_clients.grants) WHERE value != 'password')
+                WHERE id = 'outpost-cli'
+                """,
+            ]
+        ),
+        (5, openIDMigration),
     ]
 
     public func migrate() async throws {
@@ -184,5 +208,48 @@ public final class SQLiteStorage: Storage {
 
     public func close() async throws {
         try await connection.close()
+    }
+}
+
+/// One SQLite connection whose statements, when another connection holds the lock they need, are
+/// retried with growing pauses (1 ms up to 50 ms) until `busyTimeout`, then fail with 503
+/// `storage_busy` and `Retry-After`. Waiting holds no thread and no lock, so other statements (reads,
+/// `/health`) run meanwhile.
+struct BusyBoundedConnection: Sendable {
+    let connection: SQLiteConnection
+    let busyTimeout: Duration
+
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + busyTimeout
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try await connection.query(sql, binds)
+            } catch let error as SQLiteError where Self.isBusy(error) {
+                if clock.now + pause > deadline { throw Self.busy(busyTimeout) }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(50))
+            }
+        }
+    }
+
+    func close() async throws {
+        try await connection.close()
+    }
+
+    static func isBusy(_ error: SQLiteError) -> Bool {
+        switch error.reason {
+        case .busy, .busyInRecovery, .busyInSnapshot, .busyTimeout: return true
+        default: return false
+        }
+    }
+
+    static func busy(_ waited: Duration) -> ServerError {
+        let seconds = max(1, Int(waited.components.seconds))
+        return ServerError(
+            .serviceUnavailable, code: "storage_busy",
+            message: "The database is locked by another process and stayed locked for \(waited); retry after \(seconds) s",
+            headers: [.retryAfter: "\(seconds)"])
     }
 }

@@ -34,7 +34,12 @@ struct ClientsCommand: AsyncParsableCommand {
             abstract: "Register a client; prints its id (and, for --confidential, its secret, shown once).",
             discussion: """
                 Grants: \(OAuthClient.allGrants.joined(separator: ", ")).
+                Scopes: records:read, records:write, profile (records, the old scope, means both records scopes).
+                Redirect URIs: https, http on a loopback address, or an app's own scheme (com.example.app:/cb).
                 A loopback redirect URI registered without a port (http://127.0.0.1/callback) matches any port (RFC 8252).
+                The password grant is legacy (RFC 9700 §2.4) and only for clients that opt in with --grant password,
+                e.g. the client `outpost login --password` uses:
+                  outpost clients add "Outpost CLI (password)" --id outpost-cli-password --grant password --grant refresh_token
                   outpost clients add "My CLI" --redirect-uri http://127.0.0.1/callback --grant authorization_code --grant refresh_token --grant device_code
                 """)
 
@@ -44,7 +49,7 @@ struct ClientsCommand: AsyncParsableCommand {
             "authorization_code", "refresh_token",
         ]
         @Option(name: .customLong("scope"), help: "A scope the client may ask for (repeatable).") var scopes: [String] = [
-            "records", "profile",
+            "records:read", "records:write", "profile", "openid",
         ]
         @Flag(help: "A confidential client (a server that can keep a secret).") var confidential = false
         @Option(help: "Choose the client id instead of generating one.") var id: String?
@@ -55,6 +60,9 @@ struct ClientsCommand: AsyncParsableCommand {
                 let (client, secret) = try await storage.registerClient(
                     name: name, redirectURIs: redirectURIs, grants: grants, scopes: scopes, confidential: confidential, id: id)
                 print("client_id: \(client.id)")
+                if grants.contains("password") {
+                    print("note: the password grant is legacy (RFC 9700 §2.4); prefer authorization_code or device_code")
+                }
                 if let secret { print("client_secret: \(secret)   (shown once; store it safely)") }
             }
         }

@@ -13,8 +13,10 @@ struct SignInOptions: ParsableArguments {
     @Option(help: "The server's base URL.")
     var server = "http://127.0.0.1:8080"
 
-    @Option(name: .customLong("client-id"), help: "The OAuth client the CLI signs in as.")
-    var clientID = "outpost-cli"
+    @Option(
+        name: .customLong("client-id"),
+        help: "The OAuth client the CLI signs in as (default: outpost-cli; with login --password: outpost-cli-password).")
+    var clientID: String?
 
     @Option(name: .customLong("credentials"), help: "The credentials file (default: $XDG_CONFIG_HOME/outpost/credentials.json).")
     var credentialsPath: String?
@@ -34,16 +36,42 @@ struct SignInOptions: ParsableArguments {
                 ?? FileCredentialStore.defaultLocation(application: "outpost"))
     }
 
-    /// One credential per server and client in the shared file.
-    var account: String { "\(server)#\(clientID)" }
+    /// The built-in client of the browser and device sign-ins.
+    static let defaultClientID = "outpost-cli"
+    /// The client `login --password` uses. The password grant is legacy (RFC 9700 §2.4: the app sees
+    /// the password, and it cannot do multi-factor or single sign-on), so servers do not offer it
+    /// unless an operator registers a client that opts in:
+    /// `outpost clients add "Outpost CLI (password)" --id outpost-cli-password --grant password --grant refresh_token`.
+    static let passwordClientID = "outpost-cli-password"
+    /// What the CLI asks for: its records commands read and write, `whoami` reads the profile.
+    static let scopes = ["records:read", "records:write", "profile"]
 
-    func authenticator(client: OutpostClient, browser: any BrowserOpening = SystemBrowser()) throws -> Authenticator {
+    /// One credential per server and client in the shared file.
+    func account(for clientID: String) -> String { "\(server)#\(clientID)" }
+
+    /// `--client-id`, else the built-in client that holds a stored credential for this server.
+    func storedClientID() async -> String {
+        if let clientID { return clientID }
+        for candidate in [Self.defaultClientID, Self.passwordClientID]
+        where (try? await store.load(account: account(for: candidate))) != nil {
+            return candidate
+        }
+        return Self.defaultClientID
+    }
+
+    /// - Parameter openID: Ask for `openid` too (an ID token the SDK verifies).
+    func authenticator(
+        client: OutpostClient, clientID: String, browser: any BrowserOpening = SystemBrowser(), openID: Bool = false
+    ) throws
+        -> Authenticator
+    {
         let base = try baseURL
         return Authenticator(
             configuration: .init(
                 registration: ClientRegistration(
-                    clientID: clientID, redirectURI: URL(string: "http://127.0.0.1/callback"), scopes: ["records", "profile"]),
-                endpoints: .outpost(base: base), store: store, account: account, browser: browser),
+                    clientID: clientID, redirectURI: URL(string: "http://127.0.0.1/callback"),
+                    scopes: Self.scopes + (openID ? [Authenticator.openIDScope] : [])),
+                endpoints: .outpost(base: base), store: store, account: account(for: clientID), browser: browser),
             client: client)
     }
 
@@ -51,7 +79,7 @@ struct SignInOptions: ParsableArguments {
     func signedClient(timeout: Duration = .seconds(10)) async throws -> OutpostClient {
         let base = try baseURL
         let plain = OutpostClient(configuration: .init(baseURL: base, timeout: timeout))
-        let auth = try authenticator(client: plain)
+        let auth = try authenticator(client: plain, clientID: await storedClientID())
         guard (try? await auth.credential()) != nil else { return plain }
         return OutpostClient(
             configuration: plain.configuration, ownedTransport: plain.transport,
@@ -73,25 +101,34 @@ struct LoginCommand: AsyncParsableCommand {
         abstract: "Sign in to an Outpost server and keep the credential for later commands.",
         discussion: """
             --browser (the default) opens the sign-in page and listens on 127.0.0.1 for the answer.
-            --device shows a code to enter on another device. --password asks here.
+            --device shows a code to enter on another device. Both use the built-in client outpost-cli.
+            --password asks here and uses the client outpost-cli-password. The password grant is legacy
+            (RFC 9700 §2.4: this program sees your password; no multi-factor, no single sign-on), so a
+            server offers it only after its operator opts in:
+              outpost clients add "Outpost CLI (password)" --id outpost-cli-password --grant password --grant refresh_token
             The credential is stored owner-only in $XDG_CONFIG_HOME/outpost/credentials.json.
             """)
 
     @Flag(help: "Sign in on another device with a short code.") var device = false
     @Flag(help: "Sign in through the browser (the default).") var browser = false
-    @Flag(help: "Sign in with a username and password typed here.") var password = false
+    @Flag(help: "Sign in with a username and password typed here (legacy; the server must allow it).") var password = false
     @Option(help: "The username, with --password.") var username: String?
+    @Flag(help: "Sign in with OpenID Connect too (browser): the server's ID token is verified and kept.") var openid = false
     @OptionGroup var options: SignInOptions
 
     func validate() throws {
         if [device, browser, password].filter({ $0 }).count > 1 {
             throw ValidationError("Choose one of --device, --browser and --password")
         }
+        if openid && (device || password) {
+            throw ValidationError("--openid works with the browser sign-in only")
+        }
     }
 
     func run() async throws {
         let client = OutpostClient(configuration: .init(baseURL: try options.baseURL))
-        let auth = try options.authenticator(client: client, browser: CLIBrowser())
+        let clientID = options.clientID ?? (password ? SignInOptions.passwordClientID : SignInOptions.defaultClientID)
+        let auth = try options.authenticator(client: client, clientID: clientID, browser: CLIBrowser(), openID: openid)
         do {
             if device {
                 _ = try await auth.signInWithDeviceCode { code in
@@ -109,10 +146,20 @@ struct LoginCommand: AsyncParsableCommand {
             }
         } catch {
             try? await client.shutdown()
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            var text = "error: \(error)\n"
+            if password && options.clientID == nil {
+                text +=
+                    "(The password grant is off unless the server's operator allows it: outpost clients add \"Outpost CLI (password)\" "
+                    + "--id \(SignInOptions.passwordClientID) --grant password --grant refresh_token. Or use --browser or --device.)\n"
+            }
+            FileHandle.standardError.write(Data(text.utf8))
             throw ExitCode.failure
         }
         try? await client.shutdown()
+        // One credential per server: forget the other built-in client's, so later commands use this one.
+        for other in [SignInOptions.defaultClientID, SignInOptions.passwordClientID] where other != clientID {
+            try? await options.store.remove(account: options.account(for: other))
+        }
         let signed = try await options.signedClient()
         let me = try? await signed.send(.get("/me"), decoding: JSONValue.self)
         try? await signed.shutdown()
@@ -150,7 +197,7 @@ struct LogoutCommand: AsyncParsableCommand {
 
     func run() async throws {
         let client = OutpostClient(configuration: .init(baseURL: try options.baseURL))
-        let auth = try options.authenticator(client: client)
+        let auth = try options.authenticator(client: client, clientID: await options.storedClientID())
         guard (try? await auth.credential()) != nil else {
             try? await client.shutdown()
             print("Not signed in at \(options.server).")
@@ -180,6 +227,14 @@ struct WhoamiCommand: AsyncParsableCommand {
             print(
                 "\(me["username"]?.stringValue ?? "(a client without a user)") at \(options.server)"
                     + (entitlements.isEmpty ? "" : "; entitlements: \(entitlements.joined(separator: ", "))"))
+            let plain = OutpostClient(configuration: .init(baseURL: try options.baseURL))
+            let auth = try? options.authenticator(client: plain, clientID: await options.storedClientID())
+            if let credential = try? await auth?.credential(), let claims = credential.idToken?.claims {
+                print(
+                    "ID token (verified at sign-in): sub \(claims.subject), iss \(claims.issuer), "
+                        + "signed in \(claims.authTime.map { "\($0)" } ?? "?"), expires \(claims.expiresAt)")
+            }
+            try? await plain.shutdown()
         } catch let error as OutpostError where error.code == .unauthorized {
             try? await client.shutdown()
             print("Not signed in at \(options.server). Run `outpost login`.")

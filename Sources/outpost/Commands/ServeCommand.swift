@@ -19,8 +19,23 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(
+        name: .customLong("public-url"),
+        help: """
+            The URL people and clients reach the server at (e.g. https://auth.example.com behind a proxy): \
+            the OAuth issuer and every absolute URL the server writes. Default: http://HOST:PORT as bound.
+            """)
+    var publicURL: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let publicURL {
+            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
+                url.query == nil, url.fragment == nil
+            else {
+                throw ValidationError("--public-url must be an http or https URL without a query, like https://auth.example.com")
+            }
+        }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -30,13 +45,21 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "outpost.server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let server = try OutpostServer(
-            configuration: ServerConfiguration(host: host, port: port, databasePath: database, logger: logger))
+            configuration: ServerConfiguration(
+                host: host, port: port, databasePath: database, logger: logger, publicURL: publicURL.flatMap(URL.init(string:))))
         let host = self.host
         let database = self.database
+        let publicURL = self.publicURL
         try await server.run(onRunning: { port in
             // Written unbuffered, so that a script reading our output sees it at once.
-            FileHandle.standardOutput.write(
-                Data("Outpost server listening on http://\(host):\(port) (database: \(database)). Ctrl-C stops it.\n".utf8))
+            var line = "Outpost server listening on http://\(host):\(port) (database: \(database)). Ctrl-C stops it.\n"
+            if let publicURL {
+                line += "Public URL (issuer): \(publicURL)\n"
+            } else if ["0.0.0.0", "::"].contains(host) {
+                let shown = host.contains(":") ? "[\(host)]" : host
+                line += "Note: the OAuth issuer is http://\(shown):\(port); pass --public-url with the address clients use.\n"
+            }
+            FileHandle.standardOutput.write(Data(line.utf8))
         })
     }
 }

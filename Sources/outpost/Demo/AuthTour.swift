@@ -15,9 +15,19 @@ enum AuthTour {
         }
         log.step("POST /users signed up grace and linus (passwords stored with Bcrypt)")
 
-        let grace = authenticator(baseURL: baseURL, client: plain)
+        var logger = Logger(label: "demo")
+        logger.logLevel = .critical
+        let admin = try await SQLiteStorage.open(path: databasePath, logger: logger)
+        _ = try await admin.registerClient(
+            name: "Outpost CLI (password)", redirectURIs: [], grants: ["password", "refresh_token"],
+            scopes: ["records:read", "records:write", "profile"], confidential: false, id: OutpostServer.cliPasswordClientID)
+        try await admin.close()
+        log.step("the operator opts one client into the legacy password grant: \(OutpostServer.cliPasswordClientID)")
+        log.detail("(the built-in outpost-cli uses the browser or device flow; RFC 9700 §2.4 retires passwords in apps)")
+
+        let grace = authenticator(baseURL: baseURL, client: plain, clientID: OutpostServer.cliPasswordClientID)
         let first = try await grace.signIn(username: "grace", password: "demo-password-1")
-        log.step("grace signs in with the password grant of the built-in outpost-cli client: no browser needed")
+        log.step("grace signs in with the password grant, asking for records:read records:write profile: no browser needed")
         log.detail(
             "access token \(mask(first.accessToken)), expires \(first.expiresAt.map { "\($0)" } ?? "-"), refresh token \(first.refreshToken.map(mask) ?? "none")"
         )
@@ -31,11 +41,9 @@ enum AuthTour {
         log.step("refresh() rotates both tokens")
         log.detail("access \(mask(first.accessToken)) → \(mask(refreshed.accessToken)); the old refresh token is now spent")
 
-        var logger = Logger(label: "demo")
-        logger.logLevel = .critical
-        let admin = try await SQLiteStorage.open(path: databasePath, logger: logger)
-        try await admin.expireAccessTokensForTesting()
-        try await admin.close()
+        let expiring = try await SQLiteStorage.open(path: databasePath, logger: logger)
+        try await expiring.expireAccessTokensForTesting()
+        try await expiring.close()
         let again = try await api.send(.get("/me"), decoding: JSONValue.self)
         let now = try await grace.credential()
         log.step("The server expires every access token; the next request still works (401 → one refresh → retry):")
@@ -46,7 +54,7 @@ enum AuthTour {
         let path = "/records/notes/\(note["id"]?.stringValue ?? "")"
         log.step("grace creates \(path)")
 
-        let linus = authenticator(baseURL: baseURL, client: plain)
+        let linus = authenticator(baseURL: baseURL, client: plain, clientID: OutpostServer.cliClientID)
         _ = try await linus.signIn(
             provider: "outpost.test",
             data: ["user": "linus", "signature": .string(TestAuthProvider.signature(user: "linus", secret: providerSecret))])
@@ -97,10 +105,10 @@ enum AuthTour {
         )
     }
 
-    static func authenticator(baseURL: URL, client: OutpostClient) -> Authenticator {
+    static func authenticator(baseURL: URL, client: OutpostClient, clientID: String) -> Authenticator {
         Authenticator(
             configuration: .init(
-                registration: ClientRegistration(clientID: OutpostServer.cliClientID, scopes: ["records", "profile"]),
+                registration: ClientRegistration(clientID: clientID, scopes: ["records:read", "records:write", "profile"]),
                 endpoints: .outpost(base: baseURL)),
             client: client)
     }

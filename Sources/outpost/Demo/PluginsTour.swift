@@ -19,7 +19,7 @@ enum PluginsTour {
 
         let client = OutpostClient(configuration: .init(baseURL: baseURL))
         defer { Task { try? await client.shutdown() } }
-        let auth = AuthTour.authenticator(baseURL: baseURL, client: client)
+        let auth = AuthTour.authenticator(baseURL: baseURL, client: client, clientID: OutpostServer.cliPasswordClientID)
         var registry = PluginRegistry()
         registry.registerOAuthLoginProvider(notificationCenter: NotificationCenter()) { _ in
             AuthenticatorSession(authenticator: auth, flow: .password(username: "grace", password: "demo-password-1"))

@@ -4,7 +4,9 @@ import NIOCore
 import NIOHTTP1
 
 /// A scripted browser for the server's HTML pages: real HTTP, no redirect following (so tests read
-/// `Location`), and a cookie jar for the sign-in session.
+/// `Location`), a cookie jar (the sign-in session and the form cookie), and extra headers such as
+/// `Origin` and `Sec-Fetch-Site` when a test plays a browser on another site. Two instances are two
+/// browsers: they share no cookies.
 final class TestBrowser: Sendable {
     struct Page: Sendable {
         var status: Int
@@ -51,23 +53,31 @@ final class TestBrowser: Sendable {
 
     func shutdown() async throws { try await client.shutdown() }
 
-    func get(_ url: String) async throws -> Page {
-        try await send(url, method: .GET, body: nil)
+    func get(_ url: String, authorization: String? = nil, headers: [String: String] = [:]) async throws -> Page {
+        try await send(url, method: .GET, body: nil, authorization: authorization, headers: headers)
     }
 
-    func postForm(_ url: String, _ fields: [String: String], authorization: String? = nil) async throws -> Page {
+    /// The value of a cookie in the jar.
+    func cookie(_ name: String) -> String? { cookies.value(name) }
+
+    func postForm(
+        _ url: String, _ fields: [String: String], authorization: String? = nil, headers: [String: String] = [:]
+    ) async throws -> Page {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let body = fields.map {
             "\($0.key.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
         }
         .joined(separator: "&")
-        return try await send(url, method: .POST, body: body, authorization: authorization)
+        return try await send(url, method: .POST, body: body, authorization: authorization, headers: headers)
     }
 
-    private func send(_ url: String, method: HTTPMethod, body: String?, authorization: String? = nil) async throws -> Page {
+    private func send(
+        _ url: String, method: HTTPMethod, body: String?, authorization: String? = nil, headers extra: [String: String] = [:]
+    ) async throws -> Page {
         var request = HTTPClientRequest(url: url)
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
+        for (name, value) in extra { request.headers.add(name: name, value: value) }
         request.method = method
         if let cookie = cookies.header { request.headers.add(name: "Cookie", value: cookie) }
         if let body {
@@ -89,6 +99,8 @@ private final class CookieJar: Sendable {
         let all = values.all
         return all.isEmpty ? nil : all.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")
     }
+
+    func value(_ name: String) -> String? { values.all[name] }
 
     func store(_ setCookie: String) {
         guard let pair = setCookie.split(separator: ";").first, let equals = pair.firstIndex(of: "=") else { return }

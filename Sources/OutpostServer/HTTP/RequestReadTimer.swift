@@ -1,0 +1,162 @@
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+
+/// A request whose head or body did not arrive in time (``ServerConfiguration/headerReadTimeout``,
+/// ``ServerConfiguration/bodyReadTimeout``).
+struct RequestReadTimeout: Error, Sendable {
+    enum Part: String, Sendable {
+        case head, body
+    }
+    let part: Part
+    let limit: TimeAmount
+
+    var serverError: ServerError {
+        let seconds = Double(limit.nanoseconds) / 1_000_000_000
+        return ServerError(
+            .requestTimeout, code: "request_timeout",
+            message:
+                "The request \(part == .head ? "head" : "body") did not arrive within \(seconds) s; send the whole request promptly, with a Content-Length that matches its body",
+            headers: [.connection: "close"])
+    }
+}
+
+/// Bounds how long a request takes to arrive, at the byte level, ahead of the HTTP decoder:
+///
+/// - from a request's first byte to the end of its head (`CRLF CRLF`): past the limit the server
+///   writes 408 itself and closes the connection, as no request exists yet to answer;
+/// - from the end of the head to the start of the response: past the limit an error goes up the
+///   pipeline, so a route still reading the body answers 408 and the connection closes afterwards.
+///
+/// Idle connections (no byte of a new request yet) are left to Hummingbird's idle timeout.
+final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    enum Phase {
+        /// Between requests: nothing of the next one has arrived.
+        case waitingForHead
+        /// The head is arriving; `matched` counts the bytes of the final `CRLF CRLF` seen so far.
+        case readingHead(matched: Int)
+        /// The head is in; the body, if any, is arriving or the route is working.
+        case afterHead
+    }
+
+    let headerTimeout: TimeAmount
+    let bodyTimeout: TimeAmount
+    var phase = Phase.waitingForHead
+    var timer: Scheduled<Void>?
+
+    init(headerTimeout: TimeAmount, bodyTimeout: TimeAmount) {
+        self.headerTimeout = headerTimeout
+        self.bodyTimeout = bodyTimeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        scan(buffer.readableBytesView, context: context)
+        context.fireChannelRead(data)
+    }
+
+    func scan(_ bytes: ByteBufferView, context: ChannelHandlerContext) {
+        for byte in bytes {
+            switch phase {
+            case .afterHead:
+                return
+            case .waitingForHead:
+                // Empty lines before a request line are allowed (RFC 9112 §2.2) but start no request.
+                if byte == 0x0D || byte == 0x0A { continue }
+                phase = .readingHead(matched: 0)
+                schedule(after: headerTimeout, context: context) { handler, context in handler.headTimedOut(context) }
+            case .readingHead(let matched):
+                let expected: UInt8 = matched % 2 == 0 ? 0x0D : 0x0A
+                let next = byte == expected ? matched + 1 : (byte == 0x0D ? 1 : 0)
+                if next == 4 {
+                    phase = .afterHead
+                    schedule(after: bodyTimeout, context: context) { handler, context in handler.bodyTimedOut(context) }
+                    return
+                }
+                phase = .readingHead(matched: next)
+            }
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .afterHead = phase {
+            // A response is going out: the request is no longer waited for.
+            cancelTimer()
+            phase = .waitingForHead
+        }
+        context.write(data, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        cancelTimer()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        cancelTimer()
+    }
+
+    func schedule(
+        after delay: TimeAmount, context: ChannelHandlerContext,
+        _ body: @escaping (RequestReadTimer, ChannelHandlerContext) -> Void
+    ) {
+        cancelTimer()
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            self.timer = nil
+            body(self, context)
+        }
+    }
+
+    func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func headTimedOut(_ context: ChannelHandlerContext) {
+        guard case .readingHead = phase else { return }
+        let error = RequestReadTimeout(part: .head, limit: headerTimeout).serverError
+        let body = error.envelope.jsonString()
+        var text = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+        text += "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let buffer = context.channel.allocator.buffer(string: text)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.byteBuffer(buffer))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
+    }
+
+    func bodyTimedOut(_ context: ChannelHandlerContext) {
+        guard case .afterHead = phase else { return }
+        context.fireErrorCaught(RequestReadTimeout(part: .body, limit: bodyTimeout))
+    }
+}
+
+/// Hummingbird's HTTP/1.1 channel with a ``RequestReadTimer`` in front of its decoder.
+struct TimedHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
+    let inner: HTTP1Channel
+    let headerTimeout: TimeAmount
+    let bodyTimeout: TimeAmount
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let headerTimeout = self.headerTimeout
+        let bodyTimeout = self.bodyTimeout
+        let inner = self.inner
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(
+                RequestReadTimer(headerTimeout: headerTimeout, bodyTimeout: bodyTimeout))
+        }.flatMap {
+            inner.setup(channel: channel, logger: logger)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}

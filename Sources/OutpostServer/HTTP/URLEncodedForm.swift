@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+
+/// `application/x-www-form-urlencoded` as the WHATWG URL standard reads it, for query strings and
+/// form bodies alike: `&` separates pairs, the first `=` splits name from value, `+` is a space,
+/// `%XX` is a byte (a `%` not followed by two hex digits stays as it is), and the bytes are UTF-8.
+///
+/// Bounded and linear: one pass over the bytes, at most ``maxParameters`` pairs, a query string of
+/// at most ``maxQueryBytes``. A name sent twice is refused, since RFC 6749 §3.1 forbids repeated
+/// parameters and a second value is a classic way to smuggle one past a check.
+enum URLEncodedForm {
+    static let maxParameters = 256
+    static let maxQueryBytes = 16 * 1024
+
+    /// Parses `bytes` into a dictionary.
+    ///
+    /// - Throws: ``ServerError`` 400 `too_many_parameters` or `duplicate_parameter`.
+    static func parse(_ bytes: some Collection<UInt8>, maxParameters: Int = maxParameters) throws -> [String: String] {
+        var fields: [String: String] = [:]
+        var count = 0
+        var name: [UInt8] = []
+        var value: [UInt8] = []
+        var inValue = false
+        var pending = false
+
+        func finish() throws {
+            defer {
+                name.removeAll(keepingCapacity: true)
+                value.removeAll(keepingCapacity: true)
+                inValue = false
+                pending = false
+            }
+            guard pending, !(name.isEmpty && value.isEmpty) else { return }
+            count += 1
+            guard count <= maxParameters else {
+                throw ServerError.badRequest(
+                    "too_many_parameters", "The request has more than \(maxParameters) parameters; send fewer")
+            }
+            let key = decode(name)
+            guard !key.isEmpty else { return }
+            guard fields[key] == nil else {
+                throw ServerError.badRequest(
+                    "duplicate_parameter", "The parameter '\(key)' appears more than once; send each parameter once")
+            }
+            fields[key] = decode(value)
+        }
+
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "&"):
+                try finish()
+            case UInt8(ascii: "=") where !inValue:
+                inValue = true
+                pending = true
+            default:
+                pending = true
+                if inValue { value.append(byte) } else { name.append(byte) }
+            }
+        }
+        try finish()
+        return fields
+    }
+
+    /// Percent-decoding with `+` as a space; invalid UTF-8 becomes U+FFFD.
+    static func decode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if byte == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hex(bytes[index + 1]),
+                let low = hex(bytes[index + 2])
+            {
+                out.append(high << 4 | low)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// Encodes for a query string or a form body (space as %20, everything but unreserved escaped).
+    static func encode(_ fields: [(String, String)]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.map { name, value in
+            (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name) + "="
+                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
+        }.joined(separator: "&")
+    }
+}
+
+extension Request {
+    /// The query string's parameters, read by ``URLEncodedForm`` (so `+` is a space).
+    ///
+    /// - Throws: ``ServerError`` 400 when the query is too long, has too many parameters or repeats one.
+    func queryFields() throws -> [String: String] {
+        guard let query = uri.query, !query.isEmpty else { return [:] }
+        guard query.utf8.count <= URLEncodedForm.maxQueryBytes else {
+            throw ServerError.badRequest(
+                "query_too_long", "The query string is longer than \(URLEncodedForm.maxQueryBytes) bytes; send less")
+        }
+        return try URLEncodedForm.parse(query.utf8)
+    }
+
+    /// The body as a form, at most `limit` bytes, read by ``URLEncodedForm``.
+    func formFields(limit: Int) async throws -> [String: String] {
+        try URLEncodedForm.parse(try await collectBody(limit: limit))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import OutpostCore
+import Testing
+
+@Suite("JSONValue parsing")
+struct JSONParsingTests {
+    static func parse(_ text: String, maxDepth: Int = JSONValue.defaultMaxParsingDepth) throws -> JSONValue {
+        try JSONValue(parsing: Data(text.utf8), maxDepth: maxDepth)
+    }
+
+    static let samples: [(String, JSONValue)] = [
+        (#"null"#, JSONValue.null),
+        (#" true "#, true),
+        (#"false"#, false),
+        (#"0"#, 0),
+        (#"-12"#, -12),
+        (#"9223372036854775807"#, .int(Int.max)),
+        (#"9223372036854775808"#, .double(9_223_372_036_854_775_808)),
+        (#"2.5"#, 2.5),
+        (#"-1e3"#, .double(-1000)),
+        (#"1E-2"#, .double(0.01)),
+        (#""""#, ""),
+        (#""a\"b\\c\/d\b\f\n\r\t""#, "a\"b\\c/d\u{8}\u{c}\n\r\t"),
+        (#""\u00e9\u4e2d\ud83d\ude00""#, "é中😀"),
+        (#""é中😀""#, "é中😀"),
+        (#"[]"#, []),
+        (#"{}"#, [:]),
+        (#"[1, "two", [3], {"four": 4}]"#, [1, "two", [3], ["four": 4]]),
+        (#"{"a": {"b": [null, false]}, "c": 1.5}"#, ["a": ["b": [nil, false]], "c": 1.5]),
+        (#"{"dup": 1, "dup": 2}"#, ["dup": 2]),
+    ]
+
+    @Test("values parse as Foundation reads them", arguments: samples)
+    func parses(text: String, expected: JSONValue) throws {
+        #expect(try Self.parse(text) == expected)
+    }
+
+    @Test(
+        "malformed text throws",
+        arguments: [
+            "", " ", "[", "]", "{", "{\"a\"}", "{\"a\":}", "{a:1}", "[1,]", "{\"a\":1,}", "01", "-", "1.", ".5", "1e",
+            "+1", "tru", "nul", "\"abc", "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00\"", "\"a\u{1}b\"", "[1 2]",
+            "1 2", "NaN", "1e999",
+        ])
+    func malformed(text: String) {
+        #expect(throws: DecodingError.self) { try Self.parse(text) }
+    }
+
+    @Test("invalid UTF-8 in a string throws")
+    func invalidUTF8() {
+        let bytes: [UInt8] = [0x22, 0xC3, 0x28, 0x22]
+        #expect(throws: DecodingError.self) { try JSONValue(parsing: Data(bytes)) }
+    }
+
+    @Test("nesting is limited to maxDepth")
+    func depth() throws {
+        let deep = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(try Self.parse(deep, maxDepth: 64) != .null)
+        #expect(throws: DecodingError.self) { try Self.parse(deep, maxDepth: 63) }
+        let objects = String(repeating: "{\"a\":", count: 10) + "1" + String(repeating: "}", count: 10)
+        #expect(try Self.parse(objects, maxDepth: 10)["a"]?["a"] != nil)
+        #expect(throws: DecodingError.self) { try Self.parse(objects, maxDepth: 9) }
+    }
+
+    @Test("the depth scan ignores brackets in strings and stops past the limit")
+    func depthScan() {
+        #expect(JSONValue.nestingDepth(of: Data(#"{"a": [1, {"b": "[[[{{{"}]}"#.utf8), stoppingAfter: 64) == 3)
+        #expect(JSONValue.nestingDepth(of: Data(#"["\"[[["]"#.utf8), stoppingAfter: 64) == 1)
+        #expect(JSONValue.nestingDepth(of: Data("1".utf8), stoppingAfter: 64) == 0)
+        let deep = Data((String(repeating: "[", count: 1000) + String(repeating: "]", count: 1000)).utf8)
+        #expect(JSONValue.nestingDepth(of: deep, stoppingAfter: 64) == 65)
+    }
+
+    @Test("documents Foundation writes parse back to the same value")
+    func roundTrip() throws {
+        let value: JSONValue = [
+            "text": "quote \" backslash \\ newline \n emoji 😀 nul \u{0}", "int": -42, "double": 0.1,
+            "list": [[], [:], [nil, true]], "nested": ["deeper": ["deepest": 1]],
+        ]
+        #expect(try JSONValue(parsing: value.jsonData()) == value)
+        #expect(try JSONValue(parsing: value.jsonData(pretty: true)) == value)
+    }
+}
