@@ -181,8 +181,10 @@ class SignInPages(harness.TestCase):
                 break
             self.assertEqual(self.alerts(), [], "signing in failed")
             self.press("allow")
+        self.assertTrue(self.driver.current_url.startswith(self.app.origin),
+                        f"the redirect URI was never reached; the browser shows: {redact(self.text()[:300])}")
         answer = self.app.wait_for_hit(timeout=WAIT, after=before)
-        self.assertIsNotNone(answer, f"the redirect URI was never reached; the browser shows: {redact(self.text()[:300])}")
+        self.assertIsNotNone(answer, "the browser shows the redirect URI's page, but the listener has no request")
         return answer, verifier, state
 
     def exchange(self, code, verifier):
