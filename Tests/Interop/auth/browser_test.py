@@ -11,6 +11,7 @@ Run: OUTPOST_BINARY=.build/debug/outpost .build-venv/bin/python Tests/Interop/au
 
 import glob
 import html
+import json
 import os
 import secrets
 import sys
@@ -44,6 +45,7 @@ def new_driver():
     for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                      "--window-size=1280,900", "--no-first-run", "--disable-extensions", "--lang=en-US"):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})  # the headers Chromium really sends
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     driver.set_page_load_timeout(WAIT * 2)
     return driver
@@ -257,7 +259,42 @@ class SignInPages(harness.TestCase):
         self.assertTrue(forms, "no form to harvest")
         return forms[0]["fields"]
 
+    def posts_sent(self):
+        """The POSTs the browser sent since the last call: (url, request headers, response status)."""
+        requests_seen, headers, statuses = {}, {}, {}
+        for entry in self.driver.get_log("performance"):
+            message = json.loads(entry["message"])["message"]
+            method, params = message.get("method"), message.get("params", {})
+            if method == "Network.requestWillBeSent" and params["request"]["method"] == "POST":
+                requests_seen[params["requestId"]] = params["request"]["url"]
+            elif method == "Network.requestWillBeSentExtraInfo":
+                headers[params["requestId"]] = {k.lower(): v for k, v in params.get("headers", {}).items()}
+            elif method == "Network.responseReceivedExtraInfo":
+                statuses[params["requestId"]] = params.get("statusCode")
+            elif method == "Network.requestWillBeSent" and params.get("redirectResponse"):
+                statuses.setdefault(params["requestId"], params["redirectResponse"]["status"])
+        return [(url, headers.get(rid, {}), statuses.get(rid)) for rid, url in requests_seen.items()]
+
     # Tests.
+
+    def test_00_own_form_post_accepted(self):
+        """The sign-in page's own form, posted by Chromium, reaches the sign-in check: the server
+        accepts the Origin and Sec-Fetch-Site this browser really sends for it."""
+        _, challenge = pkce_pair()
+        self.driver.get(self.authorize_url("own-post", challenge))
+        self.posts_sent()
+        self.fill("username", "ada")
+        self.fill("password", "not-the-password")
+        self.press("allow")
+        posts = [post for post in self.posts_sent() if post[0].startswith(self.base + "/oauth/authorize")]
+        self.assertEqual(len(posts), 1, "the browser did not post the form once")
+        _, sent, status = posts[0]
+        self.assertNotEqual(
+            status, 403, f"the server refused its own page's post as cross-origin; Chromium sent Origin: "
+            f"{sent.get('origin')!r}, Sec-Fetch-Site: {sent.get('sec-fetch-site')!r} (page served with "
+            f"Referrer-Policy: {requests.get(self.authorize_url('p', challenge), timeout=30).headers.get('Referrer-Policy')!r})")
+        self.assertEqual(sent.get("sec-fetch-site"), "same-origin")
+
 
     def test_01_sign_in_page(self):
         """The sign-in page names the client and the scopes, with labelled fields and Allow/Deny."""
