@@ -6,9 +6,13 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// Platforms where AsyncHTTPClient is the default transport (and NIO is imported by OutpostCore).
+let nonApple: [Platform] = [.linux, .android, .windows, .openbsd]
+
 let package = Package(
     name: "Outpost",
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
+    // `Mutex` (Synchronization), used by the client modules, needs these releases.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
     products: [
         .library(name: "Outpost", targets: ["Outpost"]),
         .library(name: "OutpostCore", targets: ["OutpostCore"]),
@@ -41,8 +45,9 @@ let package = Package(
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(
-                    name: "AsyncHTTPClient", package: "async-http-client",
-                    condition: .when(platforms: [.linux, .android, .windows, .openbsd])),
+                    name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: nonApple)),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: nonApple)),
             ],
             swiftSettings: strict
         ),
@@ -65,7 +70,12 @@ let package = Package(
         ),
         .target(
             name: "Outpost",
-            dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostPlugins"],
+            dependencies: [
+                "OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostPlugins",
+                // Re-exported: a middleware, a transport or a log handler needs only `import Outpost`.
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -75,9 +85,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -90,15 +101,17 @@ let package = Package(
         .executableTarget(
             name: "outpost",
             dependencies: [
-                "Outpost", "OutpostServer",
+                "Outpost", "OutpostCallbacks", "OutpostServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "outpost-bench",
             dependencies: [
-                "Outpost", "OutpostServer",
+                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -111,7 +124,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
-            name: "OutpostCoreTests", dependencies: ["OutpostCore"],
+            name: "OutpostCoreTests",
+            dependencies: [
+                "OutpostCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "OutpostAuthTests",
@@ -125,17 +143,39 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks"], swiftSettings: strict),
-        .testTarget(name: "OutpostPluginsTests", dependencies: ["OutpostPlugins"], swiftSettings: strict),
-        .testTarget(name: "OutpostServerTests", dependencies: ["OutpostServer"], swiftSettings: strict),
+        .testTarget(
+            name: "OutpostPluginsTests",
+            dependencies: [
+                "OutpostPlugins", "OutpostCallbacks", "OutpostCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "OutpostServerTests",
+            dependencies: [
+                "OutpostServer", "OutpostCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // Compiles a middleware, a transport and a log handler with `import Outpost` alone.
+        .testTarget(name: "OutpostUmbrellaTests", dependencies: ["Outpost"], swiftSettings: strict),
+        .testTarget(
+            name: "OutpostCLITests",
+            dependencies: ["outpost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Outpost", "OutpostServer",
+                "Outpost", "OutpostCore", "OutpostServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
             ],

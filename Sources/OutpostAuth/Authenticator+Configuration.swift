@@ -1,5 +1,6 @@
 public import Foundation
 public import Logging
+public import OutpostCore
 
 extension Authenticator {
     /// Everything an authenticator needs. Every field but the registration and the endpoints has a default.
@@ -12,7 +13,8 @@ extension Authenticator {
         public var account: String
         /// Opens the browser for the browser flows and the browser sign-out. Default: ``SystemBrowser``.
         public var browser: any BrowserOpening
-        /// Refresh an access token this long before it expires. Default: 60 seconds.
+        /// Refresh an access token this long before it expires, but never earlier than half its
+        /// lifetime (a 30-second token is refreshed 15 seconds before it expires). Default: 60 seconds.
         public var refreshMargin: Duration
         /// How long the loopback flow waits for the browser to come back. Default: 5 minutes.
         public var browserTimeout: Duration
@@ -28,6 +30,12 @@ extension Authenticator {
         /// OpenID Connect: the clock difference allowed when checking an ID token's `exp` and `iat`.
         /// Default: 60 seconds.
         public var idTokenLeeway: Duration
+        /// Middlewares that the token, device, revocation and provider requests go through, first to
+        /// last, to observe them (log, measure, trace) or adjust them (add a header). The client's own
+        /// middlewares are not used for these requests: an ``AuthMiddleware`` there must not see its
+        /// own refresh. The bodies and `Authorization` headers they see hold secrets: never log them.
+        /// Default: none.
+        public var middlewares: [any ClientMiddleware]
 
         public init(
             registration: ClientRegistration,
@@ -41,7 +49,8 @@ extension Authenticator {
             logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() }),
             now: @escaping @Sendable () -> Date = { Date() },
             sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
-            idTokenLeeway: Duration = .seconds(60)
+            idTokenLeeway: Duration = .seconds(60),
+            middlewares: [any ClientMiddleware] = []
         ) {
             self.registration = registration
             self.endpoints = endpoints
@@ -55,6 +64,15 @@ extension Authenticator {
             self.now = now
             self.sleep = sleep
             self.idTokenLeeway = idTokenLeeway
+            self.middlewares = middlewares
+        }
+
+        /// The refresh margin for `credential`: ``refreshMargin``, at most half the token's lifetime
+        /// when its issue time is known.
+        func refreshMargin(for credential: Credential) -> TimeInterval {
+            let margin = refreshMargin.seconds
+            guard let issued = credential.issuedAt, let expires = credential.expiresAt else { return margin }
+            return min(margin, max(0, expires.timeIntervalSince(issued)) / 2)
         }
     }
 }

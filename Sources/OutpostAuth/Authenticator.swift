@@ -34,12 +34,13 @@ public actor Authenticator {
     private var logger: Logger { configuration.logger }
 
     /// An authenticator that sends its token, device, revocation and provider requests through
-    /// `client`'s transport (not its middlewares, so the client may carry an ``AuthMiddleware``
-    /// of this very authenticator).
+    /// `client`'s transport and ``Configuration/middlewares`` (not the client's middlewares, so the
+    /// client may carry an ``AuthMiddleware`` of this very authenticator).
     public init(configuration: Configuration, client: OutpostClient) {
         self.configuration = configuration
         let tokens = TokenEndpoint(
-            client: client, registration: configuration.registration, logger: configuration.logger, now: configuration.now)
+            client: client, registration: configuration.registration, logger: configuration.logger, now: configuration.now,
+            middlewares: configuration.middlewares)
         self.tokens = tokens
         let jwks = configuration.endpoints.jwks
         self.idTokens = IDTokenVerifier(
@@ -59,16 +60,20 @@ public actor Authenticator {
     /// OpenID Provider configuration when the registration's scopes include `openid` (it names the
     /// JWKS that ID tokens are verified with), else the RFC 8414 metadata.
     ///
+    /// Only the endpoints the metadata lists are used; `overrides` add the ones it leaves out (e.g.
+    /// django-oauth-toolkit's device endpoint) or replace wrong ones.
+    ///
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
     public static func discover(
         issuer: URL, client: OutpostClient, registration: ClientRegistration,
         store: any CredentialStore = InMemoryCredentialStore(),
+        overrides: Endpoints.Overrides = Endpoints.Overrides(),
         logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> Authenticator {
         let endpoints =
             registration.scopes.contains(Self.openIDScope)
-            ? try await Endpoints.discoverOpenID(issuer: issuer, client: client)
-            : try await Endpoints.discover(issuer: issuer, client: client)
+            ? try await Endpoints.discoverOpenID(issuer: issuer, client: client).applying(overrides)
+            : try await Endpoints.discover(issuer: issuer, client: client, overrides: overrides)
         return Authenticator(
             configuration: Configuration(registration: registration, endpoints: endpoints, store: store, logger: logger),
             client: client)
@@ -87,13 +92,15 @@ public actor Authenticator {
         return cached
     }
 
-    /// The current credential, refreshed first when it expires within the refresh margin and has
-    /// a refresh token; `nil` when signed out. Costs no I/O when no refresh is due.
+    /// The current credential, refreshed first when it expires within the refresh margin (at most
+    /// half the token's lifetime, so a fresh short-lived token is never refreshed) and has a refresh
+    /// token; `nil` when signed out. Costs no I/O when no refresh is due.
     ///
     /// - Throws: ``AuthError`` when a due refresh fails (``AuthError/Code/invalidGrant`` means: sign in again).
     public func validCredential() async throws -> Credential? {
         guard let current = try await credential() else { return nil }
-        guard current.refreshToken != nil, current.expires(within: configuration.refreshMargin.seconds, of: configuration.now())
+        guard current.refreshToken != nil,
+            current.expires(within: configuration.refreshMargin(for: current), of: configuration.now())
         else { return current }
         return try await sharedRefresh(rejected: nil)
     }
@@ -162,7 +169,7 @@ public actor Authenticator {
             guard let latest = try await store.load(account: account) else {
                 throw AuthError(.notSignedIn, "The stored credential is gone (signed out elsewhere?); sign in again")
             }
-            let expiring = latest.expires(within: configuration.refreshMargin.seconds, of: configuration.now())
+            let expiring = latest.expires(within: configuration.refreshMargin(for: latest), of: configuration.now())
             let rejectedStill = rejected.map { StateGenerator.equal($0, latest.accessToken) } ?? false
             if !expiring, !rejectedStill {
                 logger.debug("credential already refreshed elsewhere")
@@ -178,7 +185,7 @@ public actor Authenticator {
                     grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
                     fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
             } catch let error as AuthError where error.code == .invalidGrant {
-                logger.warning("refresh token refused; the credential is removed", metadata: ["oauth.error": "invalid_grant"])
+                logger.debug("refresh token refused; the credential is removed", metadata: ["oauth.error": "invalid_grant"])
                 try? await store.remove(account: account)
                 throw error
             }
@@ -188,7 +195,7 @@ public actor Authenticator {
                 try await store.save(fresh, account: account)
             } catch {
                 // The old refresh token is spent: keep the new one in memory rather than lose it.
-                logger.error("refreshed credential could not be saved", metadata: ["error": "\(error)"])
+                logger.info("refreshed credential could not be saved", metadata: ["error": "\(type(of: error))"])
             }
             logger.info("credential refreshed")
             return fresh
@@ -210,6 +217,34 @@ public actor Authenticator {
             throw AuthError(.storeFailed, "Signed in, but the credential could not be saved", underlying: error)
         }
         return credential
+    }
+
+    /// Replaces the credential with one obtained elsewhere (e.g. a token handed over by another
+    /// app), or, with `nil`, signs out locally without revoking anything. The authenticator uses it
+    /// from the next request on; a refresh still running is not allowed to overwrite it.
+    ///
+    /// - Throws: ``AuthError`` ``AuthError/Code/storeFailed`` when the store could not save or remove it.
+    public func setCredential(_ credential: Credential?) async throws {
+        refreshGeneration += 1
+        refreshTask = nil
+        cached = credential
+        loaded = true
+        let store = configuration.store
+        let account = configuration.account
+        do {
+            try await store.withExclusiveAccess(account: account) {
+                if let credential {
+                    try await store.save(credential, account: account)
+                } else {
+                    try await store.remove(account: account)
+                }
+            }
+        } catch let error as AuthError {
+            throw error
+        } catch {
+            throw AuthError(.storeFailed, "The credential could not be stored", underlying: error)
+        }
+        logger.debug(credential == nil ? "credential cleared" : "credential set")
     }
 
     // MARK: Browser flows
@@ -283,7 +318,7 @@ public actor Authenticator {
         }
         guard let state = result.state, let request = pending.values.first(where: { StateGenerator.equal($0.state, state) })
         else {
-            logger.warning("redirect refused: state mismatch")
+            logger.debug("redirect refused: state mismatch")
             throw AuthError(
                 .stateMismatch, "The redirect's state matches no sign-in this app started; it is refused (possible forgery)")
         }
@@ -399,8 +434,13 @@ public actor Authenticator {
     /// `onUserCode` shows the user code and the verification URL; then the token endpoint is
     /// polled at the server's interval (5 s more after each `slow_down`) until the user finishes.
     ///
-    /// - Throws: ``AuthError``: ``AuthError/Code/accessDenied``, ``AuthError/Code/expiredToken``,
-    ///   ``AuthError/Code/cancelled`` (the task was cancelled)...
+    /// The flow ends at the latest when the device code expires (`expires_in`, counted from the
+    /// server's answer, the time `onUserCode` takes included): the last wait is cut short to end at
+    /// the expiry, and no poll is made after it. Cancel the task to stop it sooner (the user chose
+    /// another way to sign in): the wait ends at once.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/accessDenied``, ``AuthError/Code/expiredToken``
+    ///   (the code expired first: start again), ``AuthError/Code/cancelled`` (the task was cancelled)...
     @discardableResult
     public func signInWithDeviceCode(scopes: [String]? = nil, onUserCode: @Sendable (DeviceCode) async -> Void)
         async throws -> Credential
@@ -418,17 +458,21 @@ public actor Authenticator {
                 .invalidResponse, "The device authorization response lacks device_code, user_code or verification_uri")
         }
         let expiresIn = json["expires_in"]?.doubleValue ?? 600
+        let deadline = configuration.now().addingTimeInterval(expiresIn)
         var interval = max(1, json["interval"]?.doubleValue ?? 5)
         let code = DeviceCode(
             userCode: userCode, verificationURI: verification,
             verificationURIComplete: json["verification_uri_complete"]?.stringValue.flatMap(URL.init(string:)),
             expiresIn: .seconds(expiresIn), interval: .seconds(interval))
         await onUserCode(code)
-        let deadline = configuration.now().addingTimeInterval(expiresIn)
         while true {
+            let remaining = deadline.timeIntervalSince(configuration.now())
+            if remaining <= 0 {
+                throw AuthError(.expiredToken, "The device code expired before the user finished; start again")
+            }
             do {
                 try Task.checkCancellation()
-                try await configuration.sleep(.seconds(interval))
+                try await configuration.sleep(.seconds(min(interval, remaining)))
             } catch {
                 throw AuthError(.cancelled, "The device sign-in was cancelled")
             }
@@ -511,7 +555,7 @@ public actor Authenticator {
                 do {
                     try await configuration.browser.open(url)
                 } catch {
-                    logger.warning("browser sign-out could not be opened")
+                    logger.info("browser sign-out could not be opened")
                 }
             }
         }

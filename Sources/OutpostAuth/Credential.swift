@@ -12,10 +12,13 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The OpenID Connect ID token, when the sign-in asked for `openid`: verified by the
     /// ``Authenticator`` before it was kept. Its ``IDToken/claims`` say who signed in.
     public var idToken: IDToken?
+    /// When the token was granted, when known: with ``expiresAt`` it gives the token's lifetime,
+    /// which caps the refresh margin.
+    public var issuedAt: Date?
 
     public init(
         accessToken: String, tokenType: String = "Bearer", refreshToken: String? = nil, expiresAt: Date? = nil,
-        scopes: [String] = [], idToken: IDToken? = nil
+        scopes: [String] = [], idToken: IDToken? = nil, issuedAt: Date? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -23,6 +26,7 @@ public struct Credential: Sendable, Hashable, Codable, CustomStringConvertible {
         self.expiresAt = expiresAt
         self.scopes = scopes
         self.idToken = idToken
+        self.issuedAt = issuedAt
     }
 
     /// Whether the access token expires within `margin` of `now` (or has expired).

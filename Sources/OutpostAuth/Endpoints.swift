@@ -53,12 +53,54 @@ public struct Endpoints: Sendable, Hashable {
     /// Fetches `GET {issuer}/.well-known/oauth-authorization-server` (RFC 8414) through `client`
     /// and checks that the metadata names the same issuer.
     ///
-    /// The logout endpoint comes from `end_session_endpoint` when the metadata has one; the
-    /// custom-provider endpoint from `outpost_provider_login_endpoint`, else `{issuer}/auth/login`.
+    /// Only the endpoints the metadata gives are set: the logout endpoint from `end_session_endpoint`,
+    /// the custom-provider endpoint from `outpost_provider_login_endpoint`. Endpoints the metadata
+    /// leaves out (django-oauth-toolkit does not list its device endpoint) or gets wrong come from
+    /// `overrides`, which win over the metadata.
     ///
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
-    public static func discover(issuer: URL, client: OutpostClient) async throws -> Endpoints {
-        try await AuthorizationServerMetadata.fetch(issuer: issuer, client: client).endpoints
+    public static func discover(issuer: URL, client: OutpostClient, overrides: Overrides = Overrides()) async throws
+        -> Endpoints
+    {
+        try await AuthorizationServerMetadata.fetch(issuer: issuer, client: client).endpoints.applying(overrides)
+    }
+
+    /// Endpoints that replace or complete what discovery metadata says; `nil` keeps the metadata's.
+    ///
+    /// ```swift
+    /// let overrides = Endpoints.Overrides(deviceAuthorization: URL(string: "https://api.example.com/o/device-authorization/"))
+    /// ```
+    public struct Overrides: Sendable, Hashable {
+        public var authorization: URL?
+        public var token: URL?
+        public var revocation: URL?
+        public var deviceAuthorization: URL?
+        public var logout: URL?
+        public var providerLogin: URL?
+
+        public init(
+            authorization: URL? = nil, token: URL? = nil, revocation: URL? = nil, deviceAuthorization: URL? = nil,
+            logout: URL? = nil, providerLogin: URL? = nil
+        ) {
+            self.authorization = authorization
+            self.token = token
+            self.revocation = revocation
+            self.deviceAuthorization = deviceAuthorization
+            self.logout = logout
+            self.providerLogin = providerLogin
+        }
+    }
+
+    /// These endpoints with `overrides` applied.
+    public func applying(_ overrides: Overrides) -> Endpoints {
+        var endpoints = self
+        if let url = overrides.authorization { endpoints.authorization = url }
+        if let url = overrides.token { endpoints.token = url }
+        if let url = overrides.revocation { endpoints.revocation = url }
+        if let url = overrides.deviceAuthorization { endpoints.deviceAuthorization = url }
+        if let url = overrides.logout { endpoints.logout = url }
+        if let url = overrides.providerLogin { endpoints.providerLogin = url }
+        return endpoints
     }
 
     /// Fetches `GET {issuer}/.well-known/openid-configuration` (OpenID Connect Discovery 1.0 §4)
@@ -110,12 +152,12 @@ public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
         case idTokenSigningAlgValuesSupported = "id_token_signing_alg_values_supported"
     }
 
-    /// The endpoints these metadata describe.
+    /// The endpoints these metadata describe, and no others.
     public var endpoints: Endpoints {
         Endpoints(
             issuer: issuer, authorization: authorizationEndpoint, token: tokenEndpoint, revocation: revocationEndpoint,
             deviceAuthorization: deviceAuthorizationEndpoint, logout: endSessionEndpoint,
-            providerLogin: providerLoginEndpoint ?? issuer.appending(path: "auth/login"), jwks: jwksURI,
+            providerLogin: providerLoginEndpoint, jwks: jwksURI,
             userInfo: userInfoEndpoint)
     }
 

@@ -3,14 +3,15 @@ import HTTPTypes
 import Logging
 import OutpostCore
 
-/// Talks to the token, device and revocation endpoints. It sends straight through the client's
-/// transport: no middleware (an auth middleware on the same client must not see its own refresh),
-/// no automatic retries (a grant is spent once).
+/// Talks to the token, device and revocation endpoints. It sends through its own middlewares and the
+/// client's transport: not the client's middlewares (an auth middleware on the same client must not
+/// see its own refresh), no automatic retries (a grant is spent once).
 struct TokenEndpoint: Sendable {
     let client: OutpostClient
     let registration: ClientRegistration
     let logger: Logger
     let now: @Sendable () -> Date
+    var middlewares: [any ClientMiddleware] = []
 
     /// A `Credential` from a grant. `fallbackScopes` fill in when the answer has no `scope`;
     /// `previousRefreshToken` when it has no `refresh_token` (a server that does not rotate).
@@ -72,18 +73,51 @@ struct TokenEndpoint: Sendable {
             throw AuthError(.requestFailed, "The request to \(Self.pathOf(request.path)) could not be built", underlying: error)
         }
         let options = TransportOptions(timeout: prepared.timeout, maxResponseBytes: 1 << 20)
+        let endpoint = Self.pathOf(request.path)
+        var requestLogger = logger
+        requestLogger[metadataKey: "oauth.endpoint"] = .string(endpoint)
+        let context = MiddlewareContext(
+            logger: requestLogger, operationName: "oauth \(endpoint)", baseURL: client.configuration.baseURL)
+        let transport = client.transport
+        let clock = ContinuousClock()
+        let started = clock.now
         do {
-            let (head, body) = try await client.transport.send(prepared.request, body: prepared.body, options: options)
-            return ClientResponse(response: head, body: body)
+            let response = try await Self.chain(
+                middlewares[...], request: prepared.request, body: prepared.body, context: context
+            ) { request, body in
+                let (head, data) = try await transport.send(request, body: body, options: options)
+                return ClientResponse(response: head, body: data)
+            }
+            let elapsed = clock.now - started
+            logger.debug(
+                "auth endpoint response",
+                metadata: [
+                    "oauth.endpoint": "\(endpoint)", "oauth.status": "\(response.status)",
+                    "oauth.duration_ms":
+                        "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                ])
+            return response
         } catch let error as OutpostError where error.code == .cancelled {
             throw AuthError(.cancelled, "The request to \(Self.pathOf(request.path)) was cancelled", underlying: error)
         } catch is CancellationError {
             throw AuthError(.cancelled, "The request to \(Self.pathOf(request.path)) was cancelled")
         } catch {
-            logger.warning("auth request failed", metadata: ["oauth.endpoint": "\(Self.pathOf(request.path))"])
+            logger.debug("auth request failed", metadata: ["oauth.endpoint": "\(Self.pathOf(request.path))"])
             throw AuthError(
                 .requestFailed, "The request to \(Self.pathOf(request.path)) failed; check that the server is reachable",
                 underlying: error)
+        }
+    }
+
+    /// Runs `request` through `middlewares`, then `terminal`.
+    static func chain(
+        _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
+        terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
+    ) async throws -> ClientResponse {
+        guard let first = middlewares.first else { return try await terminal(request, body) }
+        let rest = middlewares.dropFirst()
+        return try await first.intercept(request, body: body, context: context) { request, body in
+            try await chain(rest, request: request, body: body, context: context, terminal: terminal)
         }
     }
 
@@ -109,7 +143,7 @@ struct TokenEndpoint: Sendable {
         return Credential(
             accessToken: accessToken, tokenType: tokenType.lowercased() == "bearer" ? "Bearer" : tokenType,
             refreshToken: json["refresh_token"]?.stringValue, expiresAt: expiresIn.map { now.addingTimeInterval($0) },
-            scopes: scopes)
+            scopes: scopes, issuedAt: now)
     }
 
     /// Maps an error response: RFC 6749 5.2 / RFC 8628 3.5 `{"error", "error_description"}`,

@@ -9,9 +9,13 @@
     ///
     /// Create it with ``init(configuration:)`` to own an `HTTPClient` (shut down by ``shutdown()``), or
     /// with ``init(borrowing:)`` to use one that the application manages.
+    ///
+    /// ``TransportOptions/timeout`` bounds the whole exchange, body included; ``shutdown()`` cancels
+    /// the requests in flight and returns without waiting for the server.
     public final class AsyncHTTPClientTransport: ClientTransport {
         public let client: HTTPClient
         private let owned: Bool
+        private let exchanges = InFlightExchanges()
 
         /// Creates a transport that owns its `HTTPClient`.
         ///
@@ -49,23 +53,38 @@
             if let body {
                 outgoing.body = .bytes(ByteBuffer(bytes: body))
             }
+            let client = client
+            let prepared = outgoing
             do {
-                let response = try await client.execute(outgoing, timeout: .nanoseconds(options.timeout.nanoseconds))
-                var fields = HTTPFields()
-                fields.reserveCapacity(response.headers.count)
-                for header in response.headers {
-                    if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+                return try await exchanges.run(options: options) {
+                    // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
+                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.nanoseconds))
+                    var fields = HTTPFields()
+                    fields.reserveCapacity(response.headers.count)
+                    for header in response.headers {
+                        if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+                    }
+                    let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
+                    let data = Data(buffer.readableBytesView)
+                    return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
                 }
-                let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
-                let data = Data(buffer.readableBytesView)
-                return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
             } catch {
                 throw Self.classify(error, options: options)
             }
         }
 
+        /// Cancels the requests in flight, then shuts the `HTTPClient` down if this transport owns it.
+        ///
+        /// Returns within about a second: AsyncHTTPClient's own shutdown waits for connection attempts
+        /// still in progress (a server stuck in its backlog holds one until the connect timeout), so it
+        /// finishes in the background when it takes longer. Its event loops are the shared singleton
+        /// group; nothing else waits for it.
         public func shutdown() async throws {
-            if owned { try await client.shutdown() }
+            await exchanges.cancelAll()
+            guard owned else { return }
+            let client = client
+            let closing = Task { try await client.shutdown() }
+            try await InFlightExchanges.waitBriefly(for: closing, grace: .seconds(1))
         }
 
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
@@ -80,6 +99,14 @@
                 case .connectTimeout: return .cannotConnect("no connection in time", underlying: error)
                 default: break
                 }
+            }
+            // The connection was made and the request sent; what came back was not HTTP.
+            if error is HTTPParserError { return .malformedResponse(underlying: error) }
+            if let error = error as? IOError, [ECONNRESET, EPIPE].contains(error.errnoCode) {
+                return .connectionLost(underlying: error)
+            }
+            if let error = error as? ChannelError, error == .eof || error == .ioOnClosedChannel || error == .outputClosed {
+                return .connectionLost(underlying: error)
             }
             return .cannotConnect("\(error)", underlying: error)
         }

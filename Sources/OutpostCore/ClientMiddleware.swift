@@ -8,6 +8,15 @@ public struct MiddlewareContext: Sendable {
     public var logger: Logger
     /// The name of the operation or lambda, when the request comes from one.
     public var operationName: String?
+    /// The client's ``OutpostClient/Configuration/baseURL``: its origin is the backend's, e.g. the
+    /// one origin credentials are for.
+    public var baseURL: URL
+
+    public init(logger: Logger, operationName: String? = nil, baseURL: URL) {
+        self.logger = logger
+        self.operationName = operationName
+        self.baseURL = baseURL
+    }
 }
 
 /// Intercepts every request a client sends: to add or change headers, to look at the response

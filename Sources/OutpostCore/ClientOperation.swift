@@ -46,14 +46,18 @@ extension ClientOperation where Output: Decodable {
 extension OutpostClient {
     /// Runs one operation.
     public func perform<Operation: ClientOperation>(_ operation: Operation) async throws -> Operation.Output {
+        var method: String?
+        var path: String?
         do {
             let request = try operation.makeRequest()
+            (method, path) = (request.method.rawValue, request.path)
             let response = try await send(request, operationName: operation.name)
             return try operation.handleResponse(response, client: self)
         } catch let error as OutpostError {
             return try operation.handleError(error, client: self)
         } catch {
-            return try operation.handleError(OutpostError.wrap(error, method: "-", path: operation.name), client: self)
+            let failure = OutpostError.wrap(error, layer: .handler(operation.name), method: method, path: path)
+            return try operation.handleError(failure, client: self)
         }
     }
 

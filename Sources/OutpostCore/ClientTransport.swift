@@ -17,10 +17,13 @@ public struct TransportOptions: Sendable {
 /// Sends one HTTP request and returns the response with its whole body.
 ///
 /// The shape follows swift-openapi-runtime's `ClientTransport`, on swift-http-types. A transport
-/// reports failures as ``OutpostError`` with the codes ``OutpostError/Code/cannotConnect``,
-/// ``OutpostError/Code/connectionLost``, ``OutpostError/Code/timeout``,
+/// reports failures as ``OutpostError`` with the codes ``OutpostError/Code/cannotConnect`` (no
+/// connection), ``OutpostError/Code/connectionLost`` (the connection broke after the request was
+/// sent), ``OutpostError/Code/malformedResponse`` (the reply is not HTTP), ``OutpostError/Code/timeout``
+/// (the whole exchange, body included, took longer than ``TransportOptions/timeout``),
 /// ``OutpostError/Code/cancelled`` or ``OutpostError/Code/responseTooLarge``; it never turns an HTTP
-/// status into an error, which is the client's job.
+/// status into an error, which is the client's job. Any other error it throws is reported as
+/// ``OutpostError/Code/transportFailed``. `shutdown()` should cancel what is in flight and return promptly.
 ///
 /// Outpost ships ``URLSessionTransport`` everywhere and, on Linux, `AsyncHTTPClientTransport`, the default there.
 public protocol ClientTransport: Sendable {
@@ -56,6 +59,14 @@ extension OutpostError {
         OutpostError(
             .connectionLost, "The connection closed before the response was complete",
             suggestion: "The server may have stopped mid-request; check its logs, then retry", underlying: underlying)
+    }
+
+    package static func malformedResponse(underlying: any Error) -> OutpostError {
+        OutpostError(
+            .malformedResponse, "The server's reply is not a valid HTTP response",
+            suggestion:
+                "Check that the base URL's host and port are those of an HTTP server (not TLS on a plain-http URL, or another protocol)",
+            underlying: underlying)
     }
 
     package static func cannotConnect(_ detail: String, underlying: any Error) -> OutpostError {

@@ -306,7 +306,8 @@ struct JSONTextParser {
             while isDigit(at: index) { index += 1 }
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        if isInteger, let value = Int(text) { return .int(value) }
+        // An integer literal outside Int's range keeps its digits rather than being rounded to a Double.
+        if isInteger { return Int(text).map(JSONValue.int) ?? .largeInteger(text) }
         guard let value = Double(text), value.isFinite else { throw failure("number out of range") }
         return .double(value)
     }

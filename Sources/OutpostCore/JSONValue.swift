@@ -3,13 +3,17 @@ public import Foundation
 /// Untyped JSON: what a lambda returns, what a handler takes, what a middleware sees.
 ///
 /// Integers and floating-point numbers are kept apart, so `42` round-trips as `42` and not `42.0`.
-/// Objects compare by content; their key order is not significant (encoding sorts keys when the
+/// An integer outside `Int`'s range is kept exactly, as its digits (``largeInteger(_:)``), rather
+/// than rounded to a `Double`. Objects compare by content; their key order is not significant (encoding sorts keys when the
 /// encoder asks for it).
 public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case int(Int)
     case double(Double)
+    /// An integer literal outside `Int`'s range, e.g. `18446744073709551616`, kept as its decimal
+    /// digits (with a leading `-` when negative) so that it round-trips exactly.
+    case largeInteger(String)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -45,6 +49,7 @@ extension JSONValue {
         switch self {
         case .int(let value): return Double(value)
         case .double(let value): return value
+        case .largeInteger(let digits): return Double(digits)
         default: return nil
         }
     }
@@ -52,6 +57,16 @@ extension JSONValue {
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
+    }
+
+    /// The exact value of a number (an ``int(_:)``, a ``largeInteger(_:)`` or a ``double(_:)``).
+    public var decimalValue: Decimal? {
+        switch self {
+        case .int(let value): return Decimal(value)
+        case .largeInteger(let digits): return Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX"))
+        case .double(let value): return Decimal(value)
+        default: return nil
+        }
     }
 
     public var arrayValue: [JSONValue]? {
@@ -79,7 +94,7 @@ extension JSONValue: Codable {
         } else if let value = try? container.decode(Int.self) {
             self = .int(value)
         } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
+            self = Self.largeInteger(near: value, in: container) ?? .double(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
@@ -98,10 +113,39 @@ extension JSONValue: Codable {
         case .bool(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
         case .double(let value): try container.encode(value)
+        case .largeInteger(let digits):
+            guard Self.isInteger(digits), let decimal = Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw EncodingError.invalidValue(
+                    digits, .init(codingPath: encoder.codingPath, debugDescription: "'\(digits)' is not an integer literal."))
+            }
+            try container.encode(decimal)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
+    }
+}
+
+extension JSONValue {
+    /// An integer literal too large for `Int` (which the decoder offers only as the `Double`
+    /// `value`), read again exactly; `nil` when the number was written as a floating-point one.
+    ///
+    /// JSON decoders do not show the literal, but `Decimal` keeps up to 38 digits: a whole number
+    /// with no trailing zeros (`18446744073709551616`), or with more digits than a `Double` holds,
+    /// was an integer literal; `6.022e23` or `1e19` stays a `Double`.
+    fileprivate static func largeInteger(near value: Double, in container: any SingleValueDecodingContainer) -> JSONValue? {
+        guard value.isFinite, value.rounded() == value, abs(value) >= 9.2e18,
+            let exact = try? container.decode(Decimal.self), exact.exponent >= 0
+        else { return nil }
+        let significantDigits = "\(exact.significand)".count
+        guard exact.exponent == 0 || significantDigits > 17 else { return nil }
+        let digits = exact.description  // `Decimal.description` is not localized: `-9223372036854775809`
+        return isInteger(digits) ? .largeInteger(digits) : nil
+    }
+
+    fileprivate static func isInteger(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 }
 
@@ -117,12 +161,22 @@ extension JSONValue {
     }
 
     /// Compact JSON text with sorted keys, so equal values give equal bytes.
+    ///
+    /// For display: a non-finite double, which JSON cannot hold, makes the whole text `null`.
+    /// Request bodies use ``encoded(pretty:)``, which throws instead.
     public func jsonData(pretty: Bool = false) -> Data {
+        (try? encoded(pretty: pretty)) ?? Data("null".utf8)
+    }
+
+    /// Compact JSON text with sorted keys, so equal values give equal bytes.
+    ///
+    /// - Throws: `EncodingError` when the value holds a non-finite double (`nan`, `infinity`),
+    ///   which JSON cannot hold.
+    public func encoded(pretty: Bool = false) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting =
             pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a JSONValue cannot fail except for non-finite doubles, which JSON cannot hold.
-        return (try? encoder.encode(self)) ?? Data("null".utf8)
+        return try encoder.encode(self)
     }
 
     /// The JSON text of this value.

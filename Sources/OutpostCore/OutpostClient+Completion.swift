@@ -3,7 +3,7 @@
 public struct OperationHandle: Sendable {
     private let task: Task<Void, Never>
 
-    init(task: Task<Void, Never>) { self.task = task }
+    package init(task: Task<Void, Never>) { self.task = task }
 
     public func cancel() { task.cancel() }
 

@@ -45,7 +45,9 @@ public final class OutpostClient: Sendable {
         self.ownsTransport = true
     }
 
-    /// Releases the transport if this client owns it. Call it once, when done with the client.
+    /// Releases the transport if this client owns it: requests still in flight are cancelled (they
+    /// fail with ``OutpostError/Code/cancelled``) and it returns without waiting for the server.
+    /// Call it once, when done with the client. A borrowed transport is left alone.
     public func shutdown() async throws {
         if ownsTransport { try await transport.shutdown() }
     }
@@ -153,20 +155,23 @@ public final class OutpostClient: Sendable {
     }
 
     func encode(_ body: Request.Body, method: String, path: String) throws -> (Data, String) {
+        func encoding(_ encode: () throws -> Data) throws -> Data {
+            do {
+                return try encode()
+            } catch {
+                throw OutpostError(
+                    .encodingFailed, "The request body could not be encoded: \(error)",
+                    suggestion: "Check the value's Encodable conformance (non-finite numbers such as nan cannot be JSON)",
+                    method: method, path: path, underlying: error)
+            }
+        }
         switch body {
         case .data(let data, let contentType):
             return (data, contentType)
         case .json(let value):
-            return (value.jsonData(), "application/json")
+            return (try encoding { try value.encoded() }, "application/json")
         case .encodable(let value):
-            do {
-                return (try configuration.encoder.encode(value), "application/json")
-            } catch {
-                throw OutpostError(
-                    .encodingFailed, "The request body could not be encoded: \(error)",
-                    suggestion: "Check the value's Encodable conformance (non-finite numbers cannot be JSON)",
-                    method: method, path: path, underlying: error)
-            }
+            return (try encoding { try configuration.encoder.encode(value) }, "application/json")
         }
     }
 }

@@ -54,6 +54,10 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
     public var serverMessage: String?
     /// The server's `details`, when the body had them.
     public var details: JSONValue?
+    /// Validation errors by field, when the body had them: `["title": ["This field may not be blank."]]`.
+    /// Nested fields are dotted (`address.city`), list items indexed (`items[2].name`); errors about the
+    /// whole object keep the server's key (Django REST framework's `non_field_errors`).
+    public var fieldErrors: [String: [String]] = [:]
     /// The request's method, e.g. `POST`.
     public var method: String?
     /// The request's path, without its query (which may hold secrets).
@@ -84,14 +88,14 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
         self.serverMessage = serverMessage
         self.details = details
         self.method = method
-        self.path = path
+        self.path = path.map(Self.normalizedPath)
         self.codingPath = codingPath
         self.underlying = underlying
     }
 
     public var description: String {
         var text = ""
-        if let method, let path { text += "\(method) \(path): " }
+        if let method, let path { text += "\(method) \(Self.normalizedPath(path)): " }
         text += message
         if let status, !message.contains("\(status)") { text += " (HTTP \(status))" }
         if serverCode != nil || serverMessage != nil {
@@ -99,9 +103,43 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
             if let serverCode { text += " [\(serverCode)]" }
             if let serverMessage { text += " \(serverMessage)" }
         }
+        if !fieldErrors.isEmpty { text += " — " + Self.describe(fieldErrors: fieldErrors) }
         if let codingPath { text += " at \(codingPath)" }
-        if let suggestion { text += ". \(suggestion)" }
+        if let suggestion { text = Self.endingSentence(text) + " " + suggestion }
         return text
+    }
+
+    /// `non_field_errors` first and without a name, then each field: `title: This field may not be blank.`
+    static func describe(fieldErrors: [String: [String]]) -> String {
+        let general = ["non_field_errors", "__all__"]
+        var parts: [String] = []
+        for key in general {
+            if let messages = fieldErrors[key] { parts.append(messages.joined(separator: " ")) }
+        }
+        for (key, messages) in fieldErrors.sorted(by: { $0.key < $1.key }) where !general.contains(key) {
+            parts.append("\(key): \(messages.joined(separator: " "))")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    /// `text` ending in exactly one sentence mark, so that another sentence can follow.
+    static func endingSentence(_ text: String) -> String {
+        var trimmed = Substring(text)
+        while let last = trimmed.last, last.isWhitespace { trimmed = trimmed.dropLast() }
+        guard let last = trimmed.last else { return "" }
+        return ".!?".contains(last) ? String(trimmed) : trimmed + "."
+    }
+
+    /// A request path for errors: always with its leading slash, never with its query (which may
+    /// hold secrets); for an absolute URL, the URL's path.
+    package static func normalizedPath(_ path: String) -> String {
+        var text = Substring(path)
+        if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
+        if let scheme = text.range(of: "://") {
+            let afterScheme = text[scheme.upperBound...]
+            text = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        }
+        return text.hasPrefix("/") ? String(text) : "/" + text
     }
 
     /// Thrown by a middleware that has taken over a response or an error (for example, a 401 that
@@ -116,7 +154,7 @@ extension OutpostError {
     package func attributed(method: String, path: String) -> OutpostError {
         var copy = self
         if copy.method == nil { copy.method = method }
-        if copy.path == nil { copy.path = path }
+        if copy.path == nil { copy.path = Self.normalizedPath(path) }
         return copy
     }
 
@@ -126,10 +164,11 @@ extension OutpostError {
         if error is CancellationError {
             return OutpostError(.cancelled, "The request was cancelled", method: method, path: path, underlying: error)
         }
+        // Not a network failure: the layers wrap their own errors (wrap(_:layer:method:path:)), so
+        // an error that gets here came from the caller's code.
         return OutpostError(
-            .cannotConnect, "The request failed: \(error)",
-            suggestion: "Check that the server is running and reachable", method: method, path: path,
-            underlying: error)
+            .handlerFailed, "The request failed: \(error)", suggestion: "See the underlying error", method: method,
+            path: path, underlying: error)
     }
 
     /// A readable coding path such as `results[3].author`.

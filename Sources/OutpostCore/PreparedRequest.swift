@@ -25,7 +25,7 @@ public struct PreparedRequest: Sendable {
             requestLogger[metadataKey: "outpost.path"] = .string(path)
         }
         let logger = requestLogger
-        let context = MiddlewareContext(logger: logger, operationName: operationName)
+        let context = MiddlewareContext(logger: logger, operationName: operationName, baseURL: client.configuration.baseURL)
         do {
             try Task.checkCancellation()
             let response = try await Self.chain(
@@ -59,8 +59,14 @@ public struct PreparedRequest: Sendable {
     ) async throws -> ClientResponse {
         guard let first = middlewares.first else { return try await terminal(request, body) }
         let rest = middlewares.dropFirst()
-        return try await first.intercept(request, body: body, context: context) { request, body in
-            try await chain(rest, request: request, body: body, context: context, terminal: terminal)
+        do {
+            return try await first.intercept(request, body: body, context: context) { request, body in
+                try await chain(rest, request: request, body: body, context: context, terminal: terminal)
+            }
+        } catch let error as OutpostError {
+            throw error
+        } catch {
+            throw OutpostError.wrap(error, layer: .middleware("\(type(of: first))"), method: nil, path: nil)
         }
     }
 
@@ -74,7 +80,7 @@ public struct PreparedRequest: Sendable {
         while true {
             let started = clock.now
             do {
-                let (head, data) = try await client.transport.send(request, body: body, options: options)
+                let (head, data) = try await transportSend(request, body: body, options: options)
                 let elapsed = clock.now - started
                 logger.debug(
                     "response",
@@ -91,7 +97,7 @@ public struct PreparedRequest: Sendable {
                         }
                         delay = wanted
                     }
-                    logger.warning(
+                    logger.info(
                         "retrying after status",
                         metadata: [
                             "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
@@ -106,7 +112,7 @@ public struct PreparedRequest: Sendable {
                 let retryable = error.code == .cannotConnect || error.code == .connectionLost || error.code == .timeout
                 if retrySafe, retryable, attempt < policy.maxAttempts {
                     let delay = policy.backoff(afterAttempt: attempt)
-                    logger.warning(
+                    logger.info(
                         "retrying after failure",
                         metadata: [
                             "outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
@@ -116,9 +122,24 @@ public struct PreparedRequest: Sendable {
                     attempt += 1
                     continue
                 }
-                logger.error("request failed", metadata: ["outpost.error": "\(error.code)", "outpost.attempt": "\(attempt)"])
+                // Debug, not error: the caller receives the error and decides how much it matters.
+                logger.debug("request failed", metadata: ["outpost.error": "\(error.code)", "outpost.attempt": "\(attempt)"])
                 throw error
             }
+        }
+    }
+
+    /// The transport's answer, with an error of its own reported as ``OutpostError/Code/transportFailed``.
+    private func transportSend(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
+        HTTPResponse, Data
+    ) {
+        let transport = client.transport
+        do {
+            return try await transport.send(request, body: body, options: options)
+        } catch let error as OutpostError {
+            throw error
+        } catch {
+            throw OutpostError.wrap(error, layer: .transport("\(type(of: transport))"), method: nil, path: nil)
         }
     }
 
@@ -142,7 +163,7 @@ extension OutpostClient {
             else { return }
             for key in format.serviceErrorKeys {
                 guard let value = object[key], value != .null, value != .array([]) else { continue }
-                let parsed = Self.errorFields(in: value, format: format)
+                let parsed = ParsedError(value, format: format)
                 guard parsed.code != nil || parsed.message != nil else { continue }
                 throw OutpostError(
                     .serviceError, "The server reported an error in a successful response",
@@ -152,9 +173,7 @@ extension OutpostClient {
             }
             return
         }
-        let json = try? response.json()
-        let errorValue = format.envelopeKey.flatMap { json?[$0] } ?? json
-        let parsed = errorValue.map { Self.errorFields(in: $0, format: format) } ?? (code: nil, message: nil, details: nil)
+        let parsed = ParsedError(errorBody: response, format: format)
         let code: OutpostError.Code
         let suggestion: String
         switch status {
@@ -166,15 +185,17 @@ extension OutpostClient {
             suggestion = "The resource changed since it was read: pull it again, reapply the change, and retry"
         case 400..<500:
             code = .httpStatus
-            suggestion = "The server refused the request; the server's message says what to change"
+            suggestion = parsed.suggestion(status: status)
         default:
             code = .httpStatus
             suggestion = "The server failed; retry later, and check the server's logs if it persists"
         }
-        throw OutpostError(
+        var error = OutpostError(
             code, "The server answered \(Self.statusLine(status))", suggestion: suggestion,
             status: status, serverCode: parsed.code, serverMessage: parsed.message, details: parsed.details,
             method: method, path: path)
+        error.fieldErrors = parsed.fieldErrors
+        throw error
     }
 
     /// `404 Not Found`, for messages.
@@ -186,23 +207,6 @@ extension OutpostClient {
             500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
         ]
         return phrases[status].map { "\(status) \($0)" } ?? "\(status)"
-    }
-
-    static func errorFields(in value: JSONValue, format: ErrorFormat) -> (code: String?, message: String?, details: JSONValue?) {
-        switch value {
-        case .string(let message):
-            return (nil, message, nil)
-        case .object(let object):
-            let code = object[format.codeKey].flatMap { $0.stringValue ?? $0.intValue.map(String.init) }
-            let message = format.messageKeys.lazy.compactMap { object[$0]?.stringValue }.first
-            let details = object[format.detailsKey]
-            return (code, message, details)
-        case .array(let items):
-            let messages = items.compactMap { $0.stringValue ?? $0["message"]?.stringValue }
-            return (nil, messages.isEmpty ? nil : messages.joined(separator: "; "), value)
-        default:
-            return (nil, nil, nil)
-        }
     }
 }
 

@@ -9,9 +9,13 @@ public import HTTPTypes
 ///
 /// Create it with ``init(configuration:)`` to own a session (invalidated by ``shutdown()``), or with
 /// ``init(borrowing:)`` to use the application's session.
+///
+/// ``TransportOptions/timeout`` bounds the whole exchange, body included (`URLRequest`'s own
+/// timeout is only the longest silence); ``shutdown()`` cancels the requests in flight.
 public final class URLSessionTransport: ClientTransport {
     public let session: URLSession
     private let owned: Bool
+    private let exchanges = InFlightExchanges()
 
     /// Creates a transport that owns an ephemeral session (no cookies or cache on disk).
     public init(configuration: URLSessionConfiguration = .ephemeral) {
@@ -40,10 +44,13 @@ public final class URLSessionTransport: ClientTransport {
         outgoing.httpBody = body
         let data: Data
         let response: URLResponse
+        let session = session
+        let prepared = outgoing
         do {
-            (data, response) = try await session.data(for: outgoing)
+            (data, response) = try await exchanges.run(options: options) { try await session.data(for: prepared) }
         } catch {
-            throw Self.classify(error, options: options)
+            let isHTTP = ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+            throw Self.classify(error, options: options, httpURL: isHTTP)
         }
         guard let http = response as? HTTPURLResponse else {
             throw OutpostError(.malformedResponse, "The response was not an HTTP response")
@@ -60,17 +67,26 @@ public final class URLSessionTransport: ClientTransport {
         return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), data)
     }
 
+    /// Cancels the requests in flight, then invalidates the session if this transport owns it.
     public func shutdown() async throws {
-        if owned { session.finishTasksAndInvalidate() }
+        await exchanges.cancelAll()
+        if owned { session.invalidateAndCancel() }
     }
 
-    static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
+    /// - Parameter httpURL: whether the request's URL was `http(s)`: then an "unsupported URL" is
+    ///   FoundationNetworking's (libcurl's) word for a reply that is not HTTP.
+    static func classify(_ error: any Error, options: TransportOptions, httpURL: Bool = false) -> OutpostError {
+        if let error = error as? OutpostError { return error }
         if error is CancellationError { return .transportCancelled(underlying: error) }
         if let error = error as? URLError {
             switch error.code {
             case .timedOut: return .transportTimeout(options, underlying: error)
             case .cancelled: return .transportCancelled(underlying: error)
             case .networkConnectionLost: return .connectionLost(underlying: error)
+            case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
+                return .malformedResponse(underlying: error)
+            case .unsupportedURL where httpURL:
+                return .malformedResponse(underlying: error)
             default: break
             }
         }

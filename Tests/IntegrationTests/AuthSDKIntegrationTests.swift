@@ -330,3 +330,35 @@ struct AuthSDKIntegrationTests {
         #expect(!lines.contains { $0.contains("opc_") }, "an authorization code reached a log")
     }
 }
+
+@Suite("Credential scope against the live server")
+struct CredentialScopeIntegrationTests {
+    @Test("the token goes to the base URL's origin only: another origin is refused, or sent unsigned")
+    func scoped() async throws {
+        try await withAuthFixture { fixture in
+            let (auth, client) = fixture.authenticator()
+            try await auth.signIn(username: "ada", password: AuthFixture.password)
+            let port = try #require(fixture.server.baseURL.port)
+            // Same server, another origin: `localhost` is not `127.0.0.1`.
+            let elsewhere = "http://localhost:\(port)/me"
+            let strict = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL), transport: client.transport,
+                middlewares: [AuthMiddleware(authenticator: auth)])
+            #expect(try await strict.send(.get("/me")).status == 200)
+            let refused = await #expect(throws: OutpostError.self) { try await strict.send(.get(elsewhere)) }
+            #expect(refused?.code == .untrustedDestination)
+
+            let lenient = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL), transport: client.transport,
+                middlewares: [AuthMiddleware(authenticator: auth, crossOriginPolicy: .sendUnsigned)])
+            let unsigned = await #expect(throws: OutpostError.self) { try await lenient.send(.get(elsewhere)) }
+            #expect(unsigned?.status == 401, "sent, without the token")
+
+            let trusting = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL), transport: client.transport,
+                middlewares: [AuthMiddleware(authenticator: auth, trustedOrigins: [URL(string: "http://localhost:\(port)")!])])
+            #expect(try await trusting.send(.get(elsewhere)).status == 200)
+            try await client.shutdown()
+        }
+    }
+}

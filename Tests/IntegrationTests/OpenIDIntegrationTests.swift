@@ -29,6 +29,9 @@ extension AuthFixture {
         let encoded = query.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")" }
         let form = try await browser.get(base + "/oauth/authorize?" + encoded.joined(separator: "&"))
         #expect(form.status == 200)
+        if scope.split(separator: " ").contains("openid") {
+            #expect(form.body.contains("Know who you are: your account id and when you signed in"))
+        }
         var fields = form.hiddenFields
         fields["username"] = "ada"
         fields["password"] = AuthFixture.password
@@ -258,6 +261,12 @@ struct OpenIDIntegrationTests {
             #expect(metadata["code_challenge_methods_supported"] as? [String] == ["S256"])
             #expect((metadata["grant_types_supported"] as? [String])?.contains("authorization_code") == true)
             #expect((metadata["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") == true)
+
+            // The RFC 8414 metadata names the keys and UserInfo too, so plain OAuth discovery finds them.
+            let oauth = try await fixture.browser.get(fixture.base + "/.well-known/oauth-authorization-server").json
+            #expect(oauth["jwks_uri"] as? String == fixture.base + "/.well-known/jwks.json")
+            #expect(oauth["userinfo_endpoint"] as? String == fixture.base + "/userinfo")
+            #expect(oauth["issuer"] as? String == metadata["issuer"] as? String)
 
             // The SDK discovers it when the registration asks for openid.
             let http = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL))

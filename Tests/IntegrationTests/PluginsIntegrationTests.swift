@@ -197,4 +197,36 @@ struct PluginsIntegrationTests {
             try await client.shutdown()
         }
     }
+
+    @Test("setUserToken through AuthenticatorSession: the set token is sent, a cleared one is not")
+    func setUserToken() async throws {
+        try await withAuthFixture { fixture in
+            let (auth, client) = fixture.authenticator()
+            let session = AuthenticatorSession(
+                authenticator: auth, flow: .password(username: "ada", password: AuthFixture.password))
+            let provider = try OAuthLoginProvider(
+                identifier: "oauth", session: session, configuration: [:], notificationCenter: NotificationCenter())
+            let api = OutpostClient(
+                configuration: .init(baseURL: fixture.server.baseURL), transport: client.transport,
+                middlewares: [AuthMiddleware(authenticator: auth)])
+            #expect(await provider.login(parameters: [:]).status == .completed)
+            let signedIn = try #require(await session.accessToken)
+            #expect(try await api.send(.get("/me")).status == 200)
+
+            // A token from elsewhere (here: a second sign-in of the same user) replaces the credential.
+            let (other, otherClient) = fixture.authenticator()
+            let given = try await other.signIn(username: "ada", password: AuthFixture.password).accessToken
+            try await provider.setUserToken(given)
+            #expect(given != signedIn)
+            #expect(await session.accessToken == given)
+            #expect(try await api.send(.get("/me")).status == 200)
+
+            try await provider.setUserToken(nil)
+            #expect(await session.accessToken == nil)
+            let error = await #expect(throws: OutpostError.self) { try await api.send(.get("/me")) }
+            #expect(error?.code == .unauthorized)
+            try await otherClient.shutdown()
+            try await client.shutdown()
+        }
+    }
 }

@@ -8,8 +8,8 @@ struct DeviceFlowTests {
     static let authorization: Reply = .json(
         200,
         [
-            "device_code": "dev-secret", "user_code": "WDJB-MJHT", "verification_uri": "http://auth.test/device",
-            "verification_uri_complete": "http://auth.test/device?user_code=WDJB-MJHT", "expires_in": 60, "interval": 5,
+            "device_code": "dev-secret", "user_code": "WDJB-MJHT", "verification_uri": "https://auth.test/device",
+            "verification_uri_complete": "https://auth.test/device?user_code=WDJB-MJHT", "expires_in": 60, "interval": 5,
         ])
 
     /// A server that answers the token endpoint with `script` in order.

@@ -201,9 +201,9 @@ struct GrantTests {
     @Test("discovery reads RFC 8414 metadata and refuses another issuer")
     func discovery() async throws {
         let metadata: JSONValue = [
-            "issuer": "http://auth.test", "authorization_endpoint": "http://auth.test/oauth/authorize",
-            "token_endpoint": "http://auth.test/oauth/token", "revocation_endpoint": "http://auth.test/oauth/revoke",
-            "device_authorization_endpoint": "http://auth.test/oauth/device_authorization",
+            "issuer": "https://auth.test", "authorization_endpoint": "https://auth.test/oauth/authorize",
+            "token_endpoint": "https://auth.test/oauth/token", "revocation_endpoint": "https://auth.test/oauth/revoke",
+            "device_authorization_endpoint": "https://auth.test/oauth/device_authorization",
             "grant_types_supported": ["authorization_code"], "response_types_supported": ["code", "token"],
             "code_challenge_methods_supported": ["S256"],
         ]
@@ -213,12 +213,12 @@ struct GrantTests {
         let auth = try await Authenticator.discover(
             issuer: testBase, client: makeClient(transport), registration: ClientRegistration(clientID: "cli"))
         let endpoints = auth.configuration.endpoints
-        #expect(endpoints.token.absoluteString == "http://auth.test/oauth/token")
+        #expect(endpoints.token.absoluteString == "https://auth.test/oauth/token")
         #expect(endpoints.deviceAuthorization?.path == "/oauth/device_authorization")
-        #expect(endpoints.providerLogin?.absoluteString == "http://auth.test/auth/login")
+        #expect(endpoints.providerLogin == nil)  // not in the metadata, so not made up
 
         let thrown = await #expect(throws: AuthError.self) {
-            try await Endpoints.discover(issuer: URL(string: "http://auth.test/other")!, client: makeClient(transport))
+            try await Endpoints.discover(issuer: URL(string: "https://auth.test/other")!, client: makeClient(transport))
         }
         #expect(thrown?.code == .discoveryFailed)
         #expect(

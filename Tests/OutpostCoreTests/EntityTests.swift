@@ -58,7 +58,7 @@ struct EntityTests {
         #expect(ada.id == "r1")
         #expect(ada.etag == "\"1\"")
         #expect(ada.name == "Ada")
-        #expect(ada.isSelected == false)  // transient: the server's copy has none
+        #expect(ada.isSelected == true)  // transient: kept from the local value
         let sent = try #require(transport.requests.first)
         #expect(sent.method == .post)
         #expect(sent.path == "/records/people")
@@ -242,9 +242,9 @@ struct EntityTests {
             ])
         var expected = person
         expected.id = "r1"
+        #expect(pushed.value == expected)  // transients kept at every level
         expected.pets[0].isPetted = false
-        #expect(pushed.value == expected)
-        let pulled = try await store.pull(Person.self, id: "r1")
+        let pulled = try await store.pull(Person.self, id: "r1")  // no local value: defaults
         #expect(pulled.value == expected)
     }
 
@@ -363,5 +363,55 @@ struct EntityTests {
         #expect(custom.itemPath(resource: "node", id: 5) == "node/5.json?resource=node")
         let uuid = UUID()
         #expect(UUID(pathSegment: uuid.pathSegment) == uuid)
+    }
+}
+
+@Suite("Transient values across push, pull and patch")
+struct TransientKeptTests {
+    let server = FakeRecordsServer()
+
+    @Test("push, patch and pull keep the local transient values, nested ones included")
+    func kept() async throws {
+        let store = server.transport().client().entities(.outpost)
+        var ada = try await store.push(
+            Person(name: "Ada", pets: [Pet(name: "Rex", isPetted: true)], isSelected: true, scratch: ["k": "v"]))
+        #expect(ada.isSelected == true)
+        #expect(ada.scratch == ["k": "v"])
+        #expect(ada.pets[0].isPetted == true)
+        ada.email = "ada@example.com"
+        ada = try await store.patch(ada)
+        #expect(ada.isSelected == true)
+        #expect(ada.scratch == ["k": "v"])
+        #expect(ada.pets[0].isPetted == true)
+        ada.isSelected = false
+        ada.scratch = ["other": "value"]
+        ada = try await store.pull(Synced(ada.value, snapshot: ada.snapshot, etag: nil))  // no ETag: a full 200
+        #expect(ada.isSelected == false)
+        #expect(ada.scratch == ["other": "value"])
+        #expect(ada.pets[0].isPetted == true)
+        #expect(ada.email == "ada@example.com")
+    }
+
+    @Test("with an envelope ({\"person\": ...}) and PUT of the whole object")
+    func enveloped() async throws {
+        var shape = EntityConfiguration.outpost
+        shape.itemEnvelope = .entityName
+        shape.patchStyle = .putWholeObject
+        let transport = InMemoryTransport { request, body in
+            // Echoes the entity back inside its envelope, with an id; a GET gets the stored one.
+            let stored: [String: JSONValue] = ["name": "Ada L.", "tags": [], "pets": []]
+            var object = (body.flatMap { try? JSONValue(parsing: $0) }?["person"]?.objectValue) ?? stored
+            object["id"] = "p1"
+            return InMemoryTransport.reply(request.method == .post ? 201 : 200, json: ["person": .object(object)])
+        }
+        let store = transport.client().entities(shape)
+        var ada = try await store.push(Person(name: "Ada", isSelected: true))
+        #expect(ada.id == "p1")
+        #expect(ada.isSelected == true)
+        ada.name = "Ada L."
+        ada = try await store.patch(ada)
+        #expect(ada.isSelected == true)
+        ada = try await store.pull(ada)
+        #expect(ada.isSelected == true)
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// var shape = EntityConfiguration.restFramework
 /// shape.itemEnvelope = .entityName       // {"person": {...}}
 /// shape.listItemsKey = "data"
-/// shape.patchStyle = .putWholeObject     // the server has no PATCH
+/// shape.patchStyle = .putWholeObject     // the server has no PATCH (.partialUpdate: PATCH with plain JSON)
 /// let store = client.entities(shape)
 /// ```
 public struct EntityConfiguration: Sendable {
@@ -27,6 +27,10 @@ public struct EntityConfiguration: Sendable {
     public enum PatchStyle: Sendable, Hashable {
         /// `PATCH` with an RFC 7396 merge patch of the changed fields (`application/merge-patch+json`).
         case mergePatch
+        /// `PATCH` with the changed top-level fields as plain JSON (`application/json`), each with its
+        /// whole new value and `null` for a field that became `nil`: a partial update, as Django REST
+        /// framework's `partial_update` and most JSON APIs without merge-patch support take it.
+        case partialUpdate
         /// `PUT` of the whole entity, for servers without `PATCH`.
         case putWholeObject
     }
@@ -80,11 +84,13 @@ public struct EntityConfiguration: Sendable {
         errorFormat: .outpost)
 
     /// The common REST shape of Django REST framework: trailing slashes (`people/`, `people/42/`),
-    /// bare bodies, lists as `{"count", "next", "previous", "results"}` with `?page=N`, `PATCH` with
-    /// the changed fields, and `{"detail": "..."}` errors.
+    /// bare bodies, lists as `{"count", "next", "previous", "results"}` with `?page=N` (use
+    /// ``PaginationStyle/restFrameworkCursor`` for `CursorPagination`), `PATCH` with the changed fields
+    /// as `application/json` (``PatchStyle/partialUpdate``; DRF answers 415 to a merge patch), and
+    /// `{"detail": "..."}` or field-map errors (``OutpostError/fieldErrors``).
     public static let restFramework = EntityConfiguration(
         collectionPathTemplate: "{resource}/", itemPathTemplate: "{resource}/{id}/", listItemsKey: "results",
-        pagination: .restFramework, patchStyle: .mergePatch, errorFormat: .restFramework)
+        pagination: .restFramework, patchStyle: .partialUpdate, errorFormat: .restFramework)
 
     /// NationBuilder's API v1 style: `{"person": {...}}` envelopes, `results` lists with `next`/`prev`
     /// token links, `PUT` of the whole object, and top-level `code`/`message` errors.

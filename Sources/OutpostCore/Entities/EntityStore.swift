@@ -51,17 +51,17 @@ public struct EntityStore: Sendable {
     public func push<E: Entity>(_ entity: Synced<E>) async throws -> Synced<E> {
         if let id = entity.value.id {
             let path = configuration.itemPath(resource: E.resourcePath, id: id)
-            let json = try encode(entity.value, method: "PUT", path: path)
+            let (json, transients) = try encodeKeepingTransients(entity.value, method: "PUT", path: path)
             var request = Request(method: .put, path: path, body: .json(wrap(json, for: E.self)))
             if let etag = entity.etag { request.headers[.ifMatch] = etag }
             let response = try await send(request, operation: "push", E.self, id: id)
-            return try synced(E.self, from: response, request: request, local: entity.value, sent: json)
+            return try synced(E.self, from: response, request: request, local: entity.value, sent: json, transients: transients)
         }
         let path = configuration.collectionPath(resource: E.resourcePath)
-        let json = try encode(entity.value, method: "POST", path: path)
+        let (json, transients) = try encodeKeepingTransients(entity.value, method: "POST", path: path)
         let request = Request(method: .post, path: path, body: .json(wrap(json, for: E.self)))
         let response = try await send(request, operation: "push", E.self, id: nil as E.ID?)
-        return try synced(E.self, from: response, request: request, local: entity.value, sent: json)
+        return try synced(E.self, from: response, request: request, local: entity.value, sent: json, transients: transients)
     }
 
     // MARK: Pull
@@ -87,23 +87,39 @@ public struct EntityStore: Sendable {
         if let etag = entity.etag { request.headers[.ifNoneMatch] = etag }
         let response = try await send(request, operation: "pull", E.self, id: id)
         if response.status == 304 { return entity }
-        let value = try decodeEntity(E.self, from: response, request: request)
+        let (_, transients) = try encodeKeepingTransients(entity.value, method: "GET", path: path)
+        let value = try decodeEntity(E.self, from: response, request: request, transients: transients)
         return Synced(value, snapshot: try encode(value, method: "GET", path: path), etag: response.headerFields[.eTag])
     }
 
     // MARK: Patch
 
-    /// The changes of `entity` since its last pull or push, as a JSON Merge Patch (RFC 7396): changed
-    /// fields, fields that became `nil` as `null`, nested objects diffed, arrays whole. An entity that
-    /// was never synced gives all its fields.
+    /// The changes of `entity` since its last pull or push, as ``patch(_:)`` sends them: a JSON Merge
+    /// Patch (RFC 7396; changed fields, fields that became `nil` as `null`, nested objects diffed,
+    /// arrays whole), or with ``EntityConfiguration/PatchStyle/partialUpdate`` the changed top-level
+    /// fields with their whole new values. An entity that was never synced gives all its fields.
     public func changes<E: Entity>(in entity: Synced<E>) throws -> JSONValue {
         let path = entity.value.id.map { configuration.itemPath(resource: E.resourcePath, id: $0) } ?? E.resourcePath
         let current = try encode(entity.value, method: "PATCH", path: path)
-        return MergePatch.diff(from: entity.snapshot ?? .object([:]), to: current)
+        return changes(from: entity.snapshot ?? .object([:]), to: current)
+    }
+
+    /// The patch body for the configured style.
+    func changes(from snapshot: JSONValue, to current: JSONValue) -> JSONValue {
+        guard configuration.patchStyle == .partialUpdate else { return MergePatch.diff(from: snapshot, to: current) }
+        guard case .object(let old) = snapshot, case .object(let new) = current else { return current }
+        var changed: [String: JSONValue] = [:]
+        for key in old.keys where new[key] == nil { changed[key] = .null }
+        for (key, value) in new where old[key] != value {
+            if old[key] == nil, value == .null { continue }  // absent and null read the same
+            changed[key] = value
+        }
+        return .object(changed)
     }
 
     /// Sends the changes made since the last pull or push: a `PATCH` with a merge patch of the changed
-    /// fields (``EntityConfiguration/PatchStyle/mergePatch``), or a `PUT` of the whole entity
+    /// fields (``EntityConfiguration/PatchStyle/mergePatch``), a `PATCH` with the changed top-level
+    /// fields as `application/json` (``EntityConfiguration/PatchStyle/partialUpdate``), or a `PUT` of the whole entity
     /// (``EntityConfiguration/PatchStyle/putWholeObject``); with `If-Match` when an ETag is known.
     /// Nothing is sent when nothing changed. ``changes(in:)`` shows the patch beforehand.
     ///
@@ -114,8 +130,8 @@ public struct EntityStore: Sendable {
         let id = try identity(of: entity.value, operation: "patch")
         if configuration.patchStyle == .putWholeObject { return try await push(entity) }
         let path = configuration.itemPath(resource: E.resourcePath, id: id)
-        let current = try encode(entity.value, method: "PATCH", path: path)
-        let patch = MergePatch.diff(from: entity.snapshot ?? .object([:]), to: current)
+        let (current, transients) = try encodeKeepingTransients(entity.value, method: "PATCH", path: path)
+        let patch = changes(from: entity.snapshot ?? .object([:]), to: current)
         if MergePatch.isEmpty(patch) {
             var unchanged = entity
             unchanged.snapshot = current
@@ -123,10 +139,12 @@ public struct EntityStore: Sendable {
         }
         var request = Request(
             method: .patch, path: path,
-            body: .data(wrap(patch, for: E.self).jsonData(), contentType: MergePatch.contentType))
+            body: .data(
+                wrap(patch, for: E.self).jsonData(),
+                contentType: configuration.patchStyle == .partialUpdate ? "application/json" : MergePatch.contentType))
         if let etag = entity.etag { request.headers[.ifMatch] = etag }
         let response = try await send(request, operation: "patch", E.self, id: id)
-        return try synced(E.self, from: response, request: request, local: entity.value, sent: current)
+        return try synced(E.self, from: response, request: request, local: entity.value, sent: current, transients: transients)
     }
 
     // MARK: Delete
@@ -237,7 +255,8 @@ extension EntityStore {
     /// The synced entity after a push or patch: the server's copy when it sent one, otherwise the
     /// local value with an id from `Location` if it was new.
     func synced<E: Entity>(
-        _ type: E.Type, from response: ClientResponse, request: Request, local: E, sent: JSONValue
+        _ type: E.Type, from response: ClientResponse, request: Request, local: E, sent: JSONValue,
+        transients: [String: any Sendable]
     ) throws -> Synced<E> {
         let etag = response.headerFields[.eTag]
         guard response.body.contains(where: { !$0.isWhitespaceByte }) else {
@@ -252,18 +271,35 @@ extension EntityStore {
                 value, snapshot: value.id == local.id ? sent : try encode(value, method: request.method.rawValue, path: path),
                 etag: etag)
         }
-        var value = try decodeEntity(E.self, from: response, request: request)
+        var value = try decodeEntity(E.self, from: response, request: request, transients: transients)
         if value.id == nil { value.id = local.id }
         return Synced(value, snapshot: try encode(value, method: request.method.rawValue, path: request.path), etag: etag)
     }
 
-    func decodeEntity<E: Entity>(_ type: E.Type, from response: ClientResponse, request: Request) throws -> E {
+    /// Decodes the server's copy of an entity; `transients` (from ``encodeKeepingTransients(_:method:path:)``)
+    /// become the values of its ``Transient`` properties.
+    func decodeEntity<E: Entity>(
+        _ type: E.Type, from response: ClientResponse, request: Request, transients: [String: any Sendable] = [:]
+    ) throws -> E {
         let method = request.method.rawValue
-        guard let key = configuration.envelopeKey(for: E.self) else {
-            return try client.decode(E.self, from: response, method: method, path: request.path)
+        let key = configuration.envelopeKey(for: E.self)
+        let kept = transients.isEmpty ? nil : TransientValues(values: transients, droppedComponents: key == nil ? 0 : 1)
+        return try TransientValues.$restoring.withValue(kept) {
+            guard let key else {
+                return try client.decode(E.self, from: response, method: method, path: request.path)
+            }
+            let decoder = client.configuration.decoder.copy(adding: [.outpostEnvelopeKey: key])
+            return try Self.decode(Enveloped<E>.self, from: response, decoder: decoder, method: method, path: request.path).value
         }
-        let decoder = client.configuration.decoder.copy(adding: [.outpostEnvelopeKey: key])
-        return try Self.decode(Enveloped<E>.self, from: response, decoder: decoder, method: method, path: request.path).value
+    }
+
+    /// Encodes a local entity as ``encode(_:method:path:)`` does, and records its transient values.
+    func encodeKeepingTransients<E: Entity>(_ value: E, method: String, path: String) throws -> (
+        JSONValue, [String: any Sendable]
+    ) {
+        let recorder = TransientValues.Recorder()
+        let json = try TransientValues.$recorder.withValue(recorder) { try encode(value, method: method, path: path) }
+        return (json, recorder.recorded)
     }
 
     /// Decodes with `decoder`, reporting failures as the client does.

@@ -74,6 +74,11 @@ extension EntityStore {
             request.query.append(URLQueryItem(name: parameter, value: String(pageSize)))
         }
         var located = PageLocation(origin: request, request: request, pageSize: pageSize)
+        switch list.shape {
+        case nil: located.itemsKey = configuration.listItemsKey
+        case .bareArray?: located.itemsKey = nil
+        case .object(let key)?: located.itemsKey = key
+        }
         switch style.kind {
         case .cursor:
             if let cursor = list.cursor {
@@ -95,18 +100,13 @@ extension EntityStore {
     func fetchPage<Item: Decodable & Sendable>(_ location: PageLocation, style: PaginationStyle) async throws -> Page<Item> {
         let request = location.request
         let response = try await client.send(request, operationName: "list \(Item.self)")
-        let keys = ListKeys(itemsKey: configuration.listItemsKey, metaKeys: style.responseKeys)
+        let keys = ListKeys(itemsKey: location.itemsKey, metaKeys: style.responseKeys)
         let decoder = client.configuration.decoder.copy(adding: [.outpostListKeys: keys])
         let body: ListBody<Item>
         do {
             body = try Self.decode(ListBody<Item>.self, from: response, decoder: decoder, method: "GET", path: request.path)
         } catch var error as OutpostError where error.code == .decodingFailed {
-            if let itemsKey = configuration.listItemsKey, error.codingPath == itemsKey,
-                case .keyNotFound? = error.underlying as? DecodingError
-            {
-                error.message = "The list response has no '\(itemsKey)' key"
-                error.suggestion = "Set EntityConfiguration.listItemsKey to the key that holds the items (nil for a bare array)"
-            }
+            Self.explainShape(of: response, expectedItemsKey: location.itemsKey, error: &error)
             throw error
         }
         let meta = body.meta
@@ -119,9 +119,17 @@ extension EntityStore {
         func link(_ key: String?) -> URL? {
             string(key).flatMap { URL(string: $0, relativeTo: requestURL ?? client.configuration.baseURL)?.absoluteURL }
         }
+        func cursor(in url: URL?) -> String? {
+            guard style.kind == .cursor, let url else { return nil }
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+            return items.first { $0.name == style.cursorParameter }?.value.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let next = link(style.nextLinkKey)
+        let previous = link(style.previousLinkKey)
         var info = PaginationInfo(
-            nextCursor: string(style.nextCursorKey), previousCursor: string(style.previousCursorKey),
-            next: link(style.nextLinkKey), previous: link(style.previousLinkKey),
+            nextCursor: string(style.nextCursorKey) ?? cursor(in: next),
+            previousCursor: string(style.previousCursorKey) ?? cursor(in: previous),
+            next: next, previous: previous,
             page: int(style.pageKey) ?? location.pageNumber, perPage: int(style.perPageKey) ?? location.pageSize,
             totalPages: int(style.totalPagesKey), totalItems: int(style.totalItemsKey))
         if info.perPage == nil, info.hasNextPage, !body.items.isEmpty {
@@ -133,9 +141,44 @@ extension EntityStore {
         case .pageNumber:
             if let page = info.page, let perPage = info.perPage { info.firstItemIndex = (page - 1) * perPage }
         }
-        let next = nextLocation(after: location, info: info, count: body.items.count, style: style)
-        let previous = previousLocation(before: location, info: info, style: style)
-        return Page(items: body.items, info: info, next: next, previous: previous)
+        return Page(
+            items: body.items, info: info, next: nextLocation(after: location, info: info, count: body.items.count, style: style),
+            previous: previousLocation(before: location, info: info, style: style))
+    }
+
+    /// Says what is wrong when a list body does not have the shape asked for: a bare array where an
+    /// object with items was expected, an object where a bare array was, or no items key.
+    static func explainShape(of response: ClientResponse, expectedItemsKey: String?, error: inout OutpostError) {
+        let first = response.body.first { !$0.isWhitespaceByte }
+        if let itemsKey = expectedItemsKey {
+            if first == UInt8(ascii: "[") {
+                error.message = "The list response is a bare JSON array, not an object with a '\(itemsKey)' key"
+                error.suggestion =
+                    "List this route with ListRequest(..., shape: .bareArray), or set EntityConfiguration.listItemsKey to nil when every list is a bare array"
+            } else if error.codingPath == itemsKey, case .keyNotFound? = error.underlying as? DecodingError {
+                let keys = (try? response.json())?.objectValue?.keys.sorted() ?? []
+                let arrays = ((try? response.json())?.objectValue ?? [:]).filter {
+                    if case .array = $0.value { true } else { false }
+                }
+                error.message =
+                    "The list response has no '\(itemsKey)' key"
+                    + (keys.isEmpty ? "" : " (its keys: \(keys.joined(separator: ", ")))")
+                error.suggestion =
+                    arrays.count == 1
+                    ? "Set EntityConfiguration.listItemsKey (or ListRequest.shape) to \"\(arrays.keys.first ?? "")\", the key that holds an array"
+                    : "Set EntityConfiguration.listItemsKey (or ListRequest.shape) to the key that holds the items"
+            }
+        } else if first == UInt8(ascii: "{") {
+            let object = (try? response.json())?.objectValue ?? [:]
+            let arrays = object.filter { if case .array = $0.value { true } else { false } }.keys.sorted()
+            error.message =
+                "The list response is a JSON object (keys: \(object.keys.sorted().joined(separator: ", "))), not a bare array"
+            error.suggestion =
+                arrays.first.map {
+                    "This route is paginated: list it with ListRequest(..., shape: .object(itemsKey: \"\($0)\")) and its pagination style"
+                }
+                ?? "List it with a ListRequest whose shape names the key that holds the items"
+        }
     }
 
     private func nextLocation(after location: PageLocation, info: PaginationInfo, count: Int, style: PaginationStyle)

@@ -22,10 +22,13 @@ public struct ListRequest<Item: Decodable & Sendable>: Sendable {
     public var page: Int?
     /// Cursor style: the cursor to start at. Default: the beginning.
     public var cursor: String?
+    /// How this list's body holds its items, when it differs from the store's
+    /// ``EntityConfiguration/listItemsKey``: e.g. ``ListShape/bareArray`` for a route without pagination.
+    public var shape: ListShape?
 
     public init(
         resourcePath: String, of itemType: Item.Type = Item.self, pageSize: Int? = nil, query: [URLQueryItem] = [],
-        pagination: PaginationStyle? = nil, page: Int? = nil, cursor: String? = nil
+        pagination: PaginationStyle? = nil, page: Int? = nil, cursor: String? = nil, shape: ListShape? = nil
     ) {
         self.resourcePath = resourcePath
         self.query = query
@@ -33,6 +36,7 @@ public struct ListRequest<Item: Decodable & Sendable>: Sendable {
         self.pagination = pagination
         self.page = page
         self.cursor = cursor
+        self.shape = shape
     }
 
     /// Adds an equality filter (`field=value`).
@@ -47,10 +51,19 @@ extension ListRequest where Item: Entity {
     /// Lists an entity's collection as that entity type.
     public init(
         _ type: Item.Type, pageSize: Int? = nil, query: [URLQueryItem] = [], pagination: PaginationStyle? = nil,
-        page: Int? = nil, cursor: String? = nil
+        page: Int? = nil, cursor: String? = nil, shape: ListShape? = nil
     ) {
         self.init(
             resourcePath: Item.resourcePath, of: type, pageSize: pageSize, query: query, pagination: pagination,
-            page: page, cursor: cursor)
+            page: page, cursor: cursor, shape: shape)
     }
+}
+
+/// How a list response holds its items.
+public enum ListShape: Sendable, Hashable {
+    /// The body is a JSON array of the items, and the list has one page (e.g. a Django REST framework
+    /// view without a pagination class).
+    case bareArray
+    /// The body is an object whose `itemsKey` holds the items, next to the pagination keys.
+    case object(itemsKey: String)
 }

@@ -53,4 +53,6 @@ struct PageLocation: Sendable {
     var offset: Int?
     /// The page size asked for, when one was.
     var pageSize: Int?
+    /// The key that holds the items, or `nil` for a bare array.
+    var itemsKey: String?
 }

@@ -2,7 +2,8 @@
 /// response say where the list goes on.
 ///
 /// Two kinds share one model. **Cursor** (token) pagination follows an opaque cursor
-/// (`next_cursor`) or a ready-made `next` link, as the Outpost server and NationBuilder do.
+/// (`next_cursor`) or a ready-made `next` link, as the Outpost server, NationBuilder and Django REST
+/// framework's `CursorPagination` do; a cursor found in a link's ``cursorParameter`` counts as the cursor.
 /// **Page-number** pagination asks for `?page=N` and reads totals (`total_pages`, `total`, or
 /// Django REST framework's `count`), following a `next` link when the server gives one.
 /// Set a key to `nil` when the backend does not send it.
@@ -82,6 +83,15 @@ public struct PaginationStyle: Sendable, Hashable {
     public static let restFramework = PaginationStyle(
         kind: .pageNumber, pageSizeParameter: "page_size", pageParameter: "page", nextLinkKey: "next",
         previousLinkKey: "previous", totalItemsKey: "count")
+
+    /// Django REST framework's `CursorPagination`: `?page_size=M` → `{"next", "previous", "results"}`,
+    /// where `next` and `previous` are links carrying an opaque `cursor` parameter. The cursors are
+    /// read from the links into ``PaginationInfo/nextCursor`` and ``PaginationInfo/previousCursor``, so
+    /// a list can resume from one with ``ListRequest/cursor``. No count, no page numbers beyond the
+    /// ones the pages walked.
+    public static let restFrameworkCursor = PaginationStyle(
+        kind: .cursor, pageSizeParameter: "page_size", cursorParameter: "cursor", nextLinkKey: "next",
+        previousLinkKey: "previous")
 
     /// NationBuilder's token pagination: `?limit=N` → `{"results", "next", "prev"}`, where `next` and
     /// `prev` are paths carrying the tokens.

@@ -53,16 +53,10 @@ public struct AuthenticatorSession: OAuthSession {
         get async { try? await authenticator.validCredential()?.accessToken }
     }
 
-    /// A token from elsewhere becomes the stored credential (without a refresh token); `nil` signs out
-    /// locally without revoking.
+    /// A token from elsewhere becomes the authenticator's credential (without a refresh token), used
+    /// from the next request on; `nil` signs out locally without revoking.
     public func setAccessToken(_ token: String?) async throws {
-        let store = authenticator.configuration.store
-        let account = authenticator.configuration.account
-        if let token {
-            try await store.save(Credential(accessToken: token), account: account)
-        } else {
-            try await store.remove(account: account)
-        }
+        try await authenticator.setCredential(token.map { Credential(accessToken: $0) })
     }
 
     public func restore() async -> Bool {

@@ -23,6 +23,7 @@ enum Scope {
         case recordsWrite: return "Create, change and delete your records"
         case legacyRecords: return "See, create, change and delete your records"
         case profile: return "See your username and entitlements"
+        case OpenIDProvider.scope: return "Know who you are: your account id and when you signed in"
         default: return "Use “\(scope)”"
         }
     }

@@ -53,6 +53,10 @@ struct OAuthRoutes: Sendable {
             "revocation_endpoint": .string(issuer + "/oauth/revoke"),
             "device_authorization_endpoint": .string(issuer + "/oauth/device_authorization"),
             "end_session_endpoint": .string(issuer + "/oauth/logout"),
+            "jwks_uri": .string(issuer + OpenIDRoutes.jwksPath),
+            "userinfo_endpoint": .string(issuer + OpenIDRoutes.userInfoPath),
+            // An extension (RFC 8414 §2 allows more members): custom provider sign-in (`POST /auth/login`).
+            "outpost_provider_login_endpoint": .string(issuer + "/auth/login"),
             "grant_types_supported": [
                 "authorization_code", "implicit", "refresh_token", "password", "client_credentials",
                 "urn:ietf:params:oauth:grant-type:device_code",

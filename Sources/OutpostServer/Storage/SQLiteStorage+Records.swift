@@ -133,6 +133,10 @@ extension SQLiteStorage {
             case .double(let number):
                 sql += " AND json_extract(body, ?) = ?"
                 binds += [.text("$.\"\(filter.field)\""), .float(number)]
+            case .largeInteger(let digits):
+                // SQLite reads integers beyond 64 bits as REAL.
+                sql += " AND json_extract(body, ?) = ?"
+                binds += [.text("$.\"\(filter.field)\""), .float(Double(digits) ?? .nan)]
             case .string(let text):
                 sql += " AND json_type(body, ?) = 'text' AND json_extract(body, ?) = ?"
                 binds += [.text("$.\"\(filter.field)\""), .text("$.\"\(filter.field)\""), .text(text)]

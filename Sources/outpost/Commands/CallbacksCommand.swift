@@ -71,16 +71,28 @@ extension CallbacksCommand {
                 outpost callbacks build <base-url> --cancel
                 """,
             discussion: """
-                Prints nothing when <base-url> is the empty string. Put -- before values that \
-                start with a dash, e.g. --error -- -1 "Bad thing".
+                Prints nothing when <base-url> is the empty string. Values may start with a dash, \
+                e.g. --error -1 "Bad thing"; a -- before them is allowed and skipped.
                 """
         )
 
         @Argument(help: "The x-success, x-error or x-cancel URL to answer through.")
         var baseURL: String
 
-        @Argument(help: ArgumentHelp("NAME=VALUE pairs for --success; CODE MESSAGE for --error.", valueName: "value"))
-        var values: [String] = []
+        /// Everything that is not a flag, dashes included, so that `--error -1 "Bad thing"` works:
+        /// `-1` is an error code, not an option.
+        @Argument(
+            parsing: .allUnrecognized,
+            help: ArgumentHelp("NAME=VALUE pairs for --success; CODE MESSAGE for --error.", valueName: "value"))
+        var rawValues: [String] = []
+
+        /// The values, without the one `--` that may precede them.
+        var values: [String] {
+            guard let terminator = rawValues.firstIndex(of: "--") else { return rawValues }
+            var values = rawValues
+            values.remove(at: terminator)
+            return values
+        }
 
         @Flag(help: "Answer success, with the NAME=VALUE values as parameters.")
         var success = false

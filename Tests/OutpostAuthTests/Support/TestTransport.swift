@@ -158,7 +158,7 @@ struct RecordingLogHandler: LogHandler {
     }
 }
 
-let testBase = URL(string: "http://auth.test")!
+let testBase = URL(string: "https://auth.test")!
 
 func makeClient(_ transport: TestTransport, logger: Logger? = nil, middlewares: [any ClientMiddleware] = []) -> OutpostClient {
     var configuration = OutpostClient.Configuration(baseURL: testBase, retry: .none)

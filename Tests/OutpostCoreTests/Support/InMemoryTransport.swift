@@ -172,14 +172,22 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
             record.fields = fields
             record.version += 1
         case .patch:
-            guard request.headerFields[.contentType] == "application/merge-patch+json" else {
-                return Self.error(415, "unsupported_media_type", "send application/merge-patch+json")
+            // Django REST framework takes only application/json: a partial update of top-level fields.
+            let wanted = shape == .restFramework ? "application/json" : "application/merge-patch+json"
+            guard request.headerFields[.contentType] == wanted else {
+                return Self.error(415, "unsupported_media_type", "send \(wanted)")
             }
-            guard let body, let patch = try? JSONValue(parsing: body), case .object = patch else {
+            guard let body, let patch = try? JSONValue(parsing: body), case .object(let changes) = patch else {
                 return Self.error(400, "bad_patch", "expected a JSON object")
             }
-            guard case .object(let fields) = MergePatch.apply(patch, to: .object(record.fields)) else {
-                return Self.error(400, "bad_patch", "not an object")
+            var fields = record.fields
+            if shape == .restFramework {
+                for (key, value) in changes { fields[key] = value }
+            } else {
+                guard case .object(let merged) = MergePatch.apply(patch, to: .object(record.fields)) else {
+                    return Self.error(400, "bad_patch", "not an object")
+                }
+                fields = merged
             }
             record.fields = fields
             record.version += 1
