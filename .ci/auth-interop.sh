@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The sign-in interop suites against a real `outpost serve`: the HTML pages in headless Chromium
+# (selenium) and OAuth 2.0 / OpenID Connect conformance with Authlib. Screenshots of every page go
+# to $OUTPOST_SCREENSHOTS (default .build-screenshots/).
+# Usage: .ci/auth-interop.sh            (OUTPOST_BINARY overrides .build/debug/outpost)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+binary="${OUTPOST_BINARY:-$PWD/.build/debug/outpost}"
+[ -x "$binary" ] || { echo "auth-interop: no outpost binary at $binary (swift build first)"; exit 1; }
+export OUTPOST_BINARY="$binary"
+export OUTPOST_SCREENSHOTS="${OUTPOST_SCREENSHOTS:-$PWD/.build-screenshots}"
+
+if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver > /dev/null
+fi
+export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
+export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
+# Selenium must use the driver above, never fetch one.
+export SE_OFFLINE=true SE_AVOID_STATS=true
+
+python=$(bash .ci/python-venv.sh)
+
+status=0
+echo "== auth interop: browser pages (headless Chromium)"
+"$python" Tests/Interop/auth/browser_test.py || status=1
+echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
+"$python" Tests/Interop/auth/authlib_test.py || status=1
+[ "$status" -eq 0 ] && echo "auth interop: all suites passed" || echo "auth interop: FAILED (see above)"
+exit "$status"
