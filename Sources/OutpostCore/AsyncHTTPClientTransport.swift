@@ -15,7 +15,7 @@
     public final class AsyncHTTPClientTransport: ClientTransport {
         public let client: HTTPClient
         private let owned: Bool
-        private let exchanges = InFlightExchanges()
+        private let exchanges = InFlightExchanges<(HTTPResponse, Data)>()
 
         /// Creates a transport that owns its `HTTPClient`.
         ///
@@ -41,11 +41,13 @@
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-            guard let url = request.url else {
+            // The URL string straight from the request's parts: AsyncHTTPClient parses it once, and
+            // nothing else does (`request.url` would build a `URL` only for its `absoluteString`).
+            guard let url = Self.absoluteURLString(of: request) else {
                 throw OutpostError(.invalidRequest, "The request has no absolute URL")
             }
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+            var outgoing = HTTPClientRequest(url: url)
+            outgoing.method = Self.method(request.method)
             outgoing.headers.reserveCapacity(request.headerFields.count)
             for field in request.headerFields {
                 outgoing.headers.add(name: field.name.rawName, value: field.value)
@@ -65,11 +67,38 @@
                         if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
                     }
                     let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
+                    // A cancelled body ends early rather than failing: never return it as complete.
+                    try Task.checkCancellation()
                     let data = Data(buffer.readableBytesView)
                     return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
                 }
             } catch {
                 throw Self.classify(error, options: options)
+            }
+        }
+
+        /// `scheme://authority/path?query`, as `HTTPRequest.url` would spell it, without building a `URL`;
+        /// `nil` where `HTTPRequest.url` is `nil`.
+        static func absoluteURLString(of request: HTTPRequest) -> String? {
+            if (request.method == .connect && request.extendedConnectProtocol == nil)
+                || (request.method == .options && request.path == "*")
+            {
+                return nil
+            }
+            guard let scheme = request.scheme, let authority = request.authority, let path = request.path else { return nil }
+            return scheme + "://" + authority + path
+        }
+
+        /// NIO's method, without a string comparison for the common ones.
+        static func method(_ method: HTTPRequest.Method) -> HTTPMethod {
+            switch method {
+            case .get: return .GET
+            case .post: return .POST
+            case .put: return .PUT
+            case .delete: return .DELETE
+            case .patch: return .PATCH
+            case .head: return .HEAD
+            default: return HTTPMethod(rawValue: method.rawValue)
             }
         }
 
@@ -84,7 +113,7 @@
             guard owned else { return }
             let client = client
             let closing = Task { try await client.shutdown() }
-            try await InFlightExchanges.waitBriefly(for: closing, grace: .seconds(1))
+            try await ShutdownWait.waitBriefly(for: closing, grace: .seconds(1))
         }
 
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
@@ -97,6 +126,8 @@
                 case .cancelled: return .transportCancelled(underlying: error)
                 case .remoteConnectionClosed: return .connectionLost(underlying: error)
                 case .connectTimeout: return .cannotConnect("no connection in time", underlying: error)
+                case .invalidURL:
+                    return OutpostError(.invalidRequest, "The request has no valid absolute URL", underlying: error)
                 default: break
                 }
             }

@@ -23,6 +23,8 @@ public final class OutpostClient: Sendable {
     public let transport: any ClientTransport
     public let middlewares: [any ClientMiddleware]
     private let ownsTransport: Bool
+    /// What every request starts from, worked out once from the configuration.
+    private let template: RequestTemplate
 
     /// Creates a client that owns the platform's default transport.
     public convenience init(configuration: Configuration, middlewares: [any ClientMiddleware] = []) {
@@ -35,6 +37,7 @@ public final class OutpostClient: Sendable {
         self.transport = transport
         self.middlewares = middlewares
         self.ownsTransport = false
+        self.template = RequestTemplate(configuration)
     }
 
     /// Creates a client that owns `transport` and shuts it down in ``shutdown()``.
@@ -43,6 +46,7 @@ public final class OutpostClient: Sendable {
         self.transport = ownedTransport
         self.middlewares = middlewares
         self.ownsTransport = true
+        self.template = RequestTemplate(configuration)
     }
 
     /// Releases the transport if this client owns it: requests still in flight are cancelled (they
@@ -80,11 +84,16 @@ public final class OutpostClient: Sendable {
     /// Builds the request as it will go out (URL, headers, encoded body) without sending it;
     /// ``PreparedRequest/start()`` sends it later, as many times as wanted.
     public func prepare(_ request: Request, operationName: String? = nil) throws -> PreparedRequest {
-        let url = try makeURL(for: request)
-        var http = HTTPRequest(method: request.method, url: url)
-        http.headerFields = configuration.defaultHeaders
-        http.headerFields[.userAgent] = configuration.userAgent
-        if http.headerFields[.accept] == nil { http.headerFields[.accept] = "application/json" }
+        var http: HTTPRequest
+        if request.query.isEmpty, let path = template.path(for: request.path) {
+            // The common case, without parsing a URL: the same parts `HTTPRequest(url:)` would take
+            // from `makeURL(for:)` (a test compares the two).
+            http = HTTPRequest(
+                method: request.method, scheme: template.scheme, authority: template.authority, path: path,
+                headerFields: template.headerFields)
+        } else {
+            http = HTTPRequest(method: request.method, url: try makeURL(for: request), headerFields: template.headerFields)
+        }
         var body: Data?
         if let requestBody = request.body {
             let contentType: String
@@ -95,6 +104,12 @@ public final class OutpostClient: Sendable {
         return PreparedRequest(
             client: self, request: http, body: body, timeout: request.timeout ?? configuration.timeout,
             operationName: operationName)
+    }
+
+    /// The request `prepare(_:operationName:)` builds through `makeURL(for:)` alone, for tests that
+    /// check the shortcut against it.
+    func prepareByParsing(_ request: Request) throws -> HTTPRequest {
+        HTTPRequest(method: request.method, url: try makeURL(for: request), headerFields: template.headerFields)
     }
 
     /// Decodes a response body as `T` with the configured decoder, turning failures into
@@ -172,6 +187,86 @@ public final class OutpostClient: Sendable {
             return (try encoding { try value.encoded() }, "application/json")
         case .encodable(let value):
             return (try encoding { try configuration.encoder.encode(value) }, "application/json")
+        }
+    }
+}
+
+/// The parts every request of a client shares: the base URL's scheme, authority and path, and the
+/// default header fields with `User-Agent` and `Accept`.
+struct RequestTemplate: Sendable {
+    var scheme: String
+    var authority: String
+    /// The base URL's path without its trailing slash; `nil` when the base URL is unusual (a query,
+    /// a fragment, user info), and every request takes the general path.
+    var pathPrefix: String?
+    var headerFields: HTTPFields
+
+    init(_ configuration: OutpostClient.Configuration) {
+        var fields = configuration.defaultHeaders
+        fields[.userAgent] = configuration.userAgent
+        if fields[.accept] == nil { fields[.accept] = "application/json" }
+        headerFields = fields
+        scheme = ""
+        authority = ""
+        pathPrefix = nil
+        let baseURL = configuration.baseURL
+        guard baseURL.query == nil, baseURL.fragment == nil, baseURL.user == nil, baseURL.password == nil else { return }
+        var base = baseURL.absoluteString
+        if base.hasSuffix("/") { base.removeLast() }
+        // The parts of a probe URL, taken apart exactly as `prepare` would take apart a request's.
+        guard base.hasPrefix("http://") || base.hasPrefix("https://"), let probe = URL(string: base + "/x") else { return }
+        let request = HTTPRequest(method: .get, url: probe)
+        guard let scheme = request.scheme, let authority = request.authority, let path = request.path, path.hasSuffix("/x")
+        else { return }
+        self.scheme = scheme
+        self.authority = authority
+        pathPrefix = String(path.dropLast(2))
+    }
+
+    /// The request path for `path` (relative to the base URL) when it needs no parsing: only bytes that
+    /// stand for themselves in a URL path (RFC 3986 `pchar` and `/`, percent escapes with two hex
+    /// digits), no query, no fragment, no absolute URL, no dot segment. `nil` otherwise.
+    func path(for path: String) -> String? {
+        guard let pathPrefix else { return nil }
+        var previous: UInt8 = UInt8(ascii: "/")
+        var hexDigitsDue = 0
+        for byte in path.utf8 {
+            if hexDigitsDue > 0 {
+                guard byte.isHexDigitByte else { return nil }
+                hexDigitsDue -= 1
+            } else if byte == UInt8(ascii: "%") {
+                hexDigitsDue = 2
+            } else if byte == UInt8(ascii: ".") {
+                // A dot segment (`/./`, `/../`) is left to the general path.
+                if previous == UInt8(ascii: "/") { return nil }
+            } else if byte == UInt8(ascii: ":") {
+                // `http:`, or any scheme-like start, is left to the general path as well.
+                return nil
+            } else if !byte.isPathByte {
+                return nil
+            }
+            previous = byte
+        }
+        guard hexDigitsDue == 0 else { return nil }
+        return path.utf8.first == UInt8(ascii: "/") ? pathPrefix + path : pathPrefix + "/" + path
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigitByte: Bool {
+        (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+    }
+
+    /// Unreserved, sub-delims, `@` and `/` (RFC 3986), which a URL path carries as they are.
+    fileprivate var isPathByte: Bool {
+        switch self {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"), UInt8(ascii: "@"): return true
+        case UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+            UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+            UInt8(ascii: "="):
+            return true
+        default: return false
         }
     }
 }

@@ -25,14 +25,21 @@ public struct PreparedRequest: Sendable {
             requestLogger[metadataKey: "outpost.path"] = .string(path)
         }
         let logger = requestLogger
-        let context = MiddlewareContext(logger: logger, operationName: operationName, baseURL: client.configuration.baseURL)
         do {
             try Task.checkCancellation()
-            let response = try await Self.chain(
-                client.middlewares[...], request: request, body: body, context: context,
-                terminal: { request, body in
-                    try await sendWithRetries(request, body: body, logger: logger)
-                })
+            let response: ClientResponse
+            if client.middlewares.isEmpty {
+                // No chain to build: no context, no closure for the terminal step.
+                response = try await sendWithRetries(request, body: body, logger: logger)
+            } else {
+                let context = MiddlewareContext(
+                    logger: logger, operationName: operationName, baseURL: client.configuration.baseURL)
+                response = try await Self.chain(
+                    client.middlewares[...], request: request, body: body, context: context,
+                    terminal: { request, body in
+                        try await sendWithRetries(request, body: body, logger: logger)
+                    })
+            }
             try client.checkStatus(response, method: method, path: path)
             return response
         } catch {

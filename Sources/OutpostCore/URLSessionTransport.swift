@@ -15,7 +15,7 @@ public import HTTPTypes
 public final class URLSessionTransport: ClientTransport {
     public let session: URLSession
     private let owned: Bool
-    private let exchanges = InFlightExchanges()
+    private let exchanges = InFlightExchanges<(Data, URLResponse)>()
 
     /// Creates a transport that owns an ephemeral session (no cookies or cache on disk).
     public init(configuration: URLSessionConfiguration = .ephemeral) {

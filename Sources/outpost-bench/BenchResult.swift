@@ -19,13 +19,19 @@ struct BenchResult: Codable, Sendable {
         case ratio
     }
 
-    init(name: String, value: Double, unit: String, baseline: String? = nil, baselineValue: Double? = nil) {
+    /// - Parameter ratio: the ratio to report when it is not `value / baselineValue`, e.g. the median
+    ///   of per-round ratios.
+    init(
+        name: String, value: Double, unit: String, baseline: String? = nil, baselineValue: Double? = nil, ratio: Double? = nil
+    ) {
         self.name = name
         self.value = value
         self.unit = unit
         self.baseline = baseline
         self.baselineValue = baselineValue
-        if let baselineValue, baselineValue != 0 {
+        if let ratio {
+            self.ratio = ratio
+        } else if let baselineValue, baselineValue != 0 {
             self.ratio = value / baselineValue
         } else {
             self.ratio = nil
@@ -37,6 +43,8 @@ struct BenchResult: Codable, Sendable {
 struct BenchOptions: Sendable {
     /// `--quick`: small iteration counts, so that the whole run finishes in under a minute.
     var quick: Bool
+    /// `--rounds N`: the number of interleaved rounds of the client overhead group, instead of its default.
+    var rounds: Int? = nil
 }
 
 /// Wall-clock helpers for benchmarks (never used by tests).

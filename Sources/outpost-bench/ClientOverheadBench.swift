@@ -40,7 +40,7 @@ enum ClientOverheadBench {
     static func run(_ options: BenchOptions) async throws -> [BenchResult] {
         // Many short rounds rather than a few long ones: the median round shrugs off bursts of other
         // work on the machine, which is shared with the in-process server anyway.
-        let rounds = options.quick ? 4 : 12
+        let rounds = options.rounds ?? (options.quick ? 4 : 12)
         let plans = [
             Plan(concurrency: 1, requestsPerRound: options.quick ? 250 : 1_000, warmUpRequests: options.quick ? 200 : 1_000),
             Plan(concurrency: 32, requestsPerRound: options.quick ? 800 : 4_000, warmUpRequests: options.quick ? 640 : 3_200),
@@ -91,6 +91,27 @@ enum ClientOverheadBench {
         }
         let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession]
 
+        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...3 in the order above) only sends N requests at c=1
+        // through one variant after a warm-up, for an instruction profiler (valgrind --tool=callgrind):
+        // the difference between two counts N, divided by their difference, is the cost per request.
+        if let profile = ProcessInfo.processInfo.environment["OUTPOST_BENCH_PROFILE"] {
+            let parts = profile.split(separator: ":").compactMap { Int($0) }
+            guard parts.count == 2, variants.indices.contains(parts[0]), parts[1] >= 0 else {
+                await shutDown()
+                throw BenchError("OUTPOST_BENCH_PROFILE must be VARIANT:COUNT, e.g. 1:1000")
+            }
+            do {
+                _ = try await measure(variants[parts[0]], concurrency: 1, requests: 200)
+                _ = try await measure(variants[parts[0]], concurrency: 1, requests: parts[1])
+            } catch {
+                await shutDown()
+                throw error
+            }
+            progress("profiled \(parts[1]) requests through \(variants[parts[0]].label)")
+            await shutDown()
+            return []
+        }
+
         var results: [BenchResult] = []
         do {
             for plan in plans {
@@ -111,8 +132,20 @@ enum ClientOverheadBench {
                         latency[index].append(contentsOf: sample)
                     }
                 }
-                results += compare(1, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan)
-                results += compare(3, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan)
+                results += compare(
+                    1, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                results += compare(
+                    3, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                if plan.concurrency == 1 {
+                    // The default client (AsyncHTTPClient on Linux) against what an app would write with
+                    // Foundation alone.
+                    results.append(
+                        BenchResult(
+                            name:
+                                "client c=1: OutpostClient on AsyncHTTPClientTransport (the default) against raw URLSession, req/s, median of \(rounds) interleaved rounds (higher is better)",
+                            value: median(throughput[1]), unit: "req/s", baseline: variants[2].label,
+                            baselineValue: median(throughput[2]), ratio: medianRatio(throughput[1], throughput[2])))
+                }
             }
         } catch {
             await shutDown()
@@ -160,17 +193,25 @@ enum ClientOverheadBench {
         ]
     }
 
-    /// Rows for variant `index` against variant `baseline`: requests per second, p50 and p99.
+    /// The median of the per-round ratios `values[i] / baselines[i]`: both sides of a ratio ran in the
+    /// same round, moments apart, so a burst of other work on the machine touches both.
+    static func medianRatio(_ values: [Double], _ baselines: [Double]) -> Double {
+        median(zip(values, baselines).map { $0 / $1 })
+    }
+
+    /// Rows for variant `index` against variant `baseline`: requests per second (the ratio is the median
+    /// of the per-round ratios), p50 and p99.
     private static func compare(
         _ index: Int, against baseline: Int, throughput: [[Double]], latency: inout [LatencySample],
-        variants: [Variant], plan: Plan
+        variants: [Variant], plan: Plan, rounds: Int
     ) -> [BenchResult] {
         let name = "client c=\(plan.concurrency): \(variants[index].label)"
         let base = variants[baseline].label
         return [
             BenchResult(
-                name: "\(name), req/s (higher is better)", value: median(throughput[index]), unit: "req/s",
-                baseline: base, baselineValue: median(throughput[baseline])),
+                name: "\(name), req/s, median of \(rounds) interleaved rounds (higher is better)",
+                value: median(throughput[index]), unit: "req/s", baseline: base, baselineValue: median(throughput[baseline]),
+                ratio: medianRatio(throughput[index], throughput[baseline])),
             BenchResult(
                 name: "\(name), p50 latency (lower is better)", value: latency[index].percentile(0.50).microseconds,
                 unit: "µs", baseline: base, baselineValue: latency[baseline].percentile(0.50).microseconds),

@@ -2,7 +2,7 @@ import Foundation
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
-// Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--only GROUP,...]
+// Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--only GROUP,...]
 
 let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale"]
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -11,15 +11,22 @@ if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
     only = Set(arguments[index + 1].split(separator: ",").map(String.init))
     arguments.removeSubrange(index...(index + 1))
 }
+var rounds: Int?
+if let index = arguments.firstIndex(of: "--rounds"), index + 1 < arguments.count, let count = Int(arguments[index + 1]), count > 0
+{
+    rounds = count
+    arguments.removeSubrange(index...(index + 1))
+}
 let flags = Set(arguments)
 let known: Set<String> = ["--quick", "--json", "--help"]
 if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: Set(groups)) {
     let unknown = flags.subtracting(known).union(only.subtracting(groups)).sorted().joined(separator: " ")
     if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s) or group(s): \(unknown)\n".utf8)) }
-    print("usage: outpost-bench [--quick] [--json] [--only \(groups.joined(separator: ","))]")
+    print("usage: outpost-bench [--quick] [--json] [--rounds N] [--only \(groups.joined(separator: ","))]")
+    print("  --rounds N: interleaved rounds in the client group (default 12, 4 with --quick)")
     exit(flags.contains("--help") ? 0 : 64)
 }
-let options = BenchOptions(quick: flags.contains("--quick"))
+let options = BenchOptions(quick: flags.contains("--quick"), rounds: rounds)
 let started = ContinuousClock.now
 #if DEBUG
     FileHandle.standardError.write(Data("warning: this is a debug build; measure with -c release\n".utf8))
