@@ -31,11 +31,32 @@ struct RecordRoutes: Sendable {
         let type = try Self.type(context)
         let caller = try await auth.authenticate(request)
         try caller?.require(Scope.recordsWrite)
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
-        let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
-        return Self.recordResponse(
-            record, status: .created,
-            headers: [.eTag: record.etag, .location: "/records/\(type)/\(record.id)"])
+        let key = try Idempotency.key(of: request)
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        let fields = try Self.fields(from: try Request.parseJSON(body, maxDepth: maxJSONDepth))
+        guard let key else {
+            let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
+            return Self.recordResponse(record, status: .created, headers: Self.createdHeaders(record))
+        }
+        // The record and its response are stored in one transaction: a repeat finds both or neither.
+        let scoped = IdempotencyKey(
+            caller: Idempotency.caller(caller), key: key, fingerprint: Idempotency.fingerprint(request, body: body))
+        let (claim, created) = try await storage.createRecord(
+            type: type, fields: fields, owner: caller?.userID, key: scoped, lifetime: Idempotency.lifetime
+        ) { record in
+            var headers = Self.createdHeaders(record)
+            headers[.contentType] = "application/json"
+            return Idempotency.stored(status: .created, headers: headers, body: Data(record.wireText.utf8))
+        }
+        if let created { return Idempotency.response(created, replayed: false) }
+        if case .replay(let stored) = claim { return Idempotency.response(stored, replayed: true) }
+        throw Idempotency.failure(claim)
+            ?? ServerError(
+                .internalServerError, code: "idempotency_failed", message: "The Idempotency-Key could not be used; retry")
+    }
+
+    static func createdHeaders(_ record: StoredRecord) -> HTTPFields {
+        [.eTag: record.etag, .location: "/records/\(record.type)/\(record.id)"]
     }
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
@@ -304,7 +325,11 @@ struct RecordRoutes: Sendable {
     }
 
     static func fields(of request: Request, limit: Int, maxDepth: Int) async throws -> [String: JSONValue] {
-        guard case .object(var fields) = try await request.decodeJSON(limit: limit, maxDepth: maxDepth) else {
+        try fields(from: try await request.decodeJSON(limit: limit, maxDepth: maxDepth))
+    }
+
+    static func fields(from value: JSONValue) throws -> [String: JSONValue] {
+        guard case .object(var fields) = value else {
             throw ServerError.badRequest("invalid_record", "A record is a JSON object, e.g. {\"name\": \"Ada\"}")
         }
         for key in StoredRecord.serverKeys { fields[key] = nil }

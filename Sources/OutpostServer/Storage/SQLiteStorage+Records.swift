@@ -6,7 +6,13 @@ extension SQLiteStorage {
     static let columns = "seq, type, id, owner, body, version, created_at, updated_at"
 
     public func createRecord(type: String, fields: [String: JSONValue], owner: String?) async throws -> StoredRecord {
-        let now = Self.nowMilliseconds()
+        try await insertRecord(type: type, fields: fields, owner: owner, now: Self.nowMilliseconds(), on: connection)
+    }
+
+    /// Inserts a record with a fresh id on `connection` (inside a transaction when the caller opened one).
+    func insertRecord(
+        type: String, fields: [String: JSONValue], owner: String?, now: Int64, on connection: BusyBoundedConnection
+    ) async throws -> StoredRecord {
         let body = JSONValue.object(fields).jsonString()
         for _ in 0..<5 {
             let id = Self.newIdentifier()

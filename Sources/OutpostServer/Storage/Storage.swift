@@ -3,7 +3,7 @@ public import OutpostCore
 
 /// The server's storage boundary. SQLite is the embedded default; a PostgreSQL store implements
 /// the same protocol to scale out.
-public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage {
+public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage, IdempotencyStorage {
     /// Creates or upgrades the schema. Safe to call on every start.
     func migrate() async throws
     /// Throws when the database cannot answer a trivial query.
