@@ -156,11 +156,12 @@ enum OpenAPIDocument {
               "post": {
                 "summary": "Create a record; the server assigns its id (a token needs records:write)",
                 "security": [{}, {"bearer": ["records:write"]}],
-                "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
+                "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}, {"name": "visibility", "in": "query", "description": "private: readable, listable and changeable by its owner only (others get 404 and lists leave it out); needs a signed-in user", "schema": {"type": "string", "enum": ["public", "private"], "default": "public"}}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
                   "201": {"description": "Created (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}, "Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
                   "413": {"$ref": "#/components/responses/Error"},
@@ -169,7 +170,7 @@ enum OpenAPIDocument {
                 }
               },
               "get": {
-                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read)",
+                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read). Private records of other users are left out",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
@@ -191,7 +192,7 @@ enum OpenAPIDocument {
                 {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
               ],
               "get": {
-                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read)",
+                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read). Another user's private record is 404",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "responses": {
                   "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},

@@ -31,18 +31,21 @@ struct RecordRoutes: Sendable {
         let type = try Self.type(context)
         let caller = try await auth.authenticate(request)
         try caller?.require(Scope.recordsWrite)
+        let isPrivate = try Self.isPrivate(request, owner: caller?.userID)
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let fields = try Self.fields(from: try Request.parseJSON(body, maxDepth: maxJSONDepth))
         guard let key else {
-            let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
+            let record = try await storage.createRecord(
+                type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate)
             return Self.recordResponse(record, status: .created, headers: Self.createdHeaders(record))
         }
         // The record and its response are stored in one transaction: a repeat finds both or neither.
         let scoped = IdempotencyKey(
             caller: Idempotency.caller(caller), key: key, fingerprint: Idempotency.fingerprint(request, body: body))
         let (claim, created) = try await storage.createRecord(
-            type: type, fields: fields, owner: caller?.userID, key: scoped, lifetime: Idempotency.lifetime
+            type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate, key: scoped,
+            lifetime: Idempotency.lifetime
         ) { record in
             var headers = Self.createdHeaders(record)
             headers[.contentType] = "application/json"
@@ -55,14 +58,42 @@ struct RecordRoutes: Sendable {
                 .internalServerError, code: "idempotency_failed", message: "The Idempotency-Key could not be used; retry")
     }
 
+    /// `?visibility=private` (readable by the owner only) or `public` (the default). A private
+    /// record needs an owner: without a signed-in user it is 401.
+    static func isPrivate(_ request: Request, owner: String?) throws -> Bool {
+        switch try request.queryFields()["visibility"] {
+        case nil, "public"?: return false
+        case "private"?:
+            guard owner != nil else {
+                throw ServerError(
+                    .unauthorized, code: "sign_in_required",
+                    message: "A private record belongs to the user who creates it; sign in to create one",
+                    headers: [.wwwAuthenticate: "Bearer"])
+            }
+            return true
+        default:
+            throw ServerError.badRequest("invalid_visibility", "visibility must be public (the default) or private")
+        }
+    }
+
+    /// A private record of someone else is answered as missing, so its existence is not revealed.
+    static func visible(_ record: StoredRecord?, to caller: AuthenticatedCaller?) -> StoredRecord? {
+        guard let record, record.isPrivate else { return record }
+        guard let user = caller?.userID, user == record.owner else { return nil }
+        return record
+    }
+
     static func createdHeaders(_ record: StoredRecord) -> HTTPFields {
         [.eTag: record.etag, .location: "/records/\(record.type)/\(record.id)"]
     }
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await auth.authenticate(request)?.require(Scope.recordsRead)
-        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsRead)
+        guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
+            throw Self.notFound(type, id)
+        }
         if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
             return Response(status: .notModified, headers: [.eTag: record.etag])
         }
@@ -145,7 +176,9 @@ struct RecordRoutes: Sendable {
     func checkOwnership(_ request: Request, type: String, id: String) async throws {
         let caller = try await auth.authenticate(request)
         try caller?.require(Scope.recordsWrite)
-        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
+            throw Self.notFound(type, id)
+        }
         guard let owner = record.owner else { return }
         guard let caller else {
             throw AuthService.unauthorized("Record \(type)/\(id) belongs to a user; sign in as that user to change it")
@@ -182,7 +215,8 @@ struct RecordRoutes: Sendable {
 
     func list(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
-        try await auth.authenticate(request)?.require(Scope.recordsRead)
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsRead)
         var cursor: String?
         var page: Int?
         var limit: Int?
@@ -209,7 +243,8 @@ struct RecordRoutes: Sendable {
         if cursor != nil && page != nil {
             throw ServerError.badRequest("conflicting_pagination", "Use cursor (keyset) or page (page numbers), not both")
         }
-        let query = RecordQuery(type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize)
+        let query = RecordQuery(
+            type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize, viewer: caller?.userID)
         if let page {
             let (records, total) = try await storage.listRecords(query, page: page)
             return Self.listResponse(

@@ -50,7 +50,8 @@ public protocol IdempotencyStorage: Sendable {
     /// Creates a record and stores the response `respond` makes for it under `key`, in one
     /// transaction; or, when the key is known, creates nothing and says what it holds.
     func createRecord(
-        type: String, fields: [String: JSONValue], owner: String?, key: IdempotencyKey, lifetime: Duration,
+        type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, key: IdempotencyKey,
+        lifetime: Duration,
         respond: @Sendable (StoredRecord) -> StoredResponse
     ) async throws -> (claim: IdempotencyClaim, response: StoredResponse?)
     /// Claims `key` for a request about to run; an earlier claim whose `lease` ran out (its server

@@ -27,7 +27,8 @@ extension SQLiteStorage {
     ]
 
     public func createRecord(
-        type: String, fields: [String: JSONValue], owner: String?, key: IdempotencyKey, lifetime: Duration,
+        type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, key: IdempotencyKey,
+        lifetime: Duration,
         respond: @Sendable (StoredRecord) -> StoredResponse
     ) async throws -> (claim: IdempotencyClaim, response: StoredResponse?) {
         // The transaction runs on the writer connection, one at a time in this process; BEGIN
@@ -41,7 +42,8 @@ extension SQLiteStorage {
                     _ = try await writer.query("COMMIT")
                     return (Self.classify(existing, key: key, now: now).claim, nil)
                 }
-                let record = try await insertRecord(type: type, fields: fields, owner: owner, now: now, on: writer)
+                let record = try await insertRecord(
+                    type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: now, on: writer)
                 let response = respond(record)
                 _ = try await writer.query(
                     """

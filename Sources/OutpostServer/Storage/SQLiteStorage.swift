@@ -192,6 +192,8 @@ public final class SQLiteStorage: Storage {
         (5, openIDMigration),
         // Issue 12: Idempotency-Key on POST.
         (6, idempotencyMigration),
+        // Issue 12: private records, readable by their owner only.
+        (7, ["ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0"]),
     ]
 
     public func migrate() async throws {
