@@ -5,6 +5,8 @@ import Testing
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// Kills `outpost serve` with SIGKILL under a load of keyed POSTs from the SDK, starts it again on
@@ -55,7 +57,7 @@ struct CrashRecoveryTests {
         }
 
         func kill9() {
-            _ = Glibc.kill(process.processIdentifier, SIGKILL)
+            _ = kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }

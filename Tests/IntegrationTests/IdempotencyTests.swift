@@ -268,6 +268,11 @@ struct IdempotencyTests {
                 #expect(handler == signedIn)
                 let bad = try await Self.raw(fixture.server.baseURL, "/handlers/whoami", [:], key: nil, token: "not-a-token")
                 #expect(bad.status == 401)
+                // Another scheme is the plugin's business: no caller, no 401.
+                let basic = try await Self.raw(
+                    fixture.server.baseURL, "/lambdas/whoami", [:], key: nil, headers: [.authorization: "Basic dXNlcjpwYXNz"])
+                #expect(basic.status == 200)
+                #expect(try basic.json()["result"] == .null)
             }
         }
     }

@@ -84,9 +84,11 @@ struct PluginRoutes: Sendable {
         }
     }
 
-    /// The caller (an invalid token is 401) and the request's `Idempotency-Key`, if any.
+    /// The caller (an invalid bearer token is 401) and the request's `Idempotency-Key`, if any.
+    /// Another `Authorization` scheme is left to the plugin, which sees it in the headers.
     func callerAndKey(_ request: Request) async throws -> (AuthenticatedCaller?, String?) {
-        let caller = try await auth.authenticate(request)
+        let bearer = request.headers[.authorization]?.lowercased().hasPrefix("bearer ") == true
+        let caller = bearer ? try await auth.authenticate(request) : nil
         return (caller, try Idempotency.key(of: request))
     }
 
