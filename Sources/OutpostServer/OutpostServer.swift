@@ -51,10 +51,11 @@ public final class OutpostServer: Sendable {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
         ServiceRoutes(storage: storage).add(to: router)
-        PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration).add(to: router)
         let auth = try await AuthService.make(
             storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
             logger: configuration.logger, passwordPool: passwordPool)
+        PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration, storage: storage, auth: auth).add(
+            to: router)
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
         RecordRoutes(
             storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,

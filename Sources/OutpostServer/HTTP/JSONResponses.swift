@@ -38,22 +38,7 @@ extension Request {
     /// Reads the body as JSON; an empty body is `.null`. Nesting deeper than `maxDepth` is 400
     /// `json_too_deep`, found by a linear scan before any parsing; parsing is linear too.
     func decodeJSON(limit: Int, maxDepth: Int = ServerConfiguration.defaultMaxJSONDepth) async throws -> JSONValue {
-        let data = try await collectBody(limit: limit)
-        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .null }
-        if JSONValue.nestingDepth(of: data, stoppingAfter: maxDepth) > maxDepth {
-            throw ServerError.badRequest(
-                "json_too_deep",
-                "The request body nests arrays and objects deeper than \(maxDepth) levels, the server's limit; flatten it",
-                details: ["max_depth": .int(maxDepth)])
-        }
-        do {
-            return try JSONValue(parsing: data, maxDepth: maxDepth)
-        } catch {
-            throw ServerError.badRequest(
-                "malformed_json",
-                "The request body is not valid JSON: \(Self.reason(error)); send a JSON document with Content-Type: application/json"
-            )
-        }
+        try Self.parseJSON(try await collectBody(limit: limit), maxDepth: maxDepth)
     }
 
     static func reason(_ error: any Error) -> String {

@@ -20,11 +20,30 @@ public protocol ServerPlugin: Sendable {
     func register(into registrar: inout PluginRegistrar) throws
 }
 
+/// Who made a call, as the access token says: `nil` in ``LambdaCall/caller`` and
+/// ``HandlerCall/caller`` when the request carried no token.
+public struct CallerIdentity: Sendable, Hashable {
+    /// The signed-in user; `nil` for a client's own token (the client credentials grant).
+    public var userID: String?
+    /// The client the token was issued to.
+    public var clientID: String
+    /// The token's scopes.
+    public var scopes: [String]
+
+    public init(userID: String?, clientID: String, scopes: [String]) {
+        self.userID = userID
+        self.clientID = clientID
+        self.scopes = scopes
+    }
+}
+
 /// One lambda invocation, as a plugin sees it.
 public struct LambdaCall: Sendable {
     public var name: String
     public var arguments: LambdaArguments
     public var logger: Logger
+    /// Who called: `nil` without an access token.
+    public var caller: CallerIdentity? = nil
 }
 
 /// One handler invocation, as a plugin sees it: any JSON in.
@@ -34,6 +53,8 @@ public struct HandlerCall: Sendable {
     public var body: JSONValue
     public var headers: HTTPFields
     public var logger: Logger
+    /// Who called: `nil` without an access token.
+    public var caller: CallerIdentity? = nil
 }
 
 /// What a handler answers: JSON, or any bytes with their content type, with a status and headers.

@@ -51,14 +51,18 @@ enum OpenAPIDocument {
             "/lambdas/{name}": {
               "post": {
                 "summary": "Call a remote function",
-                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}],
+                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}, {"$ref": "#/components/parameters/IdempotencyKey"}],
+                "security": [{}, {"bearer": []}],
                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaCall"}}}},
                 "responses": {
-                  "200": {"description": "The result", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaResult"}}}},
+                  "200": {"description": "The result", "headers": {"Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaResult"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/IdempotencyInProgress"},
                   "413": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"},
                   "500": {"$ref": "#/components/responses/Error"},
                   "504": {"$ref": "#/components/responses/Error"}
                 }
@@ -67,13 +71,17 @@ enum OpenAPIDocument {
             "/handlers/{name}": {
               "post": {
                 "summary": "Call a custom handler: any JSON in and out",
-                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/IdempotencyKey"}],
+                "security": [{}, {"bearer": []}],
                 "requestBody": {"content": {"application/json": {"schema": {}}}},
                 "responses": {
-                  "200": {"description": "Whatever the handler answers", "content": {"application/json": {"schema": {}}}},
+                  "200": {"description": "Whatever the handler answers", "headers": {"Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/IdempotencyInProgress"},
+                  "422": {"$ref": "#/components/responses/Error"},
                   "500": {"$ref": "#/components/responses/Error"},
                   "504": {"$ref": "#/components/responses/Error"}
                 }
@@ -148,18 +156,21 @@ enum OpenAPIDocument {
               "post": {
                 "summary": "Create a record; the server assigns its id (a token needs records:write)",
                 "security": [{}, {"bearer": ["records:write"]}],
+                "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}, {"name": "visibility", "in": "query", "description": "private: readable, listable and changeable by its owner only (others get 404 and lists leave it out); needs a signed-in user", "schema": {"type": "string", "enum": ["public", "private"], "default": "public"}}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
-                  "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "201": {"description": "Created (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}, "Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
                   "413": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"},
                   "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "get": {
-                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read)",
+                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read). Private records of other users are left out",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
@@ -181,7 +192,7 @@ enum OpenAPIDocument {
                 {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
               ],
               "get": {
-                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read)",
+                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read). Another user's private record is 404",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "responses": {
                   "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
@@ -234,7 +245,11 @@ enum OpenAPIDocument {
           },
           "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "parameters": {
+              "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false, "description": "Makes the POST safe to retry: the first answer per (caller, key) is kept 24 h and replayed with Idempotency-Replayed: true; another request with the key is 422 idempotency_key_reused; an invalid key is 400 invalid_idempotency_key. Anonymous callers share one namespace.", "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"}}
+            },
             "responses": {
+              "IdempotencyInProgress": {"description": "idempotency_in_progress: a call with this Idempotency-Key is still running; retry after Retry-After seconds", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
               "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
               "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},

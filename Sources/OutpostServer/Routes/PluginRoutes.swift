@@ -9,6 +9,8 @@ struct PluginRoutes: Sendable {
     let lambdas: [String: LambdaBody]
     let handlers: [String: HandlerBody]
     let configuration: ServerConfiguration
+    let storage: any Storage
+    let auth: AuthService
 
     func add(to router: Router<OutpostRequestContext>) {
         router.post("/lambdas/{name}") { request, context in
@@ -25,7 +27,9 @@ struct PluginRoutes: Sendable {
             throw ServerError.notFound(
                 "unknown_lambda", "No lambda named '\(name)'; the server has: \(lambdas.keys.sorted().joined(separator: ", "))")
         }
-        let body = try await request.decodeJSON(limit: configuration.maxBodyBytes, maxDepth: configuration.maxJSONDepth)
+        let (caller, key) = try await callerAndKey(request)
+        let data = try await request.collectBody(limit: configuration.maxBodyBytes)
+        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
         let arguments: LambdaArguments
         switch body {
         case .null: arguments = .positional([])
@@ -43,9 +47,13 @@ struct PluginRoutes: Sendable {
         }
         var logger = context.logger
         logger[metadataKey: "lambda"] = "\(name)"
-        let call = LambdaCall(name: name, arguments: arguments, logger: logger)
-        let result = try await run("lambda", name, logger: logger) { try await lambda(call) }
-        return Response.json(["result": result])
+        let call = LambdaCall(name: name, arguments: arguments, logger: logger, caller: Self.identity(caller))
+        return try await once(request, caller: caller, key: key, body: data) {
+            let result = try await run("lambda", name, logger: logger) { try await lambda(call) }
+            return Idempotency.stored(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: JSONValue.object(["result": result]).jsonData())
+        }
     }
 
     func callHandler(_ request: Request, context: OutpostRequestContext) async throws -> Response {
@@ -55,16 +63,73 @@ struct PluginRoutes: Sendable {
                 "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))"
             )
         }
-        let body = try await request.decodeJSON(limit: configuration.maxBodyBytes, maxDepth: configuration.maxJSONDepth)
+        let (caller, key) = try await callerAndKey(request)
+        let data = try await request.collectBody(limit: configuration.maxBodyBytes)
+        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
         var logger = context.logger
         logger[metadataKey: "handler"] = "\(name)"
-        let call = HandlerCall(name: name, body: body, headers: request.headers, logger: logger)
-        let reply = try await run("handler", name, logger: logger) { try await handler(call) }
-        switch reply.body {
-        case .json(let value): return Response.json(value, status: reply.status, headers: reply.headers)
-        case .bytes(let data, let contentType):
-            return Response.bytes(data, contentType: contentType, status: reply.status, headers: reply.headers)
+        let call = HandlerCall(
+            name: name, body: body, headers: request.headers, logger: logger, caller: Self.identity(caller))
+        return try await once(request, caller: caller, key: key, body: data) {
+            let reply = try await run("handler", name, logger: logger) { try await handler(call) }
+            var headers = reply.headers
+            switch reply.body {
+            case .json(let value):
+                headers[.contentType] = "application/json"
+                return Idempotency.stored(status: reply.status, headers: headers, body: value.jsonData())
+            case .bytes(let data, let contentType):
+                headers[.contentType] = contentType
+                return Idempotency.stored(status: reply.status, headers: headers, body: data)
+            }
         }
+    }
+
+    /// The caller (an invalid bearer token is 401) and the request's `Idempotency-Key`, if any.
+    /// Another `Authorization` scheme is left to the plugin, which sees it in the headers.
+    func callerAndKey(_ request: Request) async throws -> (AuthenticatedCaller?, String?) {
+        let bearer = request.headers[.authorization]?.lowercased().hasPrefix("bearer ") == true
+        let caller = bearer ? try await auth.authenticate(request) : nil
+        return (caller, try Idempotency.key(of: request))
+    }
+
+    static func identity(_ caller: AuthenticatedCaller?) -> CallerIdentity? {
+        caller.map {
+            CallerIdentity(userID: $0.userID, clientID: $0.clientID, scopes: $0.scope.split(separator: " ").map(String.init))
+        }
+    }
+
+    /// Runs `body` once per (caller, key): a repeat gets the kept response, a repeat while the first
+    /// runs gets 409 `idempotency_in_progress`, another request with the key 422. Without a key,
+    /// just runs it.
+    func once(
+        _ request: Request, caller: AuthenticatedCaller?, key: String?, body data: Data,
+        _ body: () async throws -> StoredResponse
+    ) async throws -> Response {
+        guard let key else { return Idempotency.response(try await body(), replayed: false) }
+        let scoped = IdempotencyKey(
+            caller: Idempotency.caller(caller), key: key, fingerprint: Idempotency.fingerprint(request, body: data))
+        // A claim outlives the plugin's time limit, so only a claim whose server stopped is taken over.
+        let lease = configuration.lambdaTimeout + .seconds(5)
+        let claim = try await storage.claimIdempotencyKey(scoped, lease: lease, lifetime: Idempotency.lifetime)
+        guard case .claimed(let token) = claim else {
+            if case .replay(let stored) = claim { return Idempotency.response(stored, replayed: true) }
+            throw Idempotency.failure(claim)
+                ?? ServerError(
+                    .internalServerError, code: "idempotency_failed", message: "The Idempotency-Key could not be used; retry")
+        }
+        let response: StoredResponse
+        do {
+            response = try await body()
+        } catch {
+            try? await storage.releaseIdempotencyKey(scoped, token: token)
+            throw error
+        }
+        if Idempotency.keeps(response.status) {
+            try await storage.completeIdempotencyKey(scoped, token: token, response: response, lifetime: Idempotency.lifetime)
+        } else {
+            try await storage.releaseIdempotencyKey(scoped, token: token)
+        }
+        return Idempotency.response(response, replayed: false)
     }
 
     /// Runs plugin code with the time limit, turning its failures into clean replies.

@@ -31,17 +31,69 @@ struct RecordRoutes: Sendable {
         let type = try Self.type(context)
         let caller = try await auth.authenticate(request)
         try caller?.require(Scope.recordsWrite)
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
-        let record = try await storage.createRecord(type: type, fields: fields, owner: caller?.userID)
-        return Self.recordResponse(
-            record, status: .created,
-            headers: [.eTag: record.etag, .location: "/records/\(type)/\(record.id)"])
+        let isPrivate = try Self.isPrivate(request, owner: caller?.userID)
+        let key = try Idempotency.key(of: request)
+        let body = try await request.collectBody(limit: maxBodyBytes)
+        let fields = try Self.fields(from: try Request.parseJSON(body, maxDepth: maxJSONDepth))
+        guard let key else {
+            let record = try await storage.createRecord(
+                type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate)
+            return Self.recordResponse(record, status: .created, headers: Self.createdHeaders(record))
+        }
+        // The record and its response are stored in one transaction: a repeat finds both or neither.
+        let scoped = IdempotencyKey(
+            caller: Idempotency.caller(caller), key: key, fingerprint: Idempotency.fingerprint(request, body: body))
+        let (claim, created) = try await storage.createRecord(
+            type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate, key: scoped,
+            lifetime: Idempotency.lifetime
+        ) { record in
+            var headers = Self.createdHeaders(record)
+            headers[.contentType] = "application/json"
+            return Idempotency.stored(status: .created, headers: headers, body: Data(record.wireText.utf8))
+        }
+        if let created { return Idempotency.response(created, replayed: false) }
+        if case .replay(let stored) = claim { return Idempotency.response(stored, replayed: true) }
+        throw Idempotency.failure(claim)
+            ?? ServerError(
+                .internalServerError, code: "idempotency_failed", message: "The Idempotency-Key could not be used; retry")
+    }
+
+    /// `?visibility=private` (readable by the owner only) or `public` (the default). A private
+    /// record needs an owner: without a signed-in user it is 401.
+    static func isPrivate(_ request: Request, owner: String?) throws -> Bool {
+        switch try request.queryFields()["visibility"] {
+        case nil, "public"?: return false
+        case "private"?:
+            guard owner != nil else {
+                throw ServerError(
+                    .unauthorized, code: "sign_in_required",
+                    message: "A private record belongs to the user who creates it; sign in to create one",
+                    headers: [.wwwAuthenticate: "Bearer"])
+            }
+            return true
+        default:
+            throw ServerError.badRequest("invalid_visibility", "visibility must be public (the default) or private")
+        }
+    }
+
+    /// A private record of someone else is answered as missing, so its existence is not revealed.
+    static func visible(_ record: StoredRecord?, to caller: AuthenticatedCaller?) -> StoredRecord? {
+        guard let record, record.isPrivate else { return record }
+        guard let user = caller?.userID, user == record.owner else { return nil }
+        return record
+    }
+
+    static func createdHeaders(_ record: StoredRecord) -> HTTPFields {
+        [.eTag: record.etag, .location: "/records/\(record.type)/\(record.id)"]
     }
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await auth.authenticate(request)?.require(Scope.recordsRead)
-        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsRead)
+        guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
+            throw Self.notFound(type, id)
+        }
         if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
             return Response(status: .notModified, headers: [.eTag: record.etag])
         }
@@ -124,7 +176,9 @@ struct RecordRoutes: Sendable {
     func checkOwnership(_ request: Request, type: String, id: String) async throws {
         let caller = try await auth.authenticate(request)
         try caller?.require(Scope.recordsWrite)
-        guard let record = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
+        guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
+            throw Self.notFound(type, id)
+        }
         guard let owner = record.owner else { return }
         guard let caller else {
             throw AuthService.unauthorized("Record \(type)/\(id) belongs to a user; sign in as that user to change it")
@@ -161,7 +215,8 @@ struct RecordRoutes: Sendable {
 
     func list(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
-        try await auth.authenticate(request)?.require(Scope.recordsRead)
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsRead)
         var cursor: String?
         var page: Int?
         var limit: Int?
@@ -188,7 +243,8 @@ struct RecordRoutes: Sendable {
         if cursor != nil && page != nil {
             throw ServerError.badRequest("conflicting_pagination", "Use cursor (keyset) or page (page numbers), not both")
         }
-        let query = RecordQuery(type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize)
+        let query = RecordQuery(
+            type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize, viewer: caller?.userID)
         if let page {
             let (records, total) = try await storage.listRecords(query, page: page)
             return Self.listResponse(
@@ -304,7 +360,11 @@ struct RecordRoutes: Sendable {
     }
 
     static func fields(of request: Request, limit: Int, maxDepth: Int) async throws -> [String: JSONValue] {
-        guard case .object(var fields) = try await request.decodeJSON(limit: limit, maxDepth: maxDepth) else {
+        try fields(from: try await request.decodeJSON(limit: limit, maxDepth: maxDepth))
+    }
+
+    static func fields(from value: JSONValue) throws -> [String: JSONValue] {
+        guard case .object(var fields) = value else {
             throw ServerError.badRequest("invalid_record", "A record is a JSON object, e.g. {\"name\": \"Ada\"}")
         }
         for key in StoredRecord.serverKeys { fields[key] = nil }

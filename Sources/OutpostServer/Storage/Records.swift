@@ -17,6 +17,8 @@ public struct StoredRecord: Sendable, Hashable {
     public var updatedAt: Int64
     /// The global insertion order, the tie-breaker of keyset pagination.
     public var seq: Int64
+    /// Readable by its owner only (chosen at creation with `?visibility=private`).
+    public var isPrivate: Bool = false
 
     /// The strong ETag of this version, e.g. `"v3"`.
     public var etag: String { "\"v\(version)\"" }
@@ -113,8 +115,14 @@ public struct RecordQuery: Sendable {
     public var filters: [(field: String, value: JSONValue)]
     public var sort: RecordSort
     public var limit: Int
+    /// Who lists: private records of other users are left out. `nil` (anonymous) sees no private record.
+    public var viewer: String?
 
-    public init(type: String, filters: [(field: String, value: JSONValue)] = [], sort: RecordSort = .created, limit: Int = 20) {
+    public init(
+        type: String, filters: [(field: String, value: JSONValue)] = [], sort: RecordSort = .created, limit: Int = 20,
+        viewer: String? = nil
+    ) {
+        self.viewer = viewer
         self.type = type
         self.filters = filters
         self.sort = sort

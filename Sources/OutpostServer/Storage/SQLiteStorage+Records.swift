@@ -3,19 +3,29 @@ public import OutpostCore
 import SQLiteNIO
 
 extension SQLiteStorage {
-    static let columns = "seq, type, id, owner, body, version, created_at, updated_at"
+    static let columns = "seq, type, id, owner, body, version, created_at, updated_at, private"
 
-    public func createRecord(type: String, fields: [String: JSONValue], owner: String?) async throws -> StoredRecord {
-        let now = Self.nowMilliseconds()
+    public func createRecord(type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool) async throws
+        -> StoredRecord
+    {
+        try await insertRecord(
+            type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Self.nowMilliseconds(), on: connection)
+    }
+
+    /// Inserts a record with a fresh id on `connection` (inside a transaction when the caller opened one).
+    func insertRecord(
+        type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
+        on connection: BusyBoundedConnection
+    ) async throws -> StoredRecord {
         let body = JSONValue.object(fields).jsonString()
         for _ in 0..<5 {
             let id = Self.newIdentifier()
             do {
                 let rows = try await connection.query(
-                    "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING \(Self.columns)",
+                    "INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private) VALUES (?, ?, ?, ?, 1, ?, ?, ?) RETURNING \(Self.columns)",
                     [
                         .text(type), .text(id), owner.map(SQLiteData.text) ?? .null, .text(body), .integer(Int(now)),
-                        .integer(Int(now)),
+                        .integer(Int(now)), .integer(isPrivate ? 1 : 0),
                     ])
                 if let row = rows.first { return try Self.record(from: row) }
             } catch let error as SQLiteError where error.reason == .constraintUniqueFailed || error.reason == .constraint {
@@ -92,6 +102,7 @@ extension SQLiteStorage {
         let descending = query.sort.descending != backwards
         var sql = "SELECT \(Self.columns) FROM records WHERE type = ?"
         var binds: [SQLiteData] = [.text(query.type)]
+        appendVisibility(query.viewer, to: &sql, binds: &binds)
         appendFilters(query.filters, to: &sql, binds: &binds)
         if let position {
             sql += " AND (\(column), seq) \(descending ? "<" : ">") (?, ?)"
@@ -108,6 +119,7 @@ extension SQLiteStorage {
         let direction = query.sort.descending ? "DESC" : "ASC"
         var filterSQL = ""
         var binds: [SQLiteData] = [.text(query.type)]
+        appendVisibility(query.viewer, to: &filterSQL, binds: &binds)
         appendFilters(query.filters, to: &filterSQL, binds: &binds)
         let countRows = try await connection.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
         let total = countRows.first?.column("total")?.integer ?? 0
@@ -115,6 +127,16 @@ extension SQLiteStorage {
             "SELECT \(Self.columns) FROM records WHERE type = ?\(filterSQL) ORDER BY \(column) \(direction), seq \(direction) LIMIT ? OFFSET ?",
             binds + [.integer(query.limit), .integer((page - 1) * query.limit)])
         return (try rows.map(Self.record(from:)), total)
+    }
+
+    /// Private records of others are left out; `viewer` sees its own.
+    private func appendVisibility(_ viewer: String?, to sql: inout String, binds: inout [SQLiteData]) {
+        if let viewer {
+            sql += " AND (private = 0 OR owner = ?)"
+            binds.append(.text(viewer))
+        } else {
+            sql += " AND private = 0"
+        }
     }
 
     /// Equality on top-level fields. The JSON path and the value are bound, never spliced.
@@ -169,7 +191,8 @@ extension SQLiteStorage {
         }
         return StoredRecord(
             type: type, id: id, owner: row.column("owner")?.string, body: body, version: version,
-            createdAt: Int64(created), updatedAt: Int64(updated), seq: Int64(seq))
+            createdAt: Int64(created), updatedAt: Int64(updated), seq: Int64(seq),
+            isPrivate: (row.column("private")?.integer ?? 0) != 0)
     }
 
     static func nowMilliseconds() -> Int64 {

@@ -9,6 +9,10 @@ import SQLiteNIO
 /// recorded in `schema_migrations`; each runs once, in order.
 public final class SQLiteStorage: Storage {
     let connection: BusyBoundedConnection
+    /// A second connection for multi-statement transactions (an idempotent create), so statements
+    /// of concurrent requests on `connection` never land inside one; used by one task at a time.
+    let writer: BusyBoundedConnection
+    let writerLock = KeyedLock()
     let logger: Logger
     public let path: String
 
@@ -35,17 +39,32 @@ public final class SQLiteStorage: Storage {
         // it; turn SQLite's own waiting off and wait between attempts without holding anything.
         _ = try await connection.query("PRAGMA busy_timeout = 0")
         let bounded = BusyBoundedConnection(connection: connection, busyTimeout: busyTimeout)
-        let storage = SQLiteStorage(connection: bounded, logger: logger, path: path)
         _ = try await bounded.query("PRAGMA journal_mode=WAL")
         _ = try await bounded.query("PRAGMA synchronous=NORMAL")
         _ = try await bounded.query("PRAGMA foreign_keys=ON")
         _ = try await bounded.query(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        // Opened once the file is in WAL mode.
+        let writer: BusyBoundedConnection
+        do {
+            let second = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            _ = try await second.query("PRAGMA busy_timeout = 0")
+            writer = BusyBoundedConnection(connection: second, busyTimeout: busyTimeout)
+            _ = try await writer.query("PRAGMA synchronous=NORMAL")
+            _ = try await writer.query("PRAGMA foreign_keys=ON")
+        } catch {
+            try? await connection.close()
+            throw ServerError(
+                .internalServerError, code: "database_open_failed",
+                message: "Could not open the database at '\(path)': \(error). Check the path and its permissions")
+        }
+        let storage = SQLiteStorage(connection: bounded, writer: writer, logger: logger, path: path)
         return storage
     }
 
-    init(connection: BusyBoundedConnection, logger: Logger, path: String) {
+    init(connection: BusyBoundedConnection, writer: BusyBoundedConnection, logger: Logger, path: String) {
         self.connection = connection
+        self.writer = writer
         self.logger = logger
         self.path = path
     }
@@ -171,6 +190,10 @@ public final class SQLiteStorage: Storage {
             ]
         ),
         (5, openIDMigration),
+        // Issue 12: Idempotency-Key on POST.
+        (6, idempotencyMigration),
+        // Issue 12: private records, readable by their owner only.
+        (7, ["ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0"]),
     ]
 
     public func migrate() async throws {
@@ -207,6 +230,7 @@ public final class SQLiteStorage: Storage {
     }
 
     public func close() async throws {
+        try? await writer.close()
         try await connection.close()
     }
 }

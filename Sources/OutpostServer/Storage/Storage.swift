@@ -3,7 +3,7 @@ public import OutpostCore
 
 /// The server's storage boundary. SQLite is the embedded default; a PostgreSQL store implements
 /// the same protocol to scale out.
-public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage {
+public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage, IdempotencyStorage {
     /// Creates or upgrades the schema. Safe to call on every start.
     func migrate() async throws
     /// Throws when the database cannot answer a trivial query.
@@ -16,7 +16,8 @@ public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage {
 
 /// Records: schemaless JSON objects per type, with server-assigned ids and optimistic versions.
 public protocol RecordStorage: Sendable {
-    func createRecord(type: String, fields: [String: JSONValue], owner: String?) async throws -> StoredRecord
+    /// Creates a record; a private one is readable by `owner` only.
+    func createRecord(type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool) async throws -> StoredRecord
     func record(type: String, id: String) async throws -> StoredRecord?
     /// - Throws: ``RecordWriteFailure`` when the record is missing or its version differs.
     func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws -> StoredRecord
@@ -26,4 +27,11 @@ public protocol RecordStorage: Sendable {
     func listRecords(_ query: RecordQuery, page: Int) async throws -> (records: [StoredRecord], total: Int)
     /// A random secret kept with the data, created on first use.
     func secret(named name: String) async throws -> Data
+}
+
+extension RecordStorage {
+    /// Creates a record everyone may read.
+    public func createRecord(type: String, fields: [String: JSONValue], owner: String?) async throws -> StoredRecord {
+        try await createRecord(type: type, fields: fields, owner: owner, isPrivate: false)
+    }
 }

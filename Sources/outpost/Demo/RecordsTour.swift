@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Outpost
 
 /// A blog post with a nested author entity and a property that stays on the device.
@@ -85,6 +86,19 @@ enum RecordsTour {
         var firstFour: [String] = []
         for try await preview in store.items(cursorList, limit: 4) { firstFour.append(preview.title) }
         log.step("items(limit: 4) fetches lazily and stops early: \(firstFour.joined(separator: ", "))")
+
+        log.section("Idempotent writes")
+        let marker = UUID().uuidString
+        let order = Request.post("/records/orders", json: ["item": "tea", "order": .string(marker)]).idempotencyKey()
+        let sent = try await client.send(order)
+        // As if the first reply were lost: the SDK sends the same request, with the same key, again.
+        let retried = try await client.send(order)
+        let replayed = retried.headerFields[HTTPField.Name("Idempotency-Replayed")!] ?? "-"
+        let total = try await client.send(.get("/records/orders?page=1&per_page=1&order=\(marker)")).json()["total"]
+        log.step("POST /records/orders with an Idempotency-Key, then the same POST again (a retry after a lost reply)")
+        log.detail(
+            "ids \(try sent.json()["id"]?.stringValue ?? "?") and \(try retried.json()["id"]?.stringValue ?? "?"), "
+                + "Idempotency-Replayed: \(replayed); records created: \(total?.intValue ?? 0)")
 
         log.section("Delete")
         try await store.delete(post)

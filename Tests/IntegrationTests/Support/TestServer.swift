@@ -65,10 +65,16 @@ struct TestPlugin: ServerPlugin {
     /// Released by tests to let the `gate` handler answer.
     let gate = Gate()
     let flakyCalls = Counter()
+    /// Calls of the `counted` lambda, to check that a repeated key runs it once.
+    let countedCalls = Counter()
 
     func register(into registrar: inout PluginRegistrar) throws {
         let gate = self.gate
         let flakyCalls = self.flakyCalls
+        let countedCalls = self.countedCalls
+        try registrar.lambda("counted") { _ in .int(countedCalls.increment()) }
+        try registrar.lambda("whoami") { call in Self.describe(call.caller) }
+        try registrar.handler("whoami") { call in .json(Self.describe(call.caller)) }
         try registrar.lambda("boom") { _ in
             struct Internal: Error {}
             throw Internal()
@@ -108,11 +114,30 @@ struct TestPlugin: ServerPlugin {
     }
 }
 
+extension TestPlugin {
+    /// The caller as JSON: `null` when anonymous.
+    static func describe(_ caller: CallerIdentity?) -> JSONValue {
+        guard let caller else { return .null }
+        return [
+            "user_id": caller.userID.map(JSONValue.string) ?? .null, "client_id": .string(caller.clientID),
+            "scopes": .array(caller.scopes.map(JSONValue.string)),
+        ]
+    }
+}
+
 /// Suspends callers until released; releasing lets every present and future caller through.
 final class Gate: Sendable {
     private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    /// One element each time a caller reaches ``wait()``.
+    let arrivals: AsyncStream<Void>
+    private let arrived: AsyncStream<Void>.Continuation
+
+    init() {
+        (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
+    }
 
     func wait() async {
+        arrived.yield()
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state in
                 if state.open { return true }

@@ -1,0 +1,181 @@
+import Foundation
+public import OutpostCore
+import SQLiteNIO
+
+extension SQLiteStorage {
+    /// Migration 6 (issue 12): one row per (caller, key). A row is `in_progress` while a lambda or
+    /// handler runs (`claim` names the request holding it, until `locked_until`), then `done` with
+    /// the response. Rows past `expires_at` are deleted as requests come.
+    static let idempotencyMigration = [
+        """
+        CREATE TABLE idempotency_keys (
+            caller TEXT NOT NULL,
+            key TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            state TEXT NOT NULL,
+            claim TEXT NOT NULL,
+            locked_until INTEGER NOT NULL,
+            status INTEGER,
+            headers TEXT,
+            body BLOB,
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            PRIMARY KEY (caller, key)
+        )
+        """,
+        "CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)",
+    ]
+
+    public func createRecord(
+        type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, key: IdempotencyKey,
+        lifetime: Duration,
+        respond: @Sendable (StoredRecord) -> StoredResponse
+    ) async throws -> (claim: IdempotencyClaim, response: StoredResponse?) {
+        // The transaction runs on the writer connection, one at a time in this process; BEGIN
+        // IMMEDIATE takes the database's write lock, so servers sharing the file take turns too.
+        try await writerLock.withLock("writer") {
+            _ = try await writer.query("BEGIN IMMEDIATE")
+            do {
+                let now = Self.nowMilliseconds()
+                try await purgeIdempotencyKeys(now: now, on: writer)
+                if let existing = try await idempotencyRow(key, on: writer) {
+                    _ = try await writer.query("COMMIT")
+                    return (Self.classify(existing, key: key, now: now).claim, nil)
+                }
+                let record = try await insertRecord(
+                    type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: now, on: writer)
+                let response = respond(record)
+                _ = try await writer.query(
+                    """
+                    INSERT INTO idempotency_keys
+                        (caller, key, fingerprint, state, claim, locked_until, status, headers, body, created_at, expires_at)
+                    VALUES (?, ?, ?, 'done', '', 0, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(key.caller), .text(key.key), .text(key.fingerprint), .integer(response.status),
+                        .text(Self.headerText(response.headers)), .blob(.init(bytes: response.body)), .integer(Int(now)),
+                        .integer(Int(now + Self.milliseconds(lifetime))),
+                    ])
+                _ = try await writer.query("COMMIT")
+                return (.claimed(token: ""), response)
+            } catch {
+                _ = try? await writer.query("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    public func claimIdempotencyKey(_ key: IdempotencyKey, lease: Duration, lifetime: Duration) async throws
+        -> IdempotencyClaim
+    {
+        for _ in 0..<3 {
+            let now = Self.nowMilliseconds()
+            try await purgeIdempotencyKeys(now: now, on: connection)
+            let token = Self.newIdentifier()
+            let inserted = try await connection.query(
+                """
+                INSERT INTO idempotency_keys (caller, key, fingerprint, state, claim, locked_until, created_at, expires_at)
+                VALUES (?, ?, ?, 'in_progress', ?, ?, ?, ?) ON CONFLICT (caller, key) DO NOTHING RETURNING claim
+                """,
+                [
+                    .text(key.caller), .text(key.key), .text(key.fingerprint), .text(token),
+                    .integer(Int(now + Self.milliseconds(lease))), .integer(Int(now)),
+                    .integer(Int(now + Self.milliseconds(lifetime))),
+                ])
+            if !inserted.isEmpty { return .claimed(token: token) }
+            guard let existing = try await idempotencyRow(key, on: connection) else { continue }  // expired meanwhile
+            let (claim, stale) = Self.classify(existing, key: key, now: now)
+            guard stale else { return claim }
+            // The request holding the key stopped without finishing (its server died): take over.
+            let taken = try await connection.query(
+                """
+                UPDATE idempotency_keys SET claim = ?, locked_until = ?
+                WHERE caller = ? AND key = ? AND state = 'in_progress' AND claim = ? RETURNING claim
+                """,
+                [
+                    .text(token), .integer(Int(now + Self.milliseconds(lease))), .text(key.caller), .text(key.key),
+                    .text(existing.claim),
+                ])
+            return taken.isEmpty ? .inProgress : .claimed(token: token)
+        }
+        return .inProgress
+    }
+
+    public func completeIdempotencyKey(_ key: IdempotencyKey, token: String, response: StoredResponse, lifetime: Duration)
+        async throws
+    {
+        let now = Self.nowMilliseconds()
+        _ = try await connection.query(
+            """
+            UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ?, expires_at = ?
+            WHERE caller = ? AND key = ? AND claim = ? AND state = 'in_progress'
+            """,
+            [
+                .integer(response.status), .text(Self.headerText(response.headers)), .blob(.init(bytes: response.body)),
+                .integer(Int(now + Self.milliseconds(lifetime))), .text(key.caller), .text(key.key), .text(token),
+            ])
+    }
+
+    public func releaseIdempotencyKey(_ key: IdempotencyKey, token: String) async throws {
+        _ = try await connection.query(
+            "DELETE FROM idempotency_keys WHERE caller = ? AND key = ? AND claim = ? AND state = 'in_progress'",
+            [.text(key.caller), .text(key.key), .text(token)])
+    }
+
+    // MARK: Helpers
+
+    struct IdempotencyRow {
+        var fingerprint: String
+        var state: String
+        var claim: String
+        var lockedUntil: Int64
+        var response: StoredResponse?
+    }
+
+    func idempotencyRow(_ key: IdempotencyKey, on connection: BusyBoundedConnection) async throws -> IdempotencyRow? {
+        let rows = try await connection.query(
+            """
+            SELECT fingerprint, state, claim, locked_until, status, headers, body FROM idempotency_keys
+            WHERE caller = ? AND key = ?
+            """,
+            [.text(key.caller), .text(key.key)])
+        guard let row = rows.first else { return nil }
+        var response: StoredResponse?
+        if let status = row.column("status")?.integer, let headers = row.column("headers")?.string {
+            let body = row.column("body")?.blob.map { Data($0.readableBytesView) } ?? Data()
+            response = StoredResponse(status: status, headers: Self.headers(fromText: headers), body: body)
+        }
+        return IdempotencyRow(
+            fingerprint: row.column("fingerprint")?.string ?? "", state: row.column("state")?.string ?? "",
+            claim: row.column("claim")?.string ?? "", lockedUntil: Int64(row.column("locked_until")?.integer ?? 0),
+            response: response)
+    }
+
+    /// What a row means for `key`, and whether it is an in-progress claim whose lease ran out.
+    static func classify(_ row: IdempotencyRow, key: IdempotencyKey, now: Int64) -> (claim: IdempotencyClaim, stale: Bool) {
+        guard row.fingerprint == key.fingerprint else { return (.mismatch, false) }
+        if row.state == "done", let response = row.response { return (.replay(response), false) }
+        return (.inProgress, row.lockedUntil < now)
+    }
+
+    func purgeIdempotencyKeys(now: Int64, on connection: BusyBoundedConnection) async throws {
+        _ = try await connection.query("DELETE FROM idempotency_keys WHERE expires_at < ?", [.integer(Int(now))])
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+    }
+
+    static func headerText(_ headers: [[String]]) -> String {
+        JSONValue.array(headers.map { .array($0.map(JSONValue.string)) }).jsonString()
+    }
+
+    static func headers(fromText text: String) -> [[String]] {
+        guard case .array(let pairs)? = try? JSONValue(parsing: Data(text.utf8)) else { return [] }
+        return pairs.compactMap { pair in
+            guard case .array(let parts) = pair else { return nil }
+            let strings = parts.compactMap(\.stringValue)
+            return strings.count == 2 ? strings : nil
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Outpost
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Kills `outpost serve` with SIGKILL under a load of keyed POSTs from the SDK, starts it again on
+/// the same database, and checks that every acknowledged write is there exactly once.
+@Suite("Crash recovery of idempotent writes")
+struct CrashRecoveryTests {
+    /// The `outpost` executable built beside this test bundle (`swift build --build-tests` builds it).
+    static let binary: URL? = {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments.first ?? "").standardizedFileURL
+        let candidate = bundle.deletingLastPathComponent().appendingPathComponent("outpost")
+        return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+    }()
+
+    /// One `outpost serve` child process.
+    struct Child {
+        let process: Process
+        let baseURL: URL
+
+        static func start(_ binary: URL, database: String) async throws -> Child {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["serve", "--port", "0", "--database", database, "--log-level", "error"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            let (chunks, sink) = AsyncStream.makeStream(of: Data.self)
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty {
+                    handle.readabilityHandler = nil
+                    sink.finish()
+                } else {
+                    sink.yield(data)
+                }
+            }
+            try process.run()
+            var output = ""
+            for await chunk in chunks {
+                output += String(decoding: chunk, as: UTF8.self)
+                if let range = output.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
+                    let url = URL(string: String(output[range]))
+                {
+                    return Child(process: process, baseURL: url)
+                }
+            }
+            process.terminate()
+            throw CrashTestFailure(message: "outpost serve stopped before it listened: \(output)")
+        }
+
+        func kill9() {
+            _ = kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    struct CrashTestFailure: Error, CustomStringConvertible {
+        var message: String
+        var description: String { message }
+    }
+
+    /// What the load saw: the id each acknowledged key got, and the keys sent without an answer.
+    final class Ledger: Sendable {
+        let state = Mutex<(acknowledged: [Int: String], unanswered: Set<Int>)>(([:], []))
+        let enough: AsyncStream<Void>
+        let enoughSink: AsyncStream<Void>.Continuation
+        let threshold: Int
+
+        init(threshold: Int) {
+            self.threshold = threshold
+            (enough, enoughSink) = AsyncStream.makeStream(of: Void.self)
+        }
+
+        func acknowledge(_ n: Int, id: String) {
+            let count = state.withLock {
+                $0.acknowledged[n] = id
+                return $0.acknowledged.count
+            }
+            if count == threshold { enoughSink.yield() }
+        }
+
+        func unanswered(_ n: Int) { state.withLock { _ = $0.unanswered.insert(n) } }
+    }
+
+    static func create(_ client: OutpostClient, _ n: Int) async throws -> String {
+        let request = Request.post("/records/crash", json: ["n": .int(n)]).idempotencyKey("crash-\(n)")
+        let answer = try await client.send(request)
+        guard let id = try answer.json()["id"]?.stringValue else {
+            throw CrashTestFailure(message: "no id in the answer for \(n)")
+        }
+        return id
+    }
+
+    @Test("kill -9 under load, restart: every acknowledged write is present exactly once", .enabled(if: binary != nil))
+    func killUnderLoad() async throws {
+        let binary = try #require(Self.binary)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-crash-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let database = folder.appendingPathComponent("crash.sqlite").path
+
+        let first = try await Child.start(binary, database: database)
+        let ledger = Ledger(threshold: 40)
+        var configuration = OutpostClient.Configuration(baseURL: first.baseURL)
+        configuration.retry = .none
+        let client = OutpostClient(configuration: configuration)
+        let workers = 4
+        let perWorker = 1000
+        let load = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<workers {
+                    group.addTask {
+                        for index in 0..<perWorker {
+                            let n = worker * perWorker + index
+                            do {
+                                ledger.acknowledge(n, id: try await Self.create(client, n))
+                            } catch {
+                                ledger.unanswered(n)  // the server died with this one in flight
+                                return
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for await _ in ledger.enough { break }
+        first.kill9()
+        await load.value
+        try await client.shutdown()
+
+        let second = try await Child.start(binary, database: database)
+        defer {
+            second.process.terminate()
+            second.process.waitUntilExit()
+        }
+        try await IdempotencyTests.withClient(second.baseURL) { client in
+            let (acknowledged, unanswered) = ledger.state.withLock { ($0.acknowledged, $0.unanswered) }
+            #expect(acknowledged.count >= 40)
+            #expect(acknowledged.count < workers * perWorker, "the server was killed before the load finished")
+            // Acknowledged keys answer the same record again; the ones in flight at the kill now succeed once.
+            for (n, id) in acknowledged { #expect(try await Self.create(client, n) == id) }
+            for n in unanswered { _ = try await Self.create(client, n) }
+            let expected = acknowledged.count + unanswered.subtracting(acknowledged.keys).count
+            let total = try await client.send(.get("/records/crash?page=1&per_page=1")).json()["total"]?.intValue
+            #expect(total == expected)
+            for (n, id) in acknowledged {
+                let matches = try await client.send(.get("/records/crash?page=1&per_page=2&n=\(n)")).json()
+                #expect(matches["total"]?.intValue == 1)
+                #expect(matches["results"]?[0]?["id"]?.stringValue == id)
+            }
+        }
+    }
+}
