@@ -2,7 +2,7 @@ public import Foundation
 public import HTTPTypes
 public import OutpostCore
 
-/// Signs every request of an ``OutpostClient`` with the authenticator's access token.
+/// Signs every request of an `OutpostClient` with the authenticator's access token.
 ///
 /// - Attaches the token as `Authorization: Bearer …`, or as a query parameter
 ///   (``Placement/queryParameter(_:)``, NationBuilder style) where a backend wants it so.
@@ -14,12 +14,12 @@ public import OutpostCore
 /// base URL and to the ``trustedOrigins`` listed here, and never over plain `http` to a host other
 /// than the loopback (`127.0.0.1`, `::1`, `localhost`), so not after a downgrade from `https`
 /// either. A request elsewhere (an absolute URL, a `next` link to another host) is refused with
-/// ``OutpostError/Code/untrustedDestination`` before anything is sent, or, with
+/// `OutpostError.Code.untrustedDestination` before anything is sent, or, with
 /// ``CrossOriginPolicy/sendUnsigned``, sent without the token.
 ///
 /// When no refresh is due, a request costs one actor hop and no I/O. Requests go out unsigned
 /// when nobody is signed in. A refresh that fails leaves the 401 to the caller
-/// (``OutpostError/Code/unauthorized``), with the ``AuthError`` as its underlying error when
+/// (`OutpostError.Code.unauthorized`), with the ``AuthError`` as its underlying error when
 /// there was no response to return.
 public struct AuthMiddleware: ClientMiddleware {
     /// Where the token goes.
@@ -32,7 +32,7 @@ public struct AuthMiddleware: ClientMiddleware {
 
     /// What happens to a request for an origin that may not receive the token.
     public enum CrossOriginPolicy: Sendable, Hashable {
-        /// Fail with ``OutpostError/Code/untrustedDestination``; nothing is sent. The default.
+        /// Fail with `OutpostError.Code.untrustedDestination`; nothing is sent. The default.
         case refuse
         /// Send the request without the token (for public resources on other hosts, e.g. a CDN).
         case sendUnsigned

@@ -2,7 +2,7 @@ public import Foundation
 public import OutpostCore
 
 /// Where the authorization server's endpoints are. Build it by hand, or from discovery
-/// metadata with ``Endpoints/discover(issuer:client:)``.
+/// metadata with ``Endpoints/discover(issuer:client:overrides:)``.
 public struct Endpoints: Sendable, Hashable {
     /// The server's issuer identifier (RFC 8414), when known.
     public var issuer: URL?
@@ -189,8 +189,11 @@ public struct AuthorizationServerMetadata: Sendable, Hashable, Codable {
     ///
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed`` when the document cannot be
     ///   fetched or decoded, or names another issuer (a mix-up defence, RFC 8414 section 3.3).
-    /// - Parameter openID: Read the OpenID Provider configuration (OpenID Connect Discovery) rather
-    ///   than the RFC 8414 document.
+    /// - Parameters:
+    ///   - issuer: The authorization server's issuer identifier.
+    ///   - client: The client that fetches the document (its transport, timeout and logger).
+    ///   - openID: Read the OpenID Provider configuration (OpenID Connect Discovery) rather
+    ///     than the RFC 8414 document.
     public static func fetch(issuer: URL, client: OutpostClient, openID: Bool = false) async throws
         -> AuthorizationServerMetadata
     {

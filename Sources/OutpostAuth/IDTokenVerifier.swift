@@ -56,6 +56,7 @@ public actor IDTokenVerifier {
     /// Verifies `idToken` and returns it with its claims.
     ///
     /// - Parameters:
+    ///   - idToken: The compact JWS, as the token endpoint returned it.
     ///   - nonce: The `nonce` the authorization request sent; the token must carry the same. `nil`
     ///     skips the check (refreshes, flows without a nonce).
     ///   - accessToken: The access token issued with it; when the token has `at_hash`, it must match.

@@ -45,7 +45,7 @@ extension Callback {
         return answer.url(base: base)
     }
 
-    /// Opens the callback URL for `answer`; see ``succeed(additionalParameters:)-(_)``.
+    /// Opens the callback URL for `answer`; see ``succeed(additionalParameters:)-5383j``.
     @discardableResult
     public func answer(_ answer: CallbackAnswer) async -> Bool {
         guard let text = url(for: answer), let url = URL(string: text) else { return false }

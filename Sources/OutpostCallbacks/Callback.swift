@@ -4,7 +4,7 @@ public import Foundation
 ///
 /// `scheme://x-callback-url/action?x-source=App&x-success=...&x-error=...&x-cancel=...&name=value`
 ///
-/// Answer it with ``succeed(additionalParameters:)-(_)``, ``fail(code:message:)`` or
+/// Answer it with ``succeed(additionalParameters:)-5383j``, ``fail(code:message:)`` or
 /// ``cancel()``: each opens the matching callback URL through the URL opener of the router that
 /// routed it. The parsing rules are in <doc:RoutingAnsweringCalling>.
 public struct Callback: Sendable, Hashable, CustomStringConvertible {

@@ -124,6 +124,9 @@ public final class CallbackCaller: Sendable {
     /// Calls `action` of the app with `scheme` and waits for its answer.
     ///
     /// - Parameters:
+    ///   - scheme: The URL scheme of the app to call, e.g. `notes`.
+    ///   - action: The action to perform, the path after `x-callback-url/`.
+    ///   - parameters: Extra query parameters for the action, in order.
     ///   - timeout: How long to wait; ``Configuration/timeout`` when `nil`.
     /// - Returns: The parameters of a success answer (without `requestID`).
     /// - Throws: ``CallbackError`` with ``CallbackError/Code/remoteError`` (with the remote code

@@ -8,7 +8,9 @@ extension JSONValue {
     ///
     /// Numbers without a fraction or exponent that fit an `Int` become ``int(_:)``; other numbers ``double(_:)``.
     ///
-    /// - Parameter maxDepth: arrays and objects nested deeper than this are refused.
+    /// - Parameters:
+    ///   - data: The JSON text, UTF-8.
+    ///   - maxDepth: Arrays and objects nested deeper than this are refused.
     /// - Throws: `DecodingError.dataCorrupted` saying what is wrong and at which byte.
     public init(parsing data: Data, maxDepth: Int) throws {
         self = try data.withUnsafeBytes { bytes in

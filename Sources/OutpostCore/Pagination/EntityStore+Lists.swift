@@ -33,8 +33,10 @@ extension EntityStore {
     /// Only the current page is held. When the task is cancelled, no further page is fetched and the
     /// loop throws ``OutpostError/Code/cancelled``.
     ///
-    /// - Parameter limit: the most items to yield in all; the last page is cut to fit, and pages are
-    ///   requested no larger than needed.
+    /// - Parameters:
+    ///   - request: The list to walk: item type, filters, page size.
+    ///   - limit: The most items to yield in all; the last page is cut to fit, and pages are
+    ///     requested no larger than needed.
     public func pages<Item>(_ request: ListRequest<Item>, limit: Int? = nil) -> PageSequence<Item> {
         PageSequence(store: self, start: startLocation(for: request, limit: limit), style: style(of: request), limit: limit)
     }

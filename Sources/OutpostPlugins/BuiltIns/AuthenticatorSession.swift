@@ -1,6 +1,6 @@
 public import OutpostAuth
 
-/// OutpostAuth's ``OutpostAuth/Authenticator`` as the ``OAuthSession`` of an ``OAuthLoginProvider``:
+/// OutpostAuth's `Authenticator` as the ``OAuthSession`` of an ``OAuthLoginProvider``:
 /// the login provider plugin over real OAuth 2.0 sign-in.
 ///
 /// ```swift
@@ -8,7 +8,7 @@ public import OutpostAuth
 /// ```
 ///
 /// Silent sign-in (`restore`) uses the stored credential, refreshing it if it is due; token refresh
-/// during use is the authenticator's job (through its ``OutpostAuth/AuthMiddleware``).
+/// during use is the authenticator's job (through its `AuthMiddleware`).
 public struct AuthenticatorSession: OAuthSession {
     /// How an interactive sign-in happens.
     public enum InteractiveFlow: Sendable {

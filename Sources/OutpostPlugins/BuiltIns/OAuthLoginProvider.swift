@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// A login's `parameters` may set `interactive` for that login.
 public final class OAuthLoginProvider: LoginProvider, StartupHook {
-    /// The plugin type under which ``PluginRegistry/registerOAuthLoginProvider(type:makeSession:)`` registers it.
+    /// The plugin type under which ``PluginRegistry/registerOAuthLoginProvider(type:notificationCenter:makeSession:)`` registers it.
     public static let pluginType = "outpost.login.oauth"
 
     public let identifier: String

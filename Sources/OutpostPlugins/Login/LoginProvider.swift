@@ -60,7 +60,7 @@ public struct LoginState: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A change of a login provider's ``LoginState``, as delivered by
-/// ``LoginProvider/loginStateChanges()`` and by the ``Foundation/Notification/Name/outpostLoginStateDidChange``
+/// ``LoginProvider/loginStateChanges()`` and by the ``Foundation/NSNotification/Name/outpostLoginStateDidChange``
 /// notification.
 public struct LoginStateChange: Sendable, Hashable {
     /// The identifier of the provider whose state changed.
@@ -80,7 +80,7 @@ public struct LoginStateChange: Sendable, Hashable {
     /// The `userInfo` key under which a notification carries the change.
     public static let userInfoKey = "change"
 
-    /// The change a ``Foundation/Notification/Name/outpostLoginStateDidChange`` notification carries.
+    /// The change a ``Foundation/NSNotification/Name/outpostLoginStateDidChange`` notification carries.
     public init?(notification: Notification) {
         guard let change = notification.userInfo?[Self.userInfoKey] as? LoginStateChange else { return nil }
         self = change
@@ -100,7 +100,7 @@ extension Notification.Name {
 /// with a ``LoginOutcome`` (completed, failed or cancelled) and never throw.
 ///
 /// Changes of ``LoginState`` are observable in two ways: ``loginStateChanges()`` as an
-/// `AsyncSequence`, and the ``Foundation/Notification/Name/outpostLoginStateDidChange`` notification
+/// `AsyncSequence`, and the ``Foundation/NSNotification/Name/outpostLoginStateDidChange`` notification
 /// on the provider's notification center. ``LoginStateBroadcaster`` does both for a conforming type.
 ///
 /// Completion-handler forms of the async members are in `LoginProvider+Completion.swift`.

@@ -2,7 +2,7 @@ public import Foundation
 import Synchronization
 
 /// Keeps a login provider's ``LoginState`` and tells observers when it changes: through
-/// `AsyncStream`s and through ``Foundation/Notification/Name/outpostLoginStateDidChange`` on a
+/// `AsyncStream`s and through ``Foundation/NSNotification/Name/outpostLoginStateDidChange`` on a
 /// notification center. Build a ``LoginProvider`` on it to get both for free.
 ///
 /// Changes are delivered to streams in the order they were made. The notification is posted
@@ -25,7 +25,7 @@ public final class LoginStateBroadcaster: Sendable {
     /// - Parameters:
     ///   - provider: The provider's identifier.
     ///   - initial: The state to start from.
-    ///   - notificationCenter: Where to post ``Foundation/Notification/Name/outpostLoginStateDidChange``.
+    ///   - notificationCenter: Where to post ``Foundation/NSNotification/Name/outpostLoginStateDidChange``.
     public init(provider: String, initial: LoginState = .signedOut, notificationCenter: NotificationCenter = .default) {
         self.provider = provider
         self.notificationCenter = notificationCenter

@@ -131,7 +131,9 @@ public struct PluginRegistry: Sendable {
 
     /// Builds every plugin of `manifest`, in order, then the screens' hook chains and the startup hooks.
     ///
-    /// - Parameter presenter: Presents sign-in for the screens' hook chains.
+    /// - Parameters:
+    ///   - manifest: The plugins, screens and startup hooks to build.
+    ///   - presenter: Presents sign-in for the screens' hook chains.
     /// - Throws: ``PluginError`` naming the manifest entry at fault (``PluginError/location``):
     ///   ``PluginError/Code/unknownPluginType``, ``PluginError/Code/invalidConfiguration``,
     ///   ``PluginError/Code/unknownPlugin``, ``PluginError/Code/wrongPluginKind``.

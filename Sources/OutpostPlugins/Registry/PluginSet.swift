@@ -41,7 +41,10 @@ public struct PluginSet: Sendable {
     public var screenHooks: [String: any ScreenHook] { plugins.compactMapValues { $0 as? any ScreenHook } }
 
     /// The hook chain of `screen`; a screen the manifest does not list gets an empty chain, which allows it.
-    /// - Parameter presenter: Replaces the presenter the set was built with, when given.
+    ///
+    /// - Parameters:
+    ///   - screen: The screen's name in the manifest.
+    ///   - presenter: Replaces the presenter the set was built with, when given.
     public func chain(for screen: String, presenter: (any LoginPresenting)? = nil) -> ScreenHookChain {
         var chain = screens[screen] ?? ScreenHookChain(screen: screen, hooks: [], timeout: hookTimeout, presenter: self.presenter)
         if let presenter { chain.presenter = presenter }

@@ -18,8 +18,11 @@ public final class SQLiteStorage: Storage {
 
     /// Opens (creating if needed) the database at `path`.
     ///
-    /// - Parameter busyTimeout: how long a statement waits for another process's lock before it
-    ///   fails with 503 `storage_busy`.
+    /// - Parameters:
+    ///   - path: The database file.
+    ///   - busyTimeout: How long a statement waits for another process's lock before it fails
+    ///     with 503 `storage_busy`.
+    ///   - logger: Receives the storage's own log messages.
     public static func open(path: String, busyTimeout: Duration = .seconds(5), logger: Logger) async throws -> SQLiteStorage {
         let directory = (path as NSString).deletingLastPathComponent
         if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
