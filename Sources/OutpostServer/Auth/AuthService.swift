@@ -263,7 +263,8 @@ struct AuthService: Sendable {
 
     func signIn(provider: String, authData: JSONValue, client: OAuthClient, address: String) async throws -> JSONValue {
         guard let verify = providers[provider] else {
-            throw ServerError.badRequest(
+            // 404, like an unknown lambda or handler: the name is not one this server has.
+            throw ServerError.notFound(
                 "unknown_provider",
                 "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
         }

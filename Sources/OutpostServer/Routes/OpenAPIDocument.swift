@@ -39,13 +39,13 @@ enum OpenAPIDocument {
               "get": {
                 "summary": "OpenID Connect UserInfo: sub, and preferred_username with the profile scope",
                 "security": [{"bearer": []}],
-                "responses": {"200": {"description": "The user's claims"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+                "responses": {"200": {"description": "The user's claims"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               },
               "post": {
                 "summary": "OpenID Connect UserInfo (the access token may also come as access_token in a form body)",
                 "security": [{"bearer": []}],
-                "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
-                "responses": {"200": {"description": "The user's claims"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+                "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"access_token": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
+                "responses": {"200": {"description": "The user's claims"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/lambdas/{name}": {
@@ -71,7 +71,7 @@ enum OpenAPIDocument {
             "/handlers/{name}": {
               "post": {
                 "summary": "Call a custom handler: any JSON in and out",
-                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}, {"$ref": "#/components/parameters/IdempotencyKey"}],
+                "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}, {"$ref": "#/components/parameters/IdempotencyKey"}],
                 "security": [{}, {"bearer": []}],
                 "requestBody": {"content": {"application/json": {"schema": {}}}},
                 "responses": {
@@ -90,7 +90,7 @@ enum OpenAPIDocument {
             "/users": {
               "post": {
                 "summary": "Sign up with a username and password (stored with Bcrypt)",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string"}, "password": {"type": "string", "minLength": 8}}}}}},
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string", "pattern": "^[A-Za-z0-9._@-]{3,64}$"}, "password": {"type": "string", "minLength": 8}}}}}},
                 "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
               }
             },
@@ -104,8 +104,8 @@ enum OpenAPIDocument {
             "/auth/login": {
               "post": {
                 "summary": "Sign in through a custom authentication provider",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string"}, "auth_data": {"type": "object"}, "client_id": {"type": "string"}}}}}},
-                "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string", "minLength": 1}, "auth_data": {"type": "object"}, "client_id": {"type": "string", "minLength": 1}}}}}},
+                "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"description": "invalid_client (an unknown client_id) or provider_rejected", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "404": {"description": "unknown_provider: the server has no provider of that name", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/.well-known/oauth-authorization-server": {
@@ -116,8 +116,8 @@ enum OpenAPIDocument {
                 "summary": "The sign-in and consent page (authorization code with PKCE S256, or implicit for clients allowed it)",
                 "parameters": [
                   {"name": "response_type", "in": "query", "required": true, "schema": {"type": "string", "enum": ["code", "token"]}},
-                  {"name": "client_id", "in": "query", "required": true, "schema": {"type": "string"}},
-                  {"name": "redirect_uri", "in": "query", "required": true, "schema": {"type": "string"}},
+                  {"name": "client_id", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
+                  {"name": "redirect_uri", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
                   {"name": "scope", "in": "query", "schema": {"type": "string"}},
                   {"name": "state", "in": "query", "schema": {"type": "string"}},
                   {"name": "code_challenge", "in": "query", "schema": {"type": "string"}},
@@ -127,29 +127,29 @@ enum OpenAPIDocument {
               },
               "post": {
                 "summary": "The form's submission: credentials and the decision (same-origin posts with a form token bound to the browser only)",
-                "requestBody": {"content": {"application/x-www-form-urlencoded": {}}},
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["response_type", "client_id", "redirect_uri", "form_token"], "properties": {"response_type": {"type": "string", "enum": ["code", "token"]}, "client_id": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "state": {"type": "string"}, "code_challenge": {"type": "string"}, "code_challenge_method": {"type": "string", "enum": ["S256"]}, "nonce": {"type": "string"}, "form_token": {"type": "string", "minLength": 1}, "decision": {"type": "string", "enum": ["allow", "deny"]}, "username": {"type": "string"}, "password": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}},
                 "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error, with state and iss"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}, "403": {"description": "Posted from another origin"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}}
               }
             },
             "/oauth/token": {
               "post": {
                 "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
-                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {}}},
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["grant_type"], "properties": {"grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token", "password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "minLength": 1}, "code": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "code_verifier": {"type": "string", "minLength": 1}, "refresh_token": {"type": "string", "minLength": 1}, "username": {"type": "string", "minLength": 1}, "password": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "device_code": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
                 "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}
               }
             },
             "/oauth/revoke": {
-              "post": {"summary": "Token revocation (RFC 7009)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "401": {"$ref": "#/components/responses/OAuthError"}}}
+              "post": {"summary": "Token revocation (RFC 7009)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["token", "client_id"], "properties": {"token": {"type": "string", "minLength": 1}, "token_type_hint": {"type": "string", "enum": ["access_token", "refresh_token"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}}
             },
             "/oauth/device_authorization": {
-              "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}}}
+              "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["client_id"], "properties": {"client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "minLength": 1}, "scope": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}}
             },
             "/device": {
-              "get": {"summary": "The page where a user enters a device's code", "parameters": [{"name": "user_code", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}}},
-              "post": {"summary": "The device page's submission: the code and sign-in (purpose=device), then the confirmation (purpose=device_confirm)", "requestBody": {"content": {"application/x-www-form-urlencoded": {}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}, "403": {"description": "Posted from another origin"}, "429": {"description": "Too many failed sign-ins or wrong codes, with Retry-After"}}}
+              "get": {"summary": "The page where a user enters a device's code", "parameters": [{"name": "user_code", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "400": {"$ref": "#/components/responses/Error"}}},
+              "post": {"summary": "The device page's submission: the code and sign-in (purpose=device), then the confirmation (purpose=device_confirm)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["purpose", "form_token", "user_code"], "properties": {"purpose": {"type": "string", "enum": ["device", "device_confirm"]}, "form_token": {"type": "string", "minLength": 1}, "user_code": {"type": "string", "minLength": 1}, "username": {"type": "string"}, "password": {"type": "string"}, "decision": {"type": "string", "enum": ["allow", "deny"]}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}, "403": {"description": "Posted from another origin"}, "429": {"description": "Too many failed sign-ins or wrong codes, with Retry-After"}}}
             },
             "/oauth/logout": {
-              "get": {"summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}}}
+              "get": {"summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}, "400": {"$ref": "#/components/responses/Error"}}}
             },
             "/records/{type}": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
@@ -175,21 +175,22 @@ enum OpenAPIDocument {
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
                   {"name": "cursor", "in": "query", "schema": {"type": "string"}},
-                  {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+                  {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 9223372036854775}},
                   {"name": "per_page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
                   {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["created", "-created", "updated", "-updated"]}}
                 ],
                 "responses": {
                   "200": {"description": "One page", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/CursorPage"}, {"$ref": "#/components/schemas/NumberedPage"}]}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"}
                 }
               }
             },
             "/records/{type}/{id}": {
               "parameters": [
-                {"name": "type", "in": "path", "required": true, "schema": {"type": "string"}},
-                {"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}
+                {"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+                {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}
               ],
               "get": {
                 "summary": "Read a record; If-None-Match gives 304 (a token needs records:read). Another user's private record is 404",
@@ -197,6 +198,8 @@ enum OpenAPIDocument {
                 "responses": {
                   "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "304": {"description": "Not modified"},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"}
                 }
@@ -208,6 +211,7 @@ enum OpenAPIDocument {
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
@@ -222,6 +226,7 @@ enum OpenAPIDocument {
                 "responses": {
                   "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
@@ -235,6 +240,8 @@ enum OpenAPIDocument {
                 "security": [{}, {"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
@@ -244,7 +251,10 @@ enum OpenAPIDocument {
             }
           },
           "components": {
-            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "securitySchemes": {
+              "bearer": {"type": "http", "scheme": "bearer"},
+              "oauth2": {"type": "oauth2", "description": "How bearer tokens are obtained (RFC 6749); the device flow (RFC 8628) starts at /oauth/device_authorization", "flows": {"authorizationCode": {"authorizationUrl": "/oauth/authorize", "tokenUrl": "/oauth/token", "refreshUrl": "/oauth/token", "scopes": {"records:read": "Read and list records", "records:write": "Create, change and delete records", "profile": "Read the signed-in user's profile", "openid": "OpenID Connect sign-in"}}, "password": {"tokenUrl": "/oauth/token", "scopes": {}}, "clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {}}}}
+            },
             "parameters": {
               "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false, "description": "Makes the POST safe to retry: the first answer per (caller, key) is kept 24 h and replayed with Idempotency-Replayed: true; another request with the key is 422 idempotency_key_reused; an invalid key is 400 invalid_idempotency_key. Anonymous callers share one namespace.", "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"}}
             },
@@ -285,6 +295,7 @@ enum OpenAPIDocument {
               },
               "CursorPage": {
                 "type": "object",
+                "required": ["results", "next_cursor", "prev_cursor", "next", "previous"],
                 "properties": {
                   "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
                   "next_cursor": {"type": ["string", "null"]}, "prev_cursor": {"type": ["string", "null"]},
@@ -293,6 +304,7 @@ enum OpenAPIDocument {
               },
               "NumberedPage": {
                 "type": "object",
+                "required": ["results", "page", "per_page", "total", "total_pages"],
                 "properties": {
                   "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
                   "page": {"type": "integer"}, "per_page": {"type": "integer"}, "total": {"type": "integer"}, "total_pages": {"type": "integer"}

@@ -62,8 +62,10 @@ struct UserRoutes: Sendable {
                     "invalid_login", "Send {\"provider\": \"com.example\", \"auth_data\": {...}, \"client_id\": \"...\"}")
             }
             guard let client = try await auth.storage.client(id: clientID) else {
-                throw ServerError.badRequest(
-                    "invalid_client", "Unknown client '\(clientID)'; register it with `outpost clients add`")
+                // 401, as RFC 6749 §5.2 answers an unknown client at the token endpoint.
+                throw ServerError(
+                    .unauthorized, code: "invalid_client",
+                    message: "Unknown client '\(clientID)'; register it with `outpost clients add`")
             }
             let tokens = try await auth.signIn(
                 provider: provider, authData: authData, client: client, address: context.clientAddress)
