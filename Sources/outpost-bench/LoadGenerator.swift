@@ -38,22 +38,26 @@ enum LoadGenerator {
     static var defaultTool: Tool { wrkPath == nil ? .builtIn : .wrk }
 
     /// Loads `url` with `concurrency` connections for `duration` (wrk rounds it up to whole seconds).
-    static func run(url: URL, concurrency: Int, duration: Duration, tool: Tool = defaultTool) async throws -> Result {
+    static func run(
+        url: URL, concurrency: Int, duration: Duration, headers: [(name: String, value: String)] = [], tool: Tool = defaultTool
+    ) async throws -> Result {
         guard url.host == "127.0.0.1" || url.host == "localhost" || url.host == "[::1]" || url.host == "::1" else {
             throw BenchError("the load generator only targets loopback, not \(url.absoluteString)")
         }
         switch tool {
         case .wrk:
             guard let wrkPath else { throw BenchError("wrk is not installed (apt-get install wrk)") }
-            return try await runWrk(wrkPath, url: url, concurrency: concurrency, duration: duration)
+            return try await runWrk(wrkPath, url: url, concurrency: concurrency, duration: duration, headers: headers)
         case .builtIn:
-            return try await runBuiltIn(url: url, concurrency: concurrency, duration: duration)
+            return try await runBuiltIn(url: url, concurrency: concurrency, duration: duration, headers: headers)
         }
     }
 
     // MARK: wrk
 
-    private static func runWrk(_ executable: String, url: URL, concurrency: Int, duration: Duration) async throws -> Result {
+    private static func runWrk(
+        _ executable: String, url: URL, concurrency: Int, duration: Duration, headers: [(name: String, value: String)]
+    ) async throws -> Result {
         let seconds = max(1, Int(duration.seconds.rounded(.up)))
         // Half the cores for wrk's threads; the server under test needs the rest.
         let threads = max(1, min(concurrency, ProcessInfo.processInfo.activeProcessorCount / 2))
@@ -67,9 +71,10 @@ enum LoadGenerator {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = [
-            "-t", "\(threads)", "-c", "\(concurrency)", "-d", "\(seconds)s", "--timeout", "5s", "--latency", url.absoluteString,
-        ]
+        process.arguments =
+            [
+                "-t", "\(threads)", "-c", "\(concurrency)", "-d", "\(seconds)s", "--timeout", "5s", "--latency",
+            ] + headers.flatMap { ["-H", "\($0.name): \($0.value)"] } + [url.absoluteString]
         process.standardOutput = handle
         process.standardError = handle
         // wrk stops itself after -d; the watchdog only ends one that hangs.
@@ -136,7 +141,9 @@ enum LoadGenerator {
 
     // MARK: Built-in
 
-    private static func runBuiltIn(url: URL, concurrency: Int, duration: Duration) async throws -> Result {
+    private static func runBuiltIn(
+        url: URL, concurrency: Int, duration: Duration, headers: [(name: String, value: String)]
+    ) async throws -> Result {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -144,7 +151,11 @@ enum LoadGenerator {
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + duration
-        let target = url.absoluteString
+        let request: HTTPClientRequest = {
+            var request = HTTPClientRequest(url: url.absoluteString)
+            for header in headers { request.headers.add(name: header.name, value: header.value) }
+            return request
+        }()
         let outcome: (LatencySample, Int, ContinuousClock.Instant)
         do {
             outcome = try await withThrowingTaskGroup(of: (LatencySample, Int).self) { group in
@@ -155,7 +166,7 @@ enum LoadGenerator {
                         while clock.now < deadline {
                             let sent = clock.now
                             do {
-                                let response = try await client.execute(HTTPClientRequest(url: target), timeout: .seconds(5))
+                                let response = try await client.execute(request, timeout: .seconds(5))
                                 _ = try await response.body.collect(upTo: 64 << 20)
                                 if (200..<300).contains(response.status.code) {
                                     sample.record(clock.now - sent)

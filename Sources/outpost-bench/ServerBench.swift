@@ -8,12 +8,15 @@ import OutpostServer
 /// same server in the same run.
 ///
 /// The server runs in this process on 127.0.0.1, port 0, with a fresh SQLite database in a temporary
-/// folder and request logging at `warning` (the default `info` would log every request to stderr and
-/// measure the terminal). Load comes from ``LoadGenerator`` (wrk when installed). The routes are
-/// measured in rotating order over several rounds; the median round counts.
+/// folder, logging at `info` as `outpost serve` does by default (one access-log line per request,
+/// written to /dev/null rather than a terminal: see ``servingLogger()``). Load comes from
+/// ``LoadGenerator`` (wrk when installed). The routes are measured in rotating order over several
+/// rounds; the median round counts.
 ///
-/// The baseline is `GET /openapi.json`: fixed bytes, no database. `GET /health` (two tiny SQLite
-/// queries) is the first database-backed route. The record routes slot in through `recordPath`
+/// The baseline is a bare Hummingbird route in the same process (``SmallJSONServer``, 104 bytes, no
+/// middleware, no logging): what any Hummingbird server costs. `GET /openapi.json` (fixed bytes, no
+/// database) is the reference server's cheapest route; `GET /health` (two tiny SQLite queries) the
+/// first database-backed one. The record routes are measured without and with a bearer token. The record routes slot in through `recordPath`
 /// and `listPath`, or through `seed`, which runs against the live server before any measuring and
 /// can create records and return their paths (ids are assigned by the server):
 ///
@@ -30,6 +33,7 @@ enum ServerBench {
     struct Route {
         var label: String
         var path: String
+        var headers: [(name: String, value: String)] = []
     }
 
     static func run(
@@ -39,26 +43,77 @@ enum ServerBench {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var logger = Logger(label: "outpost.bench.server")
-        logger.logLevel = .warning
+        let databasePath = folder.appendingPathComponent("bench.sqlite").path
         let server = try OutpostServer(
             configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, databasePath: folder.appendingPathComponent("bench.sqlite").path, logger: logger),
+                host: "127.0.0.1", port: 0, databasePath: databasePath, logger: servingLogger(),
+                auth: AuthConfiguration(passwordCost: 4)),
             plugins: [])
         let running = try await server.start()
+        let bare = try await SmallJSONServer.start()
         do {
+            let token = try await accessToken(running.baseURL, databasePath: databasePath)
             let results = try await measure(
-                options, baseURL: running.baseURL, recordPath: recordPath, listPath: listPath, seed: seed)
+                options, baseURL: running.baseURL, bareURL: bare.baseURL + "/small", token: token, recordPath: recordPath,
+                listPath: listPath, seed: seed)
+            await bare.stop()
             await running.stop()
             return results
         } catch {
+            await bare.stop()
             await running.stop()
             throw error
         }
     }
 
+    /// The logger `outpost serve` runs with by default: level `info`, one access-log line per request.
+    /// The lines go to /dev/null so that the figures do not measure a terminal.
+    static func servingLogger() -> Logger {
+        var logger = Logger(label: "outpost.server") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    /// A user's access token (records:read) from the password grant, for the routes measured with one.
+    static func accessToken(_ baseURL: URL, databasePath: String) async throws -> String {
+        var quiet = Logger(label: "outpost.bench")
+        quiet.logLevel = .critical
+        let registrar = try await SQLiteStorage.open(path: databasePath, logger: quiet)
+        do {
+            _ = try await registrar.registerClient(
+                name: "Bench (password)", redirectURIs: [], grants: ["password"], scopes: ["records:read"], confidential: false,
+                id: "bench-password")
+            _ = try await registrar.addUser(username: "bench", password: "bench-password", cost: 4)
+        } catch {
+            try? await registrar.close()
+            throw error
+        }
+        try await registrar.close()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            var request = HTTPClientRequest(url: baseURL.absoluteString + "/oauth/token")
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.body = .bytes(
+                ByteBuffer(string: "grant_type=password&client_id=bench-password&username=bench&password=bench-password"))
+            let response = try await client.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            try await client.shutdown()
+            guard response.status == .ok,
+                let object = try JSONSerialization.jsonObject(with: Data(String(buffer: body).utf8)) as? [String: Any],
+                let token = object["access_token"] as? String
+            else {
+                throw BenchError("the password grant answered \(response.status): \(String(buffer: body).prefix(300))")
+            }
+            return token
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
     private static func measure(
-        _ options: BenchOptions, baseURL: URL, recordPath: String?, listPath: String?,
+        _ options: BenchOptions, baseURL: URL, bareURL: String, token: String, recordPath: String?, listPath: String?,
         seed: (@Sendable (URL) async throws -> (recordPath: String?, listPath: String?))?
     ) async throws -> [BenchResult] {
         var recordPath = recordPath
@@ -68,15 +123,23 @@ enum ServerBench {
             recordPath = seeded.recordPath ?? recordPath
             listPath = seeded.listPath ?? listPath
         }
+        let bearer = [(name: "Authorization", value: "Bearer \(token)")]
         var routes = [
+            Route(label: "GET /small (bare Hummingbird route)", path: bareURL),
             Route(label: "GET \(trivialPath) (static bytes)", path: trivialPath),
             Route(label: "GET /health (2 SQLite queries)", path: "/health"),
         ]
-        if let recordPath { routes.append(Route(label: "GET /records/{type}/{id}", path: recordPath)) }
-        if let listPath { routes.append(Route(label: "GET \(listPath) (one list page)", path: listPath)) }
+        if let recordPath {
+            routes.append(Route(label: "GET /records/{type}/{id}", path: recordPath))
+            routes.append(Route(label: "GET /records/{type}/{id} with a bearer token", path: recordPath, headers: bearer))
+        }
+        if let listPath {
+            routes.append(Route(label: "GET \(listPath) (one list page)", path: listPath))
+            routes.append(Route(label: "GET \(listPath) (one list page) with a bearer token", path: listPath, headers: bearer))
+        }
 
         let tool = LoadGenerator.defaultTool
-        let rounds = options.quick ? 1 : 3
+        let rounds = options.rounds ?? (options.quick ? 1 : 3)
         let duration: Duration = options.quick ? .seconds(1) : .seconds(3)
         let warmUp: Duration = options.quick ? .seconds(1) : .seconds(2)
         progress(
@@ -89,18 +152,19 @@ enum ServerBench {
             }
             return url
         }
-        try await checkAnswers200(urls)
+        try await checkAnswers200(urls, headers: routes.map(\.headers))
 
         // Warm up: the trivial route in quick mode, every route otherwise.
         for url in options.quick ? [urls[0]] : urls {
-            _ = try await LoadGenerator.run(url: url, concurrency: concurrency, duration: warmUp, tool: tool)
+            _ = try await LoadGenerator.run(url: url, concurrency: concurrency, duration: warmUp, headers: bearer, tool: tool)
         }
         var perSecond = [[Double]](repeating: [], count: routes.count)
         var p99 = [[Double]](repeating: [], count: routes.count)
         for round in 0..<rounds {
             for offset in 0..<routes.count {
                 let index = (round + offset) % routes.count
-                let load = try await LoadGenerator.run(url: urls[index], concurrency: concurrency, duration: duration, tool: tool)
+                let load = try await LoadGenerator.run(
+                    url: urls[index], concurrency: concurrency, duration: duration, headers: routes[index].headers, tool: tool)
                 guard load.errors == 0 else {
                     throw BenchError("\(routes[index].path): \(load.errors) errors or non-2xx responses under load")
                 }
@@ -157,11 +221,13 @@ enum ServerBench {
 
     /// Fails early, with the route and status, when a route does not answer 200: a 404 under load
     /// would be measured as a very fast route.
-    private static func checkAnswers200(_ urls: [URL]) async throws {
+    private static func checkAnswers200(_ urls: [URL], headers: [[(name: String, value: String)]]) async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            for url in urls {
-                let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(10))
+            for (url, fields) in zip(urls, headers) {
+                var request = HTTPClientRequest(url: url.absoluteString)
+                for field in fields { request.headers.add(name: field.name, value: field.value) }
+                let response = try await client.execute(request, timeout: .seconds(10))
                 let body = try await response.body.collect(upTo: 64 << 20)
                 guard response.status == .ok else {
                     throw BenchError(

@@ -37,7 +37,10 @@ if only.contains("callbacks") { results += CallbacksBench.run(options) }
 if only.contains("streaming") { results += try await RecordsStreamBench.run(options) }
 if only.contains("client") { results += try await ClientOverheadBench.run(options) }
 if only.contains("entities") { results += try await EntityDecodingBench.run(options) }
-if only.contains("server") { results += try await ServerBench.run(options, seed: ServerBench.seedRecords) }
+if only.contains("server") {
+    results += try await ServerBench.run(options, seed: ServerBench.seedRecords)
+    results += try await StartupBench.run(options)
+}
 if only.contains("auth") { results += try await AuthBench.run(options) }
 if only.contains("scale") { results += try await RecordsScaleBench.run(options) }
 
