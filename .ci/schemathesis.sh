@@ -68,8 +68,9 @@ echo "schemathesis: finished in $((SECONDS - started)) s (max-examples $max_exam
 if ! kill -0 "$server_pid" 2>/dev/null; then
     echo "schemathesis: the server died during the run"; cat "$log"; status=1
 fi
-if grep -q '"internal_error"\|level=error\|error:' "$log"; then
-    echo "schemathesis: the server logged errors:"; grep '"internal_error"\|level=error\|error:' "$log" | head -n 20
+# The server logs at warning: anything here (a 5xx, an unhandled error) is worth reading.
+if grep -v "listening on" "$log" | grep -q .; then
+    echo "schemathesis: the server's warnings and errors:"; grep -v "listening on" "$log" | head -n 20
 fi
 kill -TERM "$server_pid"
 wait "$server_pid" || true

@@ -1,6 +1,14 @@
 public import Foundation
 
 extension JSONValue {
+    /// Whether ``init(parsing:)`` reads text as `decoder` would decode a `JSONValue` from it: no key
+    /// strategy (a `[String: JSONValue]` keeps its keys either way, but this stays on the safe
+    /// side) and no JSON5.
+    static func parsesAsDecoder(_ decoder: JSONDecoder) -> Bool {
+        guard case .useDefaultKeys = decoder.keyDecodingStrategy, !decoder.allowsJSON5 else { return false }
+        return true
+    }
+
     /// The nesting depth ``init(parsing:maxDepth:)`` accepts unless told otherwise (Foundation's own limit).
     public static let defaultMaxParsingDepth = 512
 

@@ -85,22 +85,29 @@ extension JSONValue {
 // MARK: - Codable
 
 extension JSONValue: Codable {
+    /// Reads any JSON value through a `Decoder`.
+    ///
+    /// The `Decoder` API cannot say which kind of value comes next, so kinds are tried in turn, and
+    /// each wrong guess costs a thrown error. They are tried in the order that makes typical
+    /// records cheapest: strings (most fields, no wrong guess), integers, objects, arrays, then
+    /// floating-point numbers and booleans. Where the bytes are at hand, ``init(parsing:)`` reads
+    /// them in one pass with no guessing; ``OutpostClient`` does so for untyped responses and pages.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int.self) {
-            self = .int(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = Self.largeInteger(near: value, in: container) ?? .double(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .int(value)
         } else if let value = try? container.decode([String: JSONValue].self) {
             self = .object(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = Self.largeInteger(near: value, in: container) ?? .double(value)
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
         } else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "Not a JSON value.")
         }

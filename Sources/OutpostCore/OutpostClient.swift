@@ -123,6 +123,12 @@ public final class OutpostClient: Sendable {
     package static func decode<T: Decodable>(
         _ type: T.Type, from response: ClientResponse, decoder: JSONDecoder, method: String, path: String
     ) throws -> T {
+        // Untyped JSON is read from the bytes in one pass (see JSONValue.init(from:) for why).
+        if T.self == JSONValue.self, JSONValue.parsesAsDecoder(decoder),
+            let value = try? JSONValue(parsing: response.body) as? T
+        {
+            return value
+        }
         do {
             return try decoder.decode(T.self, from: response.body)
         } catch let error as DecodingError {

@@ -66,10 +66,12 @@ enum ServerBench {
         }
     }
 
-    /// The logger `outpost serve` runs with by default: level `info`, one access-log line per request.
-    /// The lines go to /dev/null so that the figures do not measure a terminal.
+    /// The logger `outpost serve` runs with by default: level `info`, one access-log line per request
+    /// through ``ServerLogHandler``. The lines go to /dev/null so that the figures do not measure a
+    /// terminal. (Before the handler existed, serve used swift-log's `StreamLogHandler` on stderr.)
     static func servingLogger() -> Logger {
-        var logger = Logger(label: "outpost.server") { StreamLogHandler.standardError(label: $0) }
+        let sink = ServerLogSink(fileDescriptor: open("/dev/null", O_WRONLY))
+        var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0, sink: sink) }
         logger.logLevel = .info
         return logger
     }

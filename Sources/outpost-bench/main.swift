@@ -40,6 +40,7 @@ if only.contains("entities") { results += try await EntityDecodingBench.run(opti
 if only.contains("server") {
     results += try await ServerBench.run(options, seed: ServerBench.seedRecords)
     results += try await StartupBench.run(options)
+    results += try await AccessLogBench.run(options)
 }
 if only.contains("auth") { results += try await AuthBench.run(options) }
 if only.contains("scale") { results += try await RecordsScaleBench.run(options) }

@@ -207,11 +207,19 @@ extension KeyedDecodingContainer where Key == AnyCodingKey {
     /// only that is present.
     func resolve(_ name: String) -> AnyCodingKey {
         let key = AnyCodingKey(name)
-        if contains(key) || !name.contains("_") { return key }
-        let parts = name.split(separator: "_", omittingEmptySubsequences: true)
-        guard let first = parts.first else { return key }
-        let camel = AnyCodingKey(String(first) + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined())
+        if contains(key) { return key }
+        guard let camel = AnyCodingKey.camelCased(name).map({ AnyCodingKey($0) }) else { return key }
         return contains(camel) ? camel : key
+    }
+}
+
+extension AnyCodingKey {
+    /// `next_cursor` → `nextCursor`; `nil` for a name without `_`.
+    static func camelCased(_ name: String) -> String? {
+        guard name.contains("_") else { return nil }
+        let parts = name.split(separator: "_", omittingEmptySubsequences: true)
+        guard let first = parts.first else { return nil }
+        return String(first) + parts.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 }
 

@@ -106,7 +106,9 @@ extension EntityStore {
         let decoder = client.configuration.decoder.copy(adding: [.outpostListKeys: keys])
         let body: ListBody<Item>
         do {
-            body = try Self.decode(ListBody<Item>.self, from: response, decoder: decoder, method: "GET", path: request.path)
+            body =
+                try ListBody<Item>.untyped(response.body, keys: keys, decoder: decoder)
+                ?? Self.decode(ListBody<Item>.self, from: response, decoder: decoder, method: "GET", path: request.path)
         } catch var error as OutpostError where error.code == .decodingFailed {
             Self.explainShape(of: response, expectedItemsKey: location.itemsKey, error: &error)
             throw error

@@ -16,6 +16,33 @@ struct ListBody<Item: Decodable>: Decodable {
     var items: [Item]
     var meta: [String: JSONValue]
 
+    init(items: [Item], meta: [String: JSONValue]) {
+        self.items = items
+        self.meta = meta
+    }
+
+    /// Untyped items (`Item` is ``JSONValue``) read from the bytes in one pass by
+    /// ``JSONValue/init(parsing:)``, without the `Decoder` guessing at each value's kind; `nil` for
+    /// typed items, for a decoder with settings the parser does not follow (key strategies, JSON5),
+    /// or for a body of another shape (the decoder then reports what is wrong).
+    static func untyped(_ data: Data, keys: ListKeys, decoder: JSONDecoder) -> ListBody? {
+        guard Item.self == JSONValue.self, JSONValue.parsesAsDecoder(decoder), let value = try? JSONValue(parsing: data) else {
+            return nil
+        }
+        func member(_ name: String) -> JSONValue? {
+            value[name] ?? AnyCodingKey.camelCased(name).flatMap { value[$0] }
+        }
+        let list = keys.itemsKey == nil ? value : keys.itemsKey.flatMap(member)
+        guard case .array(let elements)? = list, let items = elements as? [Item] else {
+            return nil
+        }
+        var meta: [String: JSONValue] = [:]
+        for name in keys.metaKeys {
+            if let found = member(name), found != .null { meta[name] = found }
+        }
+        return ListBody(items: items, meta: meta)
+    }
+
     init(from decoder: any Decoder) throws {
         guard let keys = decoder.userInfo[.outpostListKeys] as? ListKeys else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "No list keys were configured."))

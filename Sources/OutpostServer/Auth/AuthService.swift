@@ -20,8 +20,8 @@ struct AuthService: Sendable {
     let logger: Logger
 
     /// A Bcrypt hash of a random password, checked when a username does not exist, so the answer
-    /// takes as long as for a real account and tells nothing.
-    let decoyHash: String
+    /// takes as long as for a real account and tells nothing. Computed on the first sign-in.
+    let decoyHash: DecoyHash
     /// Bcrypt's own threads (see ``ServerConfiguration/passwordHashingThreads``).
     let passwordPool: NIOThreadPool
 
@@ -33,8 +33,7 @@ struct AuthService: Sendable {
         if let secret = configuration.testProviderSecret {
             providers["outpost.test"] = TestProvider(secret: secret).verify
         }
-        let cost = configuration.passwordCost
-        let decoy = try await passwordPool.runIfActive { Bcrypt.hash(Secrets.token(prefix: ""), cost: cost) }
+        let decoy = DecoyHash(cost: configuration.passwordCost, pool: passwordPool)
         return AuthService(
             storage: storage, configuration: configuration, formKey: try await storage.secret(named: "form_key"),
             limiter: AttemptLimiter(storage: storage, window: milliseconds(configuration.rateWindow)),
@@ -89,8 +88,11 @@ struct AuthService: Sendable {
             (pair, configuration.attemptsPerAccount), ("signin-address:\(address)", configuration.attemptsPerAddress),
         ]
         if let wait = try await limiter.wait(keys) { throw AuthFailure.rateLimited(retryAfter: wait) }
+        // Awaited for every user, known or not, so the first sign-in after start-up (which computes
+        // it) takes as long either way.
+        let decoy = try await decoyHash.value()
         let user = try await storage.user(username: username)
-        let hash = user?.passwordHash ?? decoyHash
+        let hash = user?.passwordHash ?? decoy
         let matches = try await passwordPool.runIfActive { Bcrypt.verify(password, hash: hash) }
         guard let user, user.passwordHash != nil, matches else {
             try await limiter.fail(keys.map(\.0))

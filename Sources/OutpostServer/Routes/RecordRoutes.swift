@@ -250,8 +250,8 @@ struct RecordRoutes: Sendable {
             return Self.listResponse(
                 records,
                 [
-                    "page": .int(page), "per_page": .int(query.limit), "total": .int(total),
-                    "total_pages": .int((total + query.limit - 1) / query.limit),
+                    ("page", .int(page)), ("per_page", .int(query.limit)), ("total", .int(total)),
+                    ("total_pages", .int((total + query.limit - 1) / query.limit)),
                 ])
         }
         return try await keysetPage(query, cursor: cursor, request: request)
@@ -278,10 +278,10 @@ struct RecordRoutes: Sendable {
         return Self.listResponse(
             rows,
             [
-                "next_cursor": next.map(JSONValue.string) ?? .null,
-                "prev_cursor": previous.map(JSONValue.string) ?? .null,
-                "next": try next.map { .string(try link(request, cursor: $0)) } ?? .null,
-                "previous": try previous.map { .string(try link(request, cursor: $0)) } ?? .null,
+                ("next", try next.map { .string(try link(request, cursor: $0)) } ?? .null),
+                ("next_cursor", next.map(JSONValue.string) ?? .null),
+                ("prev_cursor", previous.map(JSONValue.string) ?? .null),
+                ("previous", try previous.map { .string(try link(request, cursor: $0)) } ?? .null),
             ])
     }
 
@@ -290,13 +290,22 @@ struct RecordRoutes: Sendable {
         Response.bytes(Data(record.wireText.utf8), contentType: "application/json", status: status, headers: headers)
     }
 
-    /// `{"results": [...], ...page info}`, with the records spliced from their stored text.
-    static func listResponse(_ records: [StoredRecord], _ info: [String: JSONValue]) -> Response {
+    /// `{"results": [...], ...page info}`, with the records spliced from their stored text and the
+    /// page info written in the order given.
+    static func listResponse(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> Response {
+        Response.bytes(Data(listText(records, info).utf8), contentType: "application/json")
+    }
+
+    static func listText(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> String {
         var text = "{\"results\":["
-        text += records.map(\.wireText).joined(separator: ",")
+        text.reserveCapacity(records.reduce(256) { $0 + $1.body.utf8.count + 96 })
+        for (offset, record) in records.enumerated() {
+            if offset > 0 { text += "," }
+            text += record.wireText
+        }
         text += "],"
-        text += JSONValue.object(info).jsonString().dropFirst()
-        return Response.bytes(Data(text.utf8), contentType: "application/json")
+        text += JSONText.object(info).dropFirst()
+        return text
     }
 
     /// The same request with another cursor, as an absolute URL under the server's public URL.

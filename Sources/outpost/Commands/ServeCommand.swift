@@ -42,7 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "outpost.server")
+        // Batched lines on stderr: the access log costs no system call per request (ServerLogHandler).
+        var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0) }
+        defer { ServerLogSink.standardError.flush() }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         let server = try OutpostServer(
             configuration: ServerConfiguration(

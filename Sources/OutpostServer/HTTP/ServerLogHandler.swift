@@ -1,0 +1,168 @@
+import Foundation
+public import Logging
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The log handler `outpost serve` uses: one text line per event, cheap on the request path.
+///
+/// swift-log's default `StreamLogHandler` formats a local-time timestamp with `strftime` and then
+/// writes and flushes stderr under a lock for every line: one system call per request at `info`.
+/// Here a line is formatted with a timestamp cached per second and appended to a ``ServerLogSink``
+/// buffer, which a background thread writes out every 100 ms or when it holds 32 KiB. Warnings and
+/// worse are written at once, with everything buffered before them, so nothing important waits.
+///
+/// ```swift
+/// LoggingSystem.bootstrap { label in ServerLogHandler(label: label) }   // or per logger:
+/// var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0) }
+/// ```
+///
+/// Lines look like `2026-11-23T17:17:04.123Z info outpost.server: request duration_ms=0 method=GET path=/health status=200`
+/// (UTC, metadata sorted by key). Call ``ServerLogSink/flush()`` before the process exits.
+public struct ServerLogHandler: LogHandler {
+    public var logLevel: Logger.Level = .info
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    let label: String
+    let sink: ServerLogSink
+
+    /// A handler labelled `label` writing to `sink` (standard error by default).
+    public init(label: String, sink: ServerLogSink = .standardError, metadataProvider: Logger.MetadataProvider? = nil) {
+        self.label = label
+        self.sink = sink
+        self.metadataProvider = metadataProvider
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var all = metadata
+        if let provided = metadataProvider?.get(), !provided.isEmpty { all.merge(provided) { _, new in new } }
+        if let extra = event.metadata, !extra.isEmpty { all.merge(extra) { _, new in new } }
+        var line = sink.timestamp()
+        line.reserveCapacity(96)
+        line += " "
+        line += event.level.rawValue
+        line += " "
+        line += label
+        line += ": "
+        line += event.message.description
+        for key in all.keys.sorted() {
+            line += " "
+            line += key
+            line += "="
+            line += all[key].map { "\($0)" } ?? ""
+        }
+        line += "\n"
+        sink.append(line, urgent: event.level >= .warning)
+    }
+}
+
+/// Where ``ServerLogHandler`` lines go: a file descriptor, written in batches by a background
+/// thread (see ``ServerLogHandler``). One sink per descriptor keeps lines whole and in order.
+public final class ServerLogSink: Sendable {
+    /// Standard error, the sink `outpost serve` logs to.
+    public static let standardError = ServerLogSink(fileDescriptor: 2)
+
+    /// The buffer is written once it holds this many bytes, without waiting for the timer.
+    static let batchBytes = 32 * 1024
+    private let fileDescriptor: Int32
+    private let buffer = Mutex<[UInt8]>([])
+    /// Serializes writes, so that batches leave in the order they were taken.
+    private let writing = Mutex<Void>(())
+    /// The formatted date and time of the current second, `2026-11-23T17:17:04`.
+    private let clock = Mutex<(second: Int, text: String)>((-1, ""))
+
+    /// A sink writing to `fileDescriptor`, which it does not close.
+    public init(fileDescriptor: Int32) {
+        self.fileDescriptor = fileDescriptor
+        // An OS thread rather than a task: it sleeps, and must not hold a concurrency thread.
+        Thread.detachNewThread { [weak self] in
+            while true {
+                Thread.sleep(forTimeInterval: 0.1)
+                guard let self else { return }
+                self.flush()
+            }
+        }
+    }
+
+    /// Writes out whatever is buffered.
+    public func flush() {
+        writing.withLock { _ in
+            let batch = buffer.withLock { bytes -> [UInt8] in
+                defer { bytes.removeAll(keepingCapacity: true) }
+                return bytes
+            }
+            write(batch)
+        }
+    }
+
+    func append(_ line: String, urgent: Bool) {
+        let full = buffer.withLock { bytes in
+            bytes.append(contentsOf: line.utf8)
+            return bytes.count >= Self.batchBytes
+        }
+        if full || urgent { flush() }
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = SystemCall.write(fileDescriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return  // a closed or full descriptor: drop the batch rather than block the server
+                }
+            }
+        }
+    }
+
+    /// `2026-11-23T17:17:04.123Z`: the date and time formatted once per second, the milliseconds each time.
+    func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let second = Int(now.tv_sec)
+        let milliseconds = Int(now.tv_nsec / 1_000_000)
+        let prefix = clock.withLock { cached -> String in
+            if cached.second == second { return cached.text }
+            var seconds = time_t(second)
+            var parts = tm()
+            gmtime_r(&seconds, &parts)
+            let text =
+                "\(parts.tm_year + 1900)-\(Self.two(Int(parts.tm_mon) + 1))-\(Self.two(Int(parts.tm_mday)))T"
+                + "\(Self.two(Int(parts.tm_hour))):\(Self.two(Int(parts.tm_min))):\(Self.two(Int(parts.tm_sec)))"
+            cached = (second, text)
+            return text
+        }
+        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return prefix + "." + fraction + "Z"
+    }
+
+    private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+}
+
+/// The C library's `write`, named apart from the sink's own method.
+private enum SystemCall {
+    static func write(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+            Darwin.write(descriptor, bytes, count)
+        #elseif canImport(Musl)
+            Musl.write(descriptor, bytes, count)
+        #else
+            Glibc.write(descriptor, bytes, count)
+        #endif
+    }
+}

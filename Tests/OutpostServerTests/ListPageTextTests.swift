@@ -1,0 +1,56 @@
+import Foundation
+import OutpostCore
+import Testing
+
+@testable import OutpostServer
+
+@Suite("List pages and cursors written by hand")
+struct ListPageTextTests {
+    static let tricky = [
+        "", "plain", "quote\" backslash\\ slash/", "line\nbreak\ttab\r", "\u{1}\u{1f}", "é中😀", "a|created|n=\"x\"",
+    ]
+
+    @Test("a quoted string parses back to itself", arguments: tricky)
+    func quoted(text: String) throws {
+        #expect(try JSONValue(parsing: Data(JSONText.quoted(text).utf8)) == .string(text))
+    }
+
+    @Test("a cursor round-trips for any list name, and a changed one is refused", arguments: tricky)
+    func cursorRoundTrip(list: String) throws {
+        let codec = CursorCodec(secret: Data(repeating: 7, count: 32))
+        let payload = CursorCodec.Payload(list: list, direction: "n", time: 1_795_241_267_933, seq: 42)
+        let cursor = codec.encode(payload)
+        #expect(!cursor.contains("=") && !cursor.contains("+") && !cursor.contains("/"))
+        #expect(try codec.decode(cursor, list: list) == payload)
+        #expect(throws: ServerError.self) { try codec.decode(cursor, list: list + "x") }
+        var tampered = Array(cursor)
+        tampered[0] = tampered[0] == "e" ? "f" : "e"
+        #expect(throws: ServerError.self) { try codec.decode(String(tampered), list: list) }
+    }
+
+    @Test("base64url matches the standard alphabet with + and / swapped and no padding")
+    func base64URL() {
+        for length in 0..<40 {
+            let data = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 * 37 + 251) })
+            let expected = data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(CursorCodec.base64URL(data) == expected)
+            #expect(CursorCodec.fromBase64URL(expected) == data)
+        }
+    }
+
+    @Test("a page is its records' wire text and the page info, in order")
+    func page() throws {
+        let records = [
+            StoredRecord(type: "t", id: "a", owner: nil, body: #"{"n":1}"#, version: 1, createdAt: 0, updatedAt: 0, seq: 1),
+            StoredRecord(type: "t", id: "b", owner: nil, body: "{}", version: 1, createdAt: 1000, updatedAt: 1000, seq: 2),
+        ]
+        let text = RecordRoutes.listText(
+            records, [("next", .string("http://x/records/t?cursor=a.b")), ("next_cursor", "a.b"), ("prev_cursor", .null)])
+        #expect(text.hasPrefix(#"{"results":[{"id":"a","#))
+        #expect(text.hasSuffix(#""next":"http://x/records/t?cursor=a.b","next_cursor":"a.b","prev_cursor":null}"#))
+        let parsed = try JSONValue(parsing: Data(text.utf8))
+        #expect(parsed["results"]?.arrayValue?.count == 2)
+        #expect(parsed["results"]?[0]?["n"] == 1)
+    }
+}

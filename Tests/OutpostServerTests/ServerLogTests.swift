@@ -1,0 +1,114 @@
+import Foundation
+import Logging
+import Testing
+
+@testable import OutpostServer
+
+@Suite("The server's log handler")
+struct ServerLogHandlerTests {
+    /// A pipe: the sink writes into one end, the test reads the other.
+    final class Pipe: Sendable {
+        let read: Int32
+        let write: Int32
+        init() throws {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            read = ends[0]
+            write = ends[1]
+        }
+        /// Reads what is in the pipe now, without waiting for more.
+        func available() -> String {
+            _ = fcntl(read, F_SETFL, fcntl(read, F_GETFL) | O_NONBLOCK)
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = Glibc.read(read, &chunk, chunk.count)
+                guard count > 0 else { break }
+                bytes += chunk[0..<count]
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        deinit {
+            close(read)
+            close(write)
+        }
+    }
+
+    @Test("info lines wait in the buffer until a flush; a warning is written at once, after them")
+    func batching() throws {
+        let pipe = try Pipe()
+        let sink = ServerLogSink(fileDescriptor: pipe.write)
+        var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0, sink: sink) }
+        logger.logLevel = .info
+        logger.info("request", metadata: ["path": "/health", "method": "GET", "status": "200"])
+        logger.debug("not at this level")
+        sink.flush()
+        let first = pipe.available()
+        #expect(first.hasSuffix(" info outpost.server: request method=GET path=/health status=200\n"))
+        #expect(!first.contains("not at this level"))
+        let stamp = try #require(first.split(separator: " ").first)
+        #expect(stamp.count == 24 && stamp.hasSuffix("Z") && stamp.dropFirst(10).hasPrefix("T"))
+        #expect(pipe.available().isEmpty)
+
+        logger.info("queued")
+        logger.warning("urgent", metadata: ["code": "x"])
+        let urgent = pipe.available()
+        #expect(urgent.contains(": queued\n"))
+        #expect(urgent.hasSuffix(" warning outpost.server: urgent code=x\n"))
+    }
+
+    @Test("a full batch is written without waiting for the timer")
+    func fullBatch() throws {
+        let pipe = try Pipe()
+        let sink = ServerLogSink(fileDescriptor: pipe.write)
+        let logger = Logger(label: "l") { ServerLogHandler(label: $0, sink: sink) }
+        let line = String(repeating: "x", count: 200)
+        for _ in 0..<(ServerLogSink.batchBytes / 200 + 1) { logger.info("\(line)") }
+        #expect(pipe.available().count >= ServerLogSink.batchBytes)
+    }
+}
+
+@Suite("The decoy password hash")
+struct DecoyHashTests {
+    static func service(_ folder: URL) async throws -> (SQLiteStorage, AuthService) {
+        let storage = try await SQLiteStorage.open(
+            path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "t"))
+        try await storage.migrate()
+        _ = try await storage.addUser(username: "ada", password: "correct horse", cost: 4)
+        var configuration = ServerConfiguration()
+        configuration.auth.passwordCost = 4
+        let auth = try await AuthService.make(
+            storage: storage, configuration: configuration.auth, providers: [:],
+            publicBase: PublicBase(configuration: configuration), logger: Logger(label: "t"))
+        return (storage, auth)
+    }
+
+    @Test("start-up does not compute it; an unknown user's sign-in does, and fails like a wrong password")
+    func unknownUser() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-decoy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (storage, auth) = try await Self.service(folder)
+        #expect(!auth.decoyHash.isStarted)
+        await #expect(throws: AuthFailure.self) {
+            _ = try await auth.verifyPassword(username: "nobody", password: "correct horse", address: "192.0.2.1")
+        }
+        #expect(auth.decoyHash.isStarted)
+        let decoy = try await auth.decoyHash.value()
+        #expect(decoy.hasPrefix("$2"))
+        #expect(try await auth.decoyHash.value() == decoy)
+        try await storage.close()
+    }
+
+    @Test("a known user's sign-in waits for it too, so the first sign-in takes as long either way")
+    func knownUser() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-decoy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (storage, auth) = try await Self.service(folder)
+        let user = try await auth.verifyPassword(username: "ada", password: "correct horse", address: "192.0.2.1")
+        #expect(user.username == "ada")
+        #expect(auth.decoyHash.isStarted)
+        try await storage.close()
+    }
+}
