@@ -11,7 +11,7 @@ binary="${OUTPOST_BINARY:-$PWD/.build/debug/outpost}"
 [ -x "$binary" ] || { echo "schemathesis: no outpost binary at $binary (swift build first)"; exit 1; }
 python=$(bash .ci/python-venv.sh)
 schemathesis="$(dirname "$python")/schemathesis"
-max_examples="${SCHEMATHESIS_MAX_EXAMPLES:-150}"
+max_examples="${SCHEMATHESIS_MAX_EXAMPLES:-100}"
 seed="${SCHEMATHESIS_SEED:-1207}"
 # One worker: with two, Schemathesis 4.32 sometimes fails inside its own generator (a Hypothesis
 # "inconsistent results" error that is no finding about the server).

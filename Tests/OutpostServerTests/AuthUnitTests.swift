@@ -64,19 +64,12 @@ struct ScopeTests {
 struct AttemptLimiterTests {
     @Test("an attacker at one address does not lock the owner out at another")
     func ownerNotLockedOut() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-limits-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let storage = try await SQLiteStorage.open(
-            path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "t"))
-        try await storage.migrate()
-        _ = try await storage.addUser(username: "ada", password: "correct horse", cost: 4)
-        var configuration = ServerConfiguration()
-        configuration.auth.passwordCost = 4
-        configuration.auth.attemptsPerAccount = 3
-        let auth = try await AuthService.make(
-            storage: storage, configuration: configuration.auth, providers: [:],
-            publicBase: PublicBase(configuration: configuration), logger: Logger(label: "t"))
+        try await AuthServiceFixture.with(configure: { $0.attemptsPerAccount = 3 }) { storage, auth in
+            try await Self.check(storage, auth)
+        }
+    }
+
+    static func check(_ storage: SQLiteStorage, _ auth: AuthService) async throws {
         var outcomes: [String] = []
         for _ in 0..<5 {
             do {
@@ -94,6 +87,5 @@ struct AttemptLimiterTests {
         // Refused attempts were not counted: exactly the three failures are stored for the attacker's pair.
         let key = Secrets.hash("signin:ada|203.0.113.9")
         #expect(try await storage.failures(key: key, since: 0).count == 3)
-        try await storage.close()
     }
 }

@@ -68,47 +68,58 @@ struct ServerLogHandlerTests {
     }
 }
 
-@Suite("The decoy password hash")
-struct DecoyHashTests {
-    static func service(_ folder: URL) async throws -> (SQLiteStorage, AuthService) {
-        let storage = try await SQLiteStorage.open(
-            path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "t"))
-        try await storage.migrate()
-        _ = try await storage.addUser(username: "ada", password: "correct horse", cost: 4)
-        var configuration = ServerConfiguration()
-        configuration.auth.passwordCost = 4
-        let auth = try await AuthService.make(
-            storage: storage, configuration: configuration.auth, providers: [:],
-            publicBase: PublicBase(configuration: configuration), logger: Logger(label: "t"))
-        return (storage, auth)
-    }
-
-    @Test("start-up does not compute it; an unknown user's sign-in does, and fails like a wrong password")
-    func unknownUser() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-decoy-\(UUID().uuidString)")
+/// An `AuthService` on a fresh, migrated SQLite file in a temporary folder, with one user, `ada`
+/// (password `correct horse`), and a password cost of 4.
+enum AuthServiceFixture {
+    static func with(
+        configure: (inout AuthConfiguration) -> Void = { _ in }, _ body: (SQLiteStorage, AuthService) async throws -> Void
+    ) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-auth-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let (storage, auth) = try await Self.service(folder)
-        #expect(!auth.decoyHash.isStarted)
-        await #expect(throws: AuthFailure.self) {
-            _ = try await auth.verifyPassword(username: "nobody", password: "correct horse", address: "192.0.2.1")
+        let storage = try await SQLiteStorage.open(
+            path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "t"))
+        do {
+            try await storage.migrate()
+            _ = try await storage.addUser(username: "ada", password: "correct horse", cost: 4)
+            var configuration = ServerConfiguration()
+            configuration.auth.passwordCost = 4
+            configure(&configuration.auth)
+            let auth = try await AuthService.make(
+                storage: storage, configuration: configuration.auth, providers: [:],
+                publicBase: PublicBase(configuration: configuration), logger: Logger(label: "t"))
+            try await body(storage, auth)
+        } catch {
+            try? await storage.close()
+            throw error
         }
-        #expect(auth.decoyHash.isStarted)
-        let decoy = try await auth.decoyHash.value()
-        #expect(decoy.hasPrefix("$2"))
-        #expect(try await auth.decoyHash.value() == decoy)
         try await storage.close()
+    }
+}
+
+@Suite("The decoy password hash")
+struct DecoyHashTests {
+    @Test("start-up does not compute it; an unknown user's sign-in does, and fails like a wrong password")
+    func unknownUser() async throws {
+        try await AuthServiceFixture.with { _, auth in
+            #expect(!auth.decoyHash.isStarted)
+            await #expect(throws: AuthFailure.self) {
+                _ = try await auth.verifyPassword(username: "nobody", password: "correct horse", address: "192.0.2.1")
+            }
+            #expect(auth.decoyHash.isStarted)
+            let decoy = try await auth.decoyHash.value()
+            #expect(decoy.hasPrefix("$2"))
+            #expect(try await auth.decoyHash.value() == decoy)
+        }
     }
 
     @Test("a known user's sign-in waits for it too, so the first sign-in takes as long either way")
     func knownUser() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-decoy-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (storage, auth) = try await Self.service(folder)
-        let user = try await auth.verifyPassword(username: "ada", password: "correct horse", address: "192.0.2.1")
-        #expect(user.username == "ada")
-        #expect(auth.decoyHash.isStarted)
-        try await storage.close()
+        try await AuthServiceFixture.with { _, auth in
+            #expect(!auth.decoyHash.isStarted)
+            let user = try await auth.verifyPassword(username: "ada", password: "correct horse", address: "192.0.2.1")
+            #expect(user.username == "ada")
+            #expect(auth.decoyHash.isStarted)
+        }
     }
 }
