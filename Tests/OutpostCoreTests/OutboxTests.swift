@@ -206,7 +206,13 @@ struct OutboxTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = FakeRecordsServer()
         let answered = Mutex(false)
-        let transport = Self.lossyTransport(server) { _ in answered.withLock { defer { $0 = true }; return !$0 } }
+        let transport = Self.lossyTransport(server) { _ in
+            answered.withLock { seen in
+                let lose = !seen
+                seen = true
+                return lose
+            }
+        }
         let outbox = try await Self.open(folder.appendingPathComponent("j"), client: transport.client())
         let entry = try await outbox.enqueue(.post("/records/notes", json: ["text": "once"]))
         #expect(await outbox.replay().completed == 1)
