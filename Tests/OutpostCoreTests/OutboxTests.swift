@@ -229,7 +229,8 @@ struct OutboxTests {
         server.seed("notes", [["text": "a"]])
         let transport = server.transport()
         let outbox = try await Self.open(folder.appendingPathComponent("j"), client: transport.client())
-        var patch = Request(method: .patch, path: "/records/notes/r1", body: .data(Data(#"{"x":1}"#.utf8), contentType: MergePatch.contentType))
+        var patch = Request(
+            method: .patch, path: "/records/notes/r1", body: .data(Data(#"{"x":1}"#.utf8), contentType: MergePatch.contentType))
         patch.headers[.ifMatch] = "\"1\""
         try await outbox.enqueue(patch)
         patch.body = .data(Data(#"{"y":2}"#.utf8), contentType: MergePatch.contentType)
@@ -289,9 +290,13 @@ struct OutboxTests {
         stale.headers[.ifMatch] = "\"1\""
         let conflicting = try await outbox.enqueue(stale)
         let waiting = try await outbox.enqueue(
-            Request(method: .patch, path: "/records/notes/r1", body: .data(Data(#"{"z":3}"#.utf8), contentType: MergePatch.contentType)))
+            Request(
+                method: .patch, path: "/records/notes/r1",
+                body: .data(Data(#"{"z":3}"#.utf8), contentType: MergePatch.contentType)))
         try await outbox.enqueue(
-            Request(method: .patch, path: "/records/notes/r2", body: .data(Data(#"{"y":2}"#.utf8), contentType: MergePatch.contentType)))
+            Request(
+                method: .patch, path: "/records/notes/r2",
+                body: .data(Data(#"{"y":2}"#.utf8), contentType: MergePatch.contentType)))
         let events = outbox.events()
         let summary = await outbox.replay()
         #expect(summary.completed == 1)
@@ -307,7 +312,9 @@ struct OutboxTests {
         #expect(entries[1].state == .pending)
         await outbox.close()
         var failures: [OutboxFailure] = []
-        for await event in events { if case .failed(let entry, let failure) = event, entry.id == conflicting.id { failures.append(failure) } }
+        for await event in events {
+            if case .failed(let entry, let failure) = event, entry.id == conflicting.id { failures.append(failure) }
+        }
         #expect(failures.map(\.kind) == [.conflict])
     }
 
@@ -318,7 +325,8 @@ struct OutboxTests {
         let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(503, json: ["error": ["code": "down"]]) }
         let slept = Mutex<[Duration]>([])
         var configuration = Outbox.Configuration(fileURL: folder.appendingPathComponent("j"))
-        configuration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(100), sleep: { delay in slept.withLock { $0.append(delay) } })
+        configuration.retry = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(100), sleep: { delay in slept.withLock { $0.append(delay) } })
         let outbox = try await Outbox.open(configuration, client: transport.client())
         let entry = try await outbox.enqueue(.post("/records/notes", json: ["text": "later"]))
         let summary = await outbox.replay()

@@ -72,7 +72,8 @@ struct JournalState {
             frameSizes[id] = nil
             // A later write to the same record made against the same ETag now follows this one.
             if let before = done.ifMatch, let etag {
-                for other in entries.indices where entries[other].recordKey == done.recordKey && entries[other].ifMatch == before {
+                for other in entries.indices where entries[other].recordKey == done.recordKey && entries[other].ifMatch == before
+                {
                     entries[other].ifMatch = etag
                 }
             }

@@ -49,8 +49,10 @@ extension Outbox {
                 case .completed: summary.completed += 1
                 case .failed: summary.failed += 1
                 case .deferred:
+                    // Not again in this pass; free for the next one.
                     summary.deferred += 1
                     skipping.insert(id)
+                    _ = try? await journal { $0.release(id) }
                 case .stopForAuthentication:
                     summary.failed += 1
                     summary.stoppedForAuthentication = true
@@ -102,7 +104,8 @@ extension Outbox {
         case completed, failed, deferred, stopForAuthentication
     }
 
-    /// Sends one write until it completes, fails, or runs out of tries.
+    /// Sends one write until it completes, fails, or runs out of tries. A deferred write stays
+    /// claimed (in flight) until the caller has noted it, so that the pass does not claim it again.
     private func send(_ claimed: OutboxEntry) async -> Outcome {
         var attempt = 0
         while true {
@@ -121,7 +124,6 @@ extension Outbox {
                 let failure = OutpostError.wrap(error, method: entry.method, path: entry.path)
                 if let status = failure.status { await configuration.afterResponse?(entry, status) }
                 if failure.code == .cancelled || Task.isCancelled {
-                    _ = try? await journal { $0.release(entry.id) }
                     return .deferred
                 }
                 if failure.status == 412, configuration.reconcilesConflicts,
@@ -141,7 +143,6 @@ extension Outbox {
                     configuration.logger.info(
                         "Outbox: \(entry.label) still failing after \(attempt) tries; it waits for the next replay",
                         metadata: ["outbox.entry": "\(entry.id)"])
-                    _ = try? await journal { $0.release(entry.id) }
                     return .deferred
                 }
                 let delay = configuration.retry.backoff(afterAttempt: attempt)
@@ -149,7 +150,6 @@ extension Outbox {
                 do {
                     try await configuration.retry.sleep(delay)
                 } catch {
-                    _ = try? await journal { $0.release(entry.id) }
                     return .deferred
                 }
             }
@@ -179,7 +179,6 @@ extension Outbox {
             // The server has the write but the journal could not say so: it is sent again next time,
             // which the idempotency key (or the 412 check) makes harmless.
             configuration.logger.error("Outbox: could not record the completion of \(entry.label): \(error)")
-            _ = try? await journal { $0.release(entry.id) }
             return .deferred
         }
         configuration.logger.debug(
@@ -192,6 +191,7 @@ extension Outbox {
 
     private func stop(_ entry: OutboxEntry, _ failure: OutboxFailure) async -> Outcome {
         let stored = (try? await journal { try $0.fail(entry.id, failure) }) ?? nil
+        if stored == nil { _ = try? await journal { $0.release(entry.id) } }
         configuration.logger.info(
             "Outbox: \(entry.label) refused: \(failure)", metadata: ["outbox.entry": "\(entry.id)"])
         var failed = stored ?? entry
