@@ -105,6 +105,30 @@ struct OutboxTests {
         await reopened.close()
     }
 
+    @Test("concurrent enqueues (written together, one fsync per batch) are all durable, each with its own sequence")
+    func concurrentEnqueues() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("outbox.journal")
+        let client = FakeRecordsServer().transport().client()
+        let outbox = try await Self.open(url, client: client)
+        let ids = try await withThrowingTaskGroup(of: UUID.self) { group in
+            for n in 0..<64 {
+                group.addTask { try await outbox.enqueue(.post("/records/notes", json: ["n": .int(n)])).id }
+            }
+            return try await group.reduce(into: Set<UUID>()) { $0.insert($1) }
+        }
+        await outbox.close()
+        let scan = OutboxFraming.scan(try Data(contentsOf: url))
+        #expect(scan.corruptOffset == nil)
+        #expect(scan.frames.count == 64)
+        let reopened = try await Self.open(url, client: client)
+        let entries = try await reopened.entries
+        #expect(Set(entries.map(\.id)) == ids)
+        #expect(entries.map(\.sequence) == (1...64).map { UInt64($0) })
+        await reopened.close()
+    }
+
     @Test("a second open of the same journal is refused while the first holds it")
     func lockedAgainstASecondOpen() async throws {
         let folder = try Self.folder()

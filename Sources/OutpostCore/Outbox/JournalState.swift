@@ -108,24 +108,61 @@ struct JournalState {
         return try encoder.encode(record)
     }
 
-    mutating func enqueue(_ draft: OutboxEntry, maxBytes: Int) throws -> OutboxEntry {
+    /// Someone waiting for a staged write to be on disk: its entry and the pending count after it.
+    typealias Waiter = CheckedContinuation<(OutboxEntry, Int), any Error>
+
+    /// Queued writes encoded but not yet on disk. Writes queued while an `fsync` runs are staged and
+    /// then written together with one write and one `fsync` (group commit): each waits for its own
+    /// bytes to be durable, and concurrent writers share the cost of the flush.
+    private var staged: [(entry: OutboxEntry, frame: Data, waiter: Waiter)] = []
+    /// A flush of the staged writes is on the queue.
+    var flushScheduled = false
+
+    /// Stages a write: checks the bound (staged writes included), gives it its sequence number and
+    /// encodes its frame. ``flushStaged()`` makes it durable.
+    mutating func stage(_ draft: OutboxEntry, maxBytes: Int, waiter: Waiter) throws {
         guard let file else {
             throw OutpostError(.outboxUnavailable, "The outbox is closed", suggestion: "Open it again with Outbox.open")
         }
         var entry = draft
         entry.sequence = nextSequence
         entry.state = .pending
-        let frameSize = try Self.encode(.enqueued(entry)).count + OutboxFraming.frameOverhead
-        if file.size + frameSize > maxBytes, file.size > liveBytes { try compact() }
-        if file.size + frameSize > maxBytes {
+        let frame = OutboxFraming.frame(try Self.encode(.enqueued(entry)))
+        let stagedBytes = staged.reduce(0) { $0 + $1.frame.count }
+        if file.size + stagedBytes + frame.count > maxBytes, file.size > liveBytes { try compact() }
+        if file.size + stagedBytes + frame.count > maxBytes {
             throw OutpostError(
                 .outboxFull,
-                "The outbox is full: \(entries.count) writes take \(file.size) bytes, and this one needs \(frameSize) more "
-                    + "than the bound of \(maxBytes)",
+                "The outbox is full: \(entries.count + staged.count) writes take \(file.size + stagedBytes) bytes, "
+                    + "and this one needs \(frame.count) more than the bound of \(maxBytes)",
                 suggestion: "Replay the outbox when the server is reachable, cancel writes, or raise Configuration.maxBytes")
         }
-        try write(.enqueued(entry))
-        return entry
+        nextSequence += 1
+        staged.append((entry, frame, waiter))
+    }
+
+    /// Writes every staged write with one append and one `fsync`, and hands back who waits for them
+    /// with the outcome.
+    mutating func flushStaged() -> (waiters: [(OutboxEntry, Waiter)], result: Result<Int, any Error>) {
+        flushScheduled = false
+        let batch = staged
+        staged = []
+        let waiters = batch.map { ($0.entry, $0.waiter) }
+        guard let file else {
+            return (
+                waiters,
+                .failure(OutpostError(.outboxUnavailable, "The outbox is closed", suggestion: "Open it again with Outbox.open"))
+            )
+        }
+        var data = Data(capacity: batch.reduce(0) { $0 + $1.frame.count })
+        for item in batch { data.append(item.frame) }
+        do {
+            try file.append(data)
+        } catch {
+            return (waiters, .failure(error))
+        }
+        for item in batch { apply(.enqueued(item.entry), frameSize: item.frame.count) }
+        return (waiters, .success(pendingCount))
     }
 
     mutating func remove(_ id: UUID) throws -> OutboxEntry {

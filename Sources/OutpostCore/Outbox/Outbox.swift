@@ -158,9 +158,20 @@ public final class Outbox: Sendable {
             recordKey: recordKey ?? (request.method == .post ? "POST \(path) \(key)" : path),
             ifMatch: request.headers[.ifMatch], enqueuedAt: Date(), state: .pending)
         let maxBytes = configuration.maxBytes
-        let (entry, pending) = try await journal { state in
-            let entry = try state.enqueue(draft, maxBytes: maxBytes)
-            return (entry, state.pendingCount)
+        let (entry, pending) = try await withCheckedThrowingContinuation { (waiter: JournalState.Waiter) in
+            queue.async {
+                do {
+                    let flushDue = try self.state.withLock { state in
+                        try state.stage(draft, maxBytes: maxBytes, waiter: waiter)
+                        defer { state.flushScheduled = true }
+                        return !state.flushScheduled
+                    }
+                    // Writes staged before this flush runs share its fsync.
+                    if flushDue { self.queue.async { self.flushStaged() } }
+                } catch {
+                    waiter.resume(throwing: error)
+                }
+            }
         }
         configuration.logger.debug("Outbox: queued \(entry.label)", metadata: ["outbox.entry": "\(entry.id)"])
         emit(.pending(pending))
@@ -231,6 +242,12 @@ public final class Outbox: Sendable {
 
     private func wake() {
         for continuation in wakeups.withLock({ $0.values }) { continuation.yield() }
+    }
+
+    /// Writes the staged writes (on the queue) and resumes their callers.
+    private func flushStaged() {
+        let (waiters, result) = state.withLock { $0.flushStaged() }
+        for (entry, waiter) in waiters { waiter.resume(with: result.map { (entry, $0) }) }
     }
 
     /// Runs `body` on the journal's queue, off the concurrency pool.
