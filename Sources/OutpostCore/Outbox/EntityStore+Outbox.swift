@@ -39,12 +39,7 @@ extension EntityStore {
         let current = try encode(entity.value, method: "PATCH", path: path)
         let patch = changes(from: entity.snapshot ?? .object([:]), to: current)
         if MergePatch.isEmpty(patch) { return nil }
-        var request = Request(
-            method: .patch, path: path,
-            body: .data(
-                wrap(patch, for: E.self).jsonData(),
-                contentType: configuration.patchStyle == .partialUpdate ? "application/json" : MergePatch.contentType))
-        if let etag = entity.etag { request.headers[.ifMatch] = etag }
+        let request = patchRequest(patch, for: E.self, path: path, etag: entity.etag)
         let entry = try await outbox.enqueue(request, recordKey: path, label: "patch \(E.self) \(id.pathSegment)")
         entity.snapshot = current
         return entry
@@ -59,5 +54,19 @@ extension EntityStore {
         var request = Request.delete(path)
         if let etag = entity.etag { request.headers[.ifMatch] = etag }
         return try await outbox.enqueue(request, recordKey: path, label: "delete \(E.self) \(id.pathSegment)")
+    }
+}
+
+extension EntityStore {
+    /// The `PATCH` that ``patch(_:)`` sends and ``enqueuePatch(_:in:)`` queues: the patch in the
+    /// configured style, with `If-Match` when an ETag is known.
+    func patchRequest<E: Entity>(_ patch: JSONValue, for type: E.Type, path: String, etag: String?) -> Request {
+        var request = Request(
+            method: .patch, path: path,
+            body: .data(
+                wrap(patch, for: E.self).jsonData(),
+                contentType: configuration.patchStyle == .partialUpdate ? "application/json" : MergePatch.contentType))
+        if let etag { request.headers[.ifMatch] = etag }
+        return request
     }
 }

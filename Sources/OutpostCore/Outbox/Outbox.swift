@@ -59,14 +59,7 @@ public final class Outbox: Sendable {
 
         /// `$XDG_CONFIG_HOME/<application>/outbox.journal` (or `~/.config/...`).
         public static func defaultFileURL(application: String) -> URL {
-            let environment = ProcessInfo.processInfo.environment
-            let base: URL
-            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-                base = URL(fileURLWithPath: config, isDirectory: true)
-            } else {
-                base = FileManager.default.homeDirectoryForCurrentUser.appending(path: ".config", directoryHint: .isDirectory)
-            }
-            return base.appending(path: application, directoryHint: .isDirectory).appending(path: "outbox.journal")
+            ConfigurationFolder.url(application: application).appending(path: "outbox.journal")
         }
     }
 

@@ -85,11 +85,13 @@ final class OutboxFile {
         return data
     }
 
-    /// Appends `data` with one write and makes it durable before returning.
-    func append(_ data: Data) throws {
+    /// Appends `data` with one write and, when `durably`, makes it durable before returning
+    /// (otherwise it becomes durable with the next `fsync`; it survives the process being killed
+    /// either way, since the kernel has it).
+    func append(_ data: Data, durably: Bool = true) throws {
         try Self.writeAll(data, to: descriptor, path: url.path)
-        guard fsync(descriptor) == 0 else { throw Self.failure("fsync \(url.path)") }
         size += data.count
+        guard !durably || fsync(descriptor) == 0 else { throw Self.failure("fsync \(url.path)") }
     }
 
     /// Replaces the file's contents atomically: a reader (or a crash) sees the old file or the new
