@@ -1,4 +1,5 @@
 public import Foundation
+import OutpostCore
 
 #if canImport(Glibc)
     import Glibc
@@ -37,14 +38,7 @@ public struct FileCredentialStore: CredentialStore {
 
     /// `$XDG_CONFIG_HOME/<application>/credentials.json`, or `~/.config/<application>/credentials.json`.
     public static func defaultLocation(application: String) -> URL {
-        let environment = ProcessInfo.processInfo.environment
-        let base: URL
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            base = URL(fileURLWithPath: config, isDirectory: true)
-        } else {
-            base = FileManager.default.homeDirectoryForCurrentUser.appending(path: ".config", directoryHint: .isDirectory)
-        }
-        return base.appending(path: application, directoryHint: .isDirectory).appending(path: "credentials.json")
+        ConfigurationFolder.url(application: application).appending(path: "credentials.json")
     }
 
     struct Contents: Codable {

@@ -137,12 +137,7 @@ public struct EntityStore: Sendable {
             unchanged.snapshot = current
             return unchanged
         }
-        var request = Request(
-            method: .patch, path: path,
-            body: .data(
-                wrap(patch, for: E.self).jsonData(),
-                contentType: configuration.patchStyle == .partialUpdate ? "application/json" : MergePatch.contentType))
-        if let etag = entity.etag { request.headers[.ifMatch] = etag }
+        let request = patchRequest(patch, for: E.self, path: path, etag: entity.etag)
         let response = try await send(request, operation: "patch", E.self, id: id)
         return try synced(E.self, from: response, request: request, local: entity.value, sent: current, transients: transients)
     }

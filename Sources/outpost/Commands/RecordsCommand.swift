@@ -123,12 +123,15 @@ struct RecordsCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a record from a JSON object (- reads standard input).")
         @Argument var type: String
         @Argument(help: "The record's fields as a JSON object, or - for standard input.") var json: String
+        @Flag(help: "Queue the write in the outbox instead of sending it (send it later with `outbox replay`).")
+        var queue = false
+        @OptionGroup var outbox: OutboxOptions
         @OptionGroup var options: SignInOptions
 
         func run() async throws {
             let body = try RecordsCommand.object(json)
             try await RecordsCommand.run(options) { client in
-                try RecordsCommand.printRecord(try await client.send(.post(RecordsCommand.path(type), json: body)))
+                try await createOrQueue(client, .post(RecordsCommand.path(type), json: body))
             }
         }
     }
