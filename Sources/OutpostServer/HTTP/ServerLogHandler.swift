@@ -45,9 +45,10 @@ public struct ServerLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var all = metadata
-        if let provided = metadataProvider?.get(), !provided.isEmpty { all.merge(provided) { _, new in new } }
-        if let extra = event.metadata, !extra.isEmpty { all.merge(extra) { _, new in new } }
+        // The event's own metadata wins over the provider's, which wins over the handler's.
+        var all = event.metadata ?? [:]
+        if let provided = metadataProvider?.get(), !provided.isEmpty { all.merge(provided) { own, _ in own } }
+        if !metadata.isEmpty { all.merge(metadata) { own, _ in own } }
         var line = sink.timestamp()
         line.reserveCapacity(96)
         line += " "
@@ -56,11 +57,11 @@ public struct ServerLogHandler: LogHandler {
         line += label
         line += ": "
         line += event.message.description
-        for key in all.keys.sorted() {
+        for (key, value) in all.sorted(by: { $0.key < $1.key }) {
             line += " "
             line += key
             line += "="
-            line += all[key].map { "\($0)" } ?? ""
+            line += value.description
         }
         line += "\n"
         sink.append(line, urgent: event.level >= .warning)
