@@ -17,7 +17,7 @@ import Synchronization
 /// Every entry carries an `Idempotency-Key` fixed when it is queued, so a POST whose reply was lost
 /// is not applied twice; conditional writes (`If-Match`) that find their own result on the server
 /// count as done rather than as conflicts. Writes to one record go out one after another; writes to
-/// different records may go out side by side. See <doc:Outbox>.
+/// different records may go out side by side. See <doc:DurableOutbox>.
 ///
 /// The journal's file work (appends with `fsync`, compaction) runs on the outbox's own dispatch
 /// queue, never on the Swift concurrency pool. One process at a time may open a journal.
@@ -123,6 +123,7 @@ public final class Outbox: Sendable {
     /// entry. It is sent by ``replay()`` or ``run()``.
     ///
     /// - Parameters:
+    ///   - request: The write, as it would be sent; its `Idempotency-Key` is kept when it has one.
     ///   - recordKey: Writes with the same key go out one after another, in queue order. By default
     ///     a POST is independent of everything else and any other method is keyed by its path.
     ///   - label: What the write is, for people (default: method and path).
