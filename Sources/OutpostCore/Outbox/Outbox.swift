@@ -73,6 +73,9 @@ public final class Outbox: Sendable {
     let state: Mutex<JournalState>
     private let queue: DispatchQueue
     private let observers = Mutex<[UUID: AsyncStream<OutboxEvent>.Continuation]>([:])
+    /// The last pending count sent to observers; `nil` once closed. Read by ``events()`` without
+    /// waiting for the journal (which may be in an `fsync`).
+    private let lastPending: Mutex<Int?>
     private let wakeups = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
 
     private init(
@@ -81,6 +84,7 @@ public final class Outbox: Sendable {
     ) {
         self.configuration = configuration
         self.client = client
+        self.lastPending = Mutex(state.pendingCount)
         self.state = Mutex(state)
         self.queue = queue
         self.corruption = corruption
@@ -113,6 +117,7 @@ public final class Outbox: Sendable {
     /// and the server's idempotency makes that harmless.
     public func close() async {
         _ = try? await journal { state in state.file = nil }
+        lastPending.withLock { $0 = nil }
         for continuation in observers.withLock({ $0.values }) { continuation.finish() }
         for continuation in wakeups.withLock({ $0.values }) { continuation.finish() }
     }
@@ -211,7 +216,7 @@ public final class Outbox: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: OutboxEvent.self, bufferingPolicy: .bufferingNewest(1024))
         let id = UUID()
         if let corruption { continuation.yield(.corruption(corruption)) }
-        let pending = state.withLock { $0.file == nil ? nil : $0.pendingCount }
+        let pending = lastPending.withLock { $0 }
         if let pending { continuation.yield(.pending(pending)) } else { continuation.finish() }
         observers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in self?.observers.withLock { _ = $0.removeValue(forKey: id) } }
@@ -219,6 +224,7 @@ public final class Outbox: Sendable {
     }
 
     func emit(_ event: OutboxEvent) {
+        if case .pending(let count) = event { lastPending.withLock { if $0 != nil { $0 = count } } }
         for continuation in observers.withLock({ $0.values }) { continuation.yield(event) }
     }
 
