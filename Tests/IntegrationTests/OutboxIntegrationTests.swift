@@ -218,6 +218,53 @@ struct OutboxIntegrationTests {
         var description: String { message }
     }
 
+    /// Runs `outpost ARGUMENTS` to its end: standard output and the exit status.
+    static func cli(_ binary: URL, _ arguments: [String]) async throws -> (output: String, status: Int32) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = try pipe.fileHandleForReading.readToEnd() ?? Data()
+        process.waitUntilExit()
+        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+    }
+
+    @Test(
+        "outpost records create --queue, and a create while the server is down, are listed, dropped or replayed once",
+        .enabled(if: CrashRecoveryTests.binary != nil))
+    func commandLine() async throws {
+        let binary = try #require(CrashRecoveryTests.binary)
+        try await withLiveServer { server, client in
+            let journal = Self.journal(in: server).path
+            let credentials = server.folder.appendingPathComponent("no-credentials.json").path
+            let common = ["--outbox", journal, "--credentials", credentials]
+            let live = ["--server", server.baseURL.absoluteString] + common
+            let queued = try await Self.cli(binary, ["records", "create", "cli-notes", #"{"n": 1}"#, "--queue"] + live)
+            #expect(queued.status == 0)
+            // Nobody listens on port 9: the create is queued instead of failing.
+            let down = try await Self.cli(
+                binary, ["records", "create", "cli-notes", #"{"n": 2}"#, "--server", "http://127.0.0.1:9"] + common)
+            #expect(down.status == 0)
+            let third = try await Self.cli(binary, ["records", "create", "cli-notes", #"{"n": 3}"#, "--queue"] + live)
+            #expect(try await Self.count(client, "cli-notes", "n", "1") == 0)
+
+            let listed = try await Self.cli(binary, ["outbox", "list"] + live)
+            #expect(listed.output.split(separator: "\n").count == 3)
+            let dropID = third.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(listed.output.contains(dropID))
+            #expect(try await Self.cli(binary, ["outbox", "drop", dropID] + live).status == 0)
+            let replayed = try await Self.cli(binary, ["outbox", "replay"] + live)
+            #expect(replayed.status == 0)
+            #expect(try await Self.cli(binary, ["outbox", "list"] + live).output.isEmpty)
+            #expect(try await Self.count(client, "cli-notes", "n", "1") == 1)
+            #expect(try await Self.count(client, "cli-notes", "n", "2") == 1)
+            #expect(try await Self.count(client, "cli-notes", "n", "3") == 0)
+        }
+    }
+
     @Test(
         "kill -9 mid-replay (after a response, before it is recorded), restart, replay: every write lands exactly once",
         .enabled(if: CrashRecoveryTests.binary != nil))

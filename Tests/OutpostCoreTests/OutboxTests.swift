@@ -364,6 +364,29 @@ struct OutboxTests {
         await outbox.close()
     }
 
+    @Test("run() sends what is queued at start and each write queued later, until cancelled")
+    func runLoop() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let server = FakeRecordsServer()
+        let outbox = try await Self.open(folder.appendingPathComponent("j"), client: server.transport().client())
+        let early = try await outbox.enqueue(.post("/records/notes", json: ["n": 1]))
+        var events = outbox.events().makeAsyncIterator()
+        let running = Task { await outbox.run() }
+        var done: [UUID] = []
+        var late: OutboxEntry?
+        while done.count < 2, let event = await events.next() {
+            guard case .completed(let completion) = event else { continue }
+            done.append(completion.entry.id)
+            if late == nil { late = try await outbox.enqueue(.post("/records/notes", json: ["n": 2])) }
+        }
+        running.cancel()
+        await running.value
+        #expect(done == [early.id, late?.id])
+        #expect(try await outbox.entries.isEmpty)
+        await outbox.close()
+    }
+
     @Test("an authentication failure stops the write and the replay")
     func authenticationStopsReplay() async throws {
         let folder = try Self.folder()

@@ -17,7 +17,7 @@ import Synchronization
 /// Every entry carries an `Idempotency-Key` fixed when it is queued, so a POST whose reply was lost
 /// is not applied twice; conditional writes (`If-Match`) that find their own result on the server
 /// count as done rather than as conflicts. Writes to one record go out one after another; writes to
-/// different records may go out side by side. See <doc:Outbox>.
+/// different records may go out side by side. See <doc:DurableOutbox>.
 ///
 /// The journal's file work (appends with `fsync`, compaction) runs on the outbox's own dispatch
 /// queue, never on the Swift concurrency pool. One process at a time may open a journal.
@@ -73,6 +73,9 @@ public final class Outbox: Sendable {
     let state: Mutex<JournalState>
     private let queue: DispatchQueue
     private let observers = Mutex<[UUID: AsyncStream<OutboxEvent>.Continuation]>([:])
+    /// The last pending count sent to observers; `nil` once closed. Read by ``events()`` without
+    /// waiting for the journal (which may be in an `fsync`).
+    private let lastPending: Mutex<Int?>
     private let wakeups = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
 
     private init(
@@ -81,6 +84,7 @@ public final class Outbox: Sendable {
     ) {
         self.configuration = configuration
         self.client = client
+        self.lastPending = Mutex(state.pendingCount)
         self.state = Mutex(state)
         self.queue = queue
         self.corruption = corruption
@@ -113,6 +117,7 @@ public final class Outbox: Sendable {
     /// and the server's idempotency makes that harmless.
     public func close() async {
         _ = try? await journal { state in state.file = nil }
+        lastPending.withLock { $0 = nil }
         for continuation in observers.withLock({ $0.values }) { continuation.finish() }
         for continuation in wakeups.withLock({ $0.values }) { continuation.finish() }
     }
@@ -123,6 +128,7 @@ public final class Outbox: Sendable {
     /// entry. It is sent by ``replay()`` or ``run()``.
     ///
     /// - Parameters:
+    ///   - request: The write, as it would be sent; its `Idempotency-Key` is kept when it has one.
     ///   - recordKey: Writes with the same key go out one after another, in queue order. By default
     ///     a POST is independent of everything else and any other method is keyed by its path.
     ///   - label: What the write is, for people (default: method and path).
@@ -210,7 +216,7 @@ public final class Outbox: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: OutboxEvent.self, bufferingPolicy: .bufferingNewest(1024))
         let id = UUID()
         if let corruption { continuation.yield(.corruption(corruption)) }
-        let pending = state.withLock { $0.file == nil ? nil : $0.pendingCount }
+        let pending = lastPending.withLock { $0 }
         if let pending { continuation.yield(.pending(pending)) } else { continuation.finish() }
         observers.withLock { $0[id] = continuation }
         continuation.onTermination = { [weak self] _ in self?.observers.withLock { _ = $0.removeValue(forKey: id) } }
@@ -218,6 +224,7 @@ public final class Outbox: Sendable {
     }
 
     func emit(_ event: OutboxEvent) {
+        if case .pending(let count) = event { lastPending.withLock { if $0 != nil { $0 = count } } }
         for continuation in observers.withLock({ $0.values }) { continuation.yield(event) }
     }
 

@@ -110,7 +110,7 @@ public enum OutboxEvent: Sendable {
     case pending(Int)
     /// A write reached the server and left the outbox.
     case completed(OutboxCompletion)
-    /// The server refused a write; it waits in the outbox for ``Outbox/retry(_:)`` or ``Outbox/cancel(_:)``.
+    /// The server refused a write; it waits in the outbox for ``Outbox/retry(_:ifMatch:)`` or ``Outbox/cancel(_:)``.
     case failed(OutboxEntry, OutboxFailure)
     /// A write failed in a way another try may cure (no connection, 5xx, 429); the next try is after `delay`.
     case retrying(OutboxEntry, error: OutpostError, attempt: Int, delay: Duration)
@@ -146,6 +146,6 @@ public struct OutboxCompletion: Sendable {
     /// The answer's body (the created or updated record, for an Outpost server).
     public var body: Data
     /// True when the server had applied the write before and its reply was lost: a 412 whose record
-    /// already shows the write, or a 404 to a `DELETE`. See <doc:Outbox>.
+    /// already shows the write, or a 404 to a `DELETE`. See <doc:DurableOutbox>.
     public var alreadyApplied: Bool
 }
