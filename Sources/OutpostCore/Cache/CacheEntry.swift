@@ -5,8 +5,8 @@ import HTTPTypes
 /// and the hashed values of the request fields its `Vary` names.
 struct CacheEntry: Sendable {
     var status: Int
-    /// The response's header fields in order, as name/value pairs.
-    var headers: [[String]]
+    /// The response's header fields, in order.
+    var headerFields: HTTPFields
     var body: Data
     /// When the request that produced this response (or its last revalidation) was sent.
     var requestTime: Date
@@ -25,7 +25,12 @@ struct CacheEntry: Sendable {
         status: Int, headers: [[String]], body: Data, requestTime: Date, responseTime: Date, varying: [String: String?]
     ) {
         self.status = status
-        self.headers = headers
+        var fields = HTTPFields()
+        for pair in headers where pair.count == 2 {
+            guard let name = HTTPField.Name(pair[0]) else { continue }
+            fields.append(HTTPField(name: name, value: pair[1]))
+        }
+        self.headerFields = fields
         self.body = body
         self.requestTime = requestTime
         self.responseTime = responseTime
@@ -37,7 +42,10 @@ struct CacheEntry: Sendable {
         response: HTTPResponse, body: Data, request: HTTPRequest, requestTime: Date, responseTime: Date
     ) {
         self.status = response.status.code
-        self.headers = response.headerFields.map { [$0.name.canonicalName, $0.value] }
+        var fields = response.headerFields
+        // A cookie set for the session is the session's business, not the cache's.
+        fields[.setCookie] = nil
+        self.headerFields = fields
         self.body = body
         self.requestTime = requestTime
         self.responseTime = responseTime
@@ -48,19 +56,13 @@ struct CacheEntry: Sendable {
         self.varying = varying
     }
 
-    var headerFields: HTTPFields {
-        var fields = HTTPFields()
-        for pair in headers where pair.count == 2 {
-            guard let name = HTTPField.Name(pair[0]) else { continue }
-            fields.append(HTTPField(name: name, value: pair[1]))
-        }
-        return fields
-    }
+    /// The fields as name/value pairs, for the entry file.
+    var headers: [[String]] { headerFields.map { [$0.name.canonicalName, $0.value] } }
 
     var directives: CacheDirectives { CacheDirectives(headerFields) }
 
     /// The bytes this entry takes, roughly: body, header text and bookkeeping.
-    var cost: Int { body.count + headers.reduce(0) { $0 + $1.reduce(0) { $0 + $1.utf8.count + 4 } } + 128 }
+    var cost: Int { body.count + headerFields.reduce(0) { $0 + $1.name.rawName.utf8.count + $1.value.utf8.count + 8 } + 128 }
 
     /// The field names of `Vary`, lowercased, and whether it holds `*`; a `Vary` naming more than
     /// ``maxVaryFields`` fields counts as `*`.
@@ -149,7 +151,7 @@ struct CacheEntry: Sendable {
             fields.append(field)
         }
         var copy = self
-        copy.headers = fields.map { [$0.name.canonicalName, $0.value] }
+        copy.headerFields = fields
         copy.requestTime = requestTime
         copy.responseTime = responseTime
         return copy

@@ -33,14 +33,22 @@ package struct SHA256Digest: Sendable {
     }
 
     package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        for byte in bytes {
-            pending.append(byte)
-            length &+= 1
-            if pending.count == 64 {
-                compress(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
+        let bytes = Array(bytes)
+        length &+= UInt64(bytes.count)
+        var index = 0
+        if !pending.isEmpty {
+            let taken = min(64 - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<taken])
+            index = taken
+            guard pending.count == 64 else { return }
+            compress(pending[...])
+            pending.removeAll(keepingCapacity: true)
         }
+        while index + 64 <= bytes.count {
+            compress(bytes[index..<index + 64])
+            index += 64
+        }
+        pending.append(contentsOf: bytes[index...])
     }
 
     package mutating func finish() -> [UInt8] {
@@ -51,7 +59,7 @@ package struct SHA256Digest: Sendable {
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
         var offset = 0
         while offset < tail.count {
-            compress(Array(tail[offset..<offset + 64]))
+            compress(tail[offset..<offset + 64])
             offset += 64
         }
         var out = [UInt8]()
@@ -76,12 +84,13 @@ package struct SHA256Digest: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
-    private mutating func compress(_ block: [UInt8]) {
+    private mutating func compress(_ block: ArraySlice<UInt8>) {
         var w = [UInt32](repeating: 0, count: 64)
+        let base = block.startIndex
         for i in 0..<16 {
             w[i] =
-                UInt32(block[i * 4]) << 24 | UInt32(block[i * 4 + 1]) << 16 | UInt32(block[i * 4 + 2]) << 8
-                | UInt32(block[i * 4 + 3])
+                UInt32(block[base + i * 4]) << 24 | UInt32(block[base + i * 4 + 1]) << 16
+                | UInt32(block[base + i * 4 + 2]) << 8 | UInt32(block[base + i * 4 + 3])
         }
         for i in 16..<64 {
             let s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3)
