@@ -105,7 +105,8 @@ struct HTTPCacheIntegrationTests {
             let asAda = OutpostClient(configuration: configuration, middlewares: [AuthMiddleware(authenticator: ada), cache])
             let asBob = OutpostClient(configuration: configuration, middlewares: [AuthMiddleware(authenticator: bob), cache])
             let created = try await asAda.send(
-                Request(method: .post, path: "/records/diary", query: [URLQueryItem(name: "visibility", value: "private")],
+                Request(
+                    method: .post, path: "/records/diary", query: [URLQueryItem(name: "visibility", value: "private")],
                     body: .json(["text": "ada's secret"])))
             let path = "/records/diary/\(try #require(try created.json()["id"]?.stringValue))"
             #expect(try await asAda.send(.get(path)).cacheStatus == .miss)

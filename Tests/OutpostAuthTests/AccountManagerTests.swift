@@ -44,7 +44,8 @@ struct AccountManagerTests {
         let accounts = manager(Self.server(), store: store)
         let server = URL(string: "https://id.example")!
         let ada = try await accounts.add(server: server, name: "ada", signIn: Self.password("ada"))
-        let bob = try await accounts.add(server: URL(string: "https://other.example:8443")!, name: "bob", signIn: Self.password("bob"))
+        let bob = try await accounts.add(
+            server: URL(string: "https://other.example:8443")!, name: "bob", signIn: Self.password("bob"))
         #expect(ada.id == "ada@id.example" && bob.id == "bob@other.example:8443")
         #expect(try await accounts.activeAccount() == ada)
         #expect(try await accounts.authenticator(for: ada.id).credential()?.accessToken == "ada-access")

@@ -173,7 +173,8 @@ struct HTTPCacheTests {
         let backend = CacheBackend { request in
             if request.path == "/secret" { return CacheBackend.reply(200, "{\"t\":1}", [.cacheControl: "no-store"]) }
             if request.headerFields[.ifNoneMatch] == "\"v1\"" {
-                return CacheBackend.reply(304, "", [.eTag: "\"v1\"", .cacheControl: "no-cache", HTTPField.Name("X-Fresh")!: "yes"])
+                return CacheBackend.reply(
+                    304, "", [.eTag: "\"v1\"", .cacheControl: "no-cache", HTTPField.Name("X-Fresh")!: "yes"])
             }
             return CacheBackend.reply(200, "{\"v\":1}", [.eTag: "\"v1\"", .cacheControl: "no-cache"])
         }
@@ -211,7 +212,9 @@ struct HTTPCacheTests {
     @Test("Vary: another value of a selecting field is a miss; Vary: * is never stored")
     func vary() async throws {
         let backend = CacheBackend { request in
-            if request.path == "/star" { return CacheBackend.reply(200, "{}", [.cacheControl: "max-age=60", HTTPField.Name("Vary")!: "*"]) }
+            if request.path == "/star" {
+                return CacheBackend.reply(200, "{}", [.cacheControl: "max-age=60", HTTPField.Name("Vary")!: "*"])
+            }
             let language = request.headerFields[.acceptLanguage] ?? "none"
             return CacheBackend.reply(
                 200, "\"\(language)\"", [.cacheControl: "max-age=60", HTTPField.Name("Vary")!: "Accept-Language"])
@@ -230,7 +233,8 @@ struct HTTPCacheTests {
     @Test("entries are kept per account: another Authorization never gets this one's response")
     func accounts() async throws {
         let backend = CacheBackend { request in
-            CacheBackend.reply(200, "\"\(request.headerFields[.authorization] ?? "anonymous")\"", [.cacheControl: "private, max-age=60"])
+            CacheBackend.reply(
+                200, "\"\(request.headerFields[.authorization] ?? "anonymous")\"", [.cacheControl: "private, max-age=60"])
         }
         let client = backend.client(cache())
         let ada = try await client.send(Request(method: .get, path: "/me", headers: [.authorization: "Bearer ada-token"]))
@@ -254,7 +258,9 @@ struct HTTPCacheTests {
         _ = try await client.send(.get("/records/other"))
         _ = try await client.send(.post("/records/notes", json: [:]))
         #expect(try await client.send(.get("/records/notes")).cacheStatus == .miss)
-        #expect(try await client.send(Request(method: .get, path: "/records/notes/n1", headers: [.authorization: "Bearer x"])).cacheStatus == .miss)
+        #expect(
+            try await client.send(Request(method: .get, path: "/records/notes/n1", headers: [.authorization: "Bearer x"]))
+                .cacheStatus == .miss)
         #expect(try await client.send(.get("/records/other")).cacheStatus == .hit)
     }
 
@@ -284,7 +290,9 @@ struct HTTPCacheTests {
         }
         let client = backend.client(first)
         let token = "Bearer very-secret-token-123"
-        for path in ["/1", "/2", "/3", "/4"] { _ = try await client.send(Request(method: .get, path: path, headers: [.authorization: token])) }
+        for path in ["/1", "/2", "/3", "/4"] {
+            _ = try await client.send(Request(method: .get, path: path, headers: [.authorization: token]))
+        }
         await first.flush()
         #expect(await first.diskBytes() <= 7000)
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
@@ -331,7 +339,8 @@ struct HTTPCacheTests {
     func staleWhenOffline() async throws {
         let backend = CacheBackend { request in
             let fields: HTTPFields =
-                request.path == "/strict" ? [.cacheControl: "max-age=1, must-revalidate"] : [.cacheControl: "private, max-age=0", .eTag: "\"v1\""]
+                request.path == "/strict"
+                ? [.cacheControl: "max-age=1, must-revalidate"] : [.cacheControl: "private, max-age=0", .eTag: "\"v1\""]
             return CacheBackend.reply(200, "{\"cached\":true}", fields)
         }
         let lenient = backend.client(cache { $0.serveStaleWhenOffline = true })

@@ -14,7 +14,8 @@ public struct ActiveAccountMiddleware: ClientMiddleware {
     public var placement: AuthMiddleware.Placement
     public var trustedOrigins: [URL]
 
-    public init(accounts: AccountManager, placement: AuthMiddleware.Placement = .authorizationHeader, trustedOrigins: [URL] = []) {
+    public init(accounts: AccountManager, placement: AuthMiddleware.Placement = .authorizationHeader, trustedOrigins: [URL] = [])
+    {
         self.accounts = accounts
         self.placement = placement
         self.trustedOrigins = trustedOrigins

@@ -119,7 +119,9 @@ package enum HTTPDate {
             let month = months.firstIndex(of: String(decoding: bytes[8..<11], as: UTF8.self)),
             (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
-        return Date(timeIntervalSince1970: TimeInterval(daysFromCivil(year: year, month: month + 1, day: day) * 86_400 + hour * 3600 + minute * 60 + second))
+        return Date(
+            timeIntervalSince1970: TimeInterval(
+                daysFromCivil(year: year, month: month + 1, day: day) * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
     package static func format(_ date: Date) -> String {

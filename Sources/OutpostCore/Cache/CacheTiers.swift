@@ -304,7 +304,9 @@ enum CacheFileFormat {
     }
 
     private static func appendBigEndian(_ value: UInt64, bytes: Int, to data: inout Data) {
-        for index in stride(from: bytes - 1, through: 0, by: -1) { data.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+        for index in stride(from: bytes - 1, through: 0, by: -1) {
+            data.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index))))
+        }
     }
 
     private static func readBigEndian(_ bytes: [UInt8], at offset: Int, count: Int) -> UInt64 {

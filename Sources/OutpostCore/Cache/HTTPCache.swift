@@ -133,7 +133,8 @@ public final class HTTPCache: ClientMiddleware {
             response = try await next(outgoing, body)
         } catch let error as OutpostError where Self.offlineCodes.contains(error.code) {
             guard configuration.serveStaleWhenOffline, let stored, stored.mayServeStale else { throw error }
-            context.logger.info("server unreachable; serving a stale cached response", metadata: ["outpost.error": "\(error.code)"])
+            context.logger.info(
+                "server unreachable; serving a stale cached response", metadata: ["outpost.error": "\(error.code)"])
             return stored.clientResponse(.stale, age: stored.currentAge(now: configuration.now()))
         }
         let responseTime = configuration.now()

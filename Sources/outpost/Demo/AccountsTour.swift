@@ -29,7 +29,8 @@ enum AccountsTour {
             try await $0.signIn(username: "linus", password: "demo-password-1")
         }
         log.step("two accounts signed in: \(try await accounts.accounts().map(\.id).joined(separator: ", "))")
-        let api = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [ActiveAccountMiddleware(accounts: accounts)])
+        let api = OutpostClient(
+            configuration: .init(baseURL: baseURL), middlewares: [ActiveAccountMiddleware(accounts: accounts)])
         defer { Task { try? await api.shutdown() } }
         func whoami() async throws -> String {
             try await api.send(.get("/me"), decoding: JSONValue.self)["username"]?.stringValue ?? "?"
@@ -39,7 +40,8 @@ enum AccountsTour {
         log.step("use(\(linus.id)); GET /me → \(try await whoami())")
         try await accounts.remove(grace.id)
         log.step("remove(\(grace.id)): her tokens revoked, her credential deleted; GET /me → \(try await whoami())")
-        log.detail("left: \(try await accounts.accounts().map(\.id)); the list in \(accounts.listFile.lastPathComponent), mode 0600")
+        log.detail(
+            "left: \(try await accounts.accounts().map(\.id)); the list in \(accounts.listFile.lastPathComponent), mode 0600")
         var seen: [String] = []
         for await change in changes {
             switch change {

@@ -43,23 +43,31 @@ enum CacheTour {
         let first = try await client.send(.get("/openapi.json"))
         let second = try await client.send(.get("/openapi.json"))
         log.step("GET /openapi.json twice (Cache-Control: \(first.headerFields[.cacheControl] ?? "-"))")
-        log.detail("first: \(status(first)); second: \(status(second)), Age \(second.headerFields[.age] ?? "-"); requests sent: \(sent())")
+        log.detail(
+            "first: \(status(first)); second: \(status(second)), Age \(second.headerFields[.age] ?? "-"); requests sent: \(sent())"
+        )
 
         let note = try await client.send(.post("/records/notes", json: ["text": "cache me"])).json()
         let path = "/records/notes/\(note["id"]?.stringValue ?? "")"
         let read = try await client.send(.get(path))
-        log.step("GET \(path) → \(status(read)), ETag \(read.headerFields[.eTag] ?? "-"), Cache-Control: \(read.headerFields[.cacheControl] ?? "-")")
+        log.step(
+            "GET \(path) → \(status(read)), ETag \(read.headerFields[.eTag] ?? "-"), Cache-Control: \(read.headerFields[.cacheControl] ?? "-")"
+        )
         let before = sent()
         let again = try await client.send(.get(path))
         log.step("GET \(path) again → the cache sends If-None-Match, the server answers 304 Not Modified")
-        log.detail("the caller gets \(status(again)) with the stored body: \(again.body.count) bytes, \(sent() - before) request sent")
+        log.detail(
+            "the caller gets \(status(again)) with the stored body: \(again.body.count) bytes, \(sent() - before) request sent")
 
         await cache.flush()
-        log.step("memory tier \(cache.memoryBytes) bytes, disk tier \(await cache.diskBytes()) bytes (files 0600, keyed by a hash of the account)")
+        log.step(
+            "memory tier \(cache.memoryBytes) bytes, disk tier \(await cache.diskBytes()) bytes (files 0600, keyed by a hash of the account)"
+        )
 
         await stop()
         let stale = try await client.send(.get(path))
-        log.step("the server stops; GET \(path) → \(status(stale)), Age \(stale.headerFields[.age] ?? "-") (serveStaleWhenOffline)")
+        log.step(
+            "the server stops; GET \(path) → \(status(stale)), Age \(stale.headerFields[.age] ?? "-") (serveStaleWhenOffline)")
     }
 
     static func status(_ response: ClientResponse) -> String {
