@@ -91,7 +91,10 @@ public actor AccountManager {
     /// replaces that account's credential. Nothing is added when `signIn` throws.
     ///
     /// - Parameters:
+    ///   - server: The server's base URL, given to `makeAuthenticator` in the ``Account``.
+    ///   - name: A name to show, e.g. the username.
     ///   - id: Default: ``Account/defaultID(name:server:)``.
+    ///   - signIn: Signs in with the account's authenticator, by any flow.
     @discardableResult
     public func add(
         server: URL, name: String, id: String? = nil,
