@@ -209,6 +209,31 @@ struct HTTPCacheTests {
         #expect(backend.requests.count == 2)
     }
 
+    @Test("a fresh answer that says no-store replaces the stored one: it is forgotten, other accounts' entries stay")
+    func noStoreForgets() async throws {
+        let calls = Mutex(0)
+        let backend = CacheBackend { _ in
+            let call = calls.withLock { count in
+                count += 1
+                return count
+            }
+            // The second answer for ada says no-store; every other answer may be kept.
+            let fields: HTTPFields =
+                call == 3 ? [.cacheControl: "no-store"] : [.cacheControl: "private, max-age=0", .eTag: "\"v1\""]
+            return CacheBackend.reply(200, "{}", fields)
+        }
+        let client = backend.client(cache())
+        let ada = Request(method: .get, path: "/n", headers: [.authorization: "Bearer ada"])
+        let bob = Request(method: .get, path: "/n", headers: [.authorization: "Bearer bob"])
+        _ = try await client.send(ada)
+        _ = try await client.send(bob)
+        _ = try await client.send(ada)  // revalidation answered 200 no-store
+        _ = try await client.send(ada)
+        _ = try await client.send(bob)
+        let conditional = backend.requests.map { $0.headerFields[.ifNoneMatch] != nil }
+        #expect(conditional == [false, false, true, false, true])
+    }
+
     @Test("Vary: another value of a selecting field is a miss; Vary: * is never stored")
     func vary() async throws {
         let backend = CacheBackend { request in

@@ -111,6 +111,13 @@ final class DiskTier: Sendable {
         io.start { self.writeNow(entry, key) }
     }
 
+    func remove(_ key: CacheKey) {
+        io.start {
+            self.loadIndex()
+            self.delete(key)
+        }
+    }
+
     func remove(uri: String) {
         io.start {
             self.loadIndex()

@@ -189,7 +189,7 @@ public final class HTTPCache: ClientMiddleware {
             case .miss:
                 break
             case .corrupt(let reason):
-                logger.warning("damaged cache entry deleted", metadata: ["outpost.cache.reason": "\(reason)"])
+                logger.info("damaged cache entry deleted", metadata: ["outpost.cache.reason": "\(reason)"])
             }
         }
         guard let found, found.matches(request) else { return nil }
@@ -203,7 +203,7 @@ public final class HTTPCache: ClientMiddleware {
 
     private func remove(_ key: CacheKey) {
         memory.withLock { $0.remove(key) }
-        disk?.remove(uri: key.uri)
+        disk?.remove(key)
     }
 
     /// RFC 9111 §4.4: a successful unsafe request makes the stored responses for its URI, and for
