@@ -126,36 +126,10 @@ public struct FileCredentialStore: CredentialStore {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(contents)
         try createFolder()
-        let folder = fileURL.deletingLastPathComponent().path
-        let temporary = folder + "/." + fileURL.lastPathComponent + ".tmp-" + UUID().uuidString
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.failure("create \(temporary)") }
-        var ok = fchmod(fd, 0o600) == 0
-        ok =
-            ok
-            && data.withUnsafeBytes { buffer in
-                var offset = 0
-                while offset < buffer.count {
-                    let written = posixWrite(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        return false
-                    }
-                    offset += written
-                }
-                return true
-            }
-        ok = ok && fsync(fd) == 0
-        let closed = close(fd) == 0
-        guard ok, closed, rename(temporary, fileURL.path) == 0 else {
-            let error = Self.failure("write \(fileURL.path)")
-            unlink(temporary)
-            throw error
-        }
-        let folderFD = open(folder, O_RDONLY | O_CLOEXEC)
-        if folderFD >= 0 {
-            _ = fsync(folderFD)
-            close(folderFD)
+        do {
+            try AtomicFile.write(data, to: fileURL, sync: true)
+        } catch {
+            throw AuthError(.storeFailed, "\(error)", underlying: error)
         }
     }
 
@@ -173,9 +147,4 @@ public struct FileCredentialStore: CredentialStore {
     private static func failure(_ what: String) -> AuthError {
         AuthError(.storeFailed, "Could not \(what) (errno \(errno))")
     }
-}
-
-/// `write(2)`, named apart from the many `write` methods around.
-private func posixWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(fd, buffer, count)
 }

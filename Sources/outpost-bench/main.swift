@@ -4,7 +4,7 @@ import Foundation
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
 // Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--only GROUP,...]
 
-let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox"]
+let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache"]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
 if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
@@ -45,6 +45,7 @@ if only.contains("server") {
 if only.contains("auth") { results += try await AuthBench.run(options) }
 if only.contains("scale") { results += try await RecordsScaleBench.run(options) }
 if only.contains("outbox") { results += try await OutboxBench.run(options) }
+if only.contains("cache") { results += try await CacheBench.run(options) }
 
 let elapsed = ContinuousClock.now - started
 

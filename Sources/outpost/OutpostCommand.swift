@@ -11,6 +11,7 @@ struct OutpostCommand: AsyncParsableCommand {
             LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
             CallbacksCommand.self,
             OutboxCommand.self,
+            AccountsCommand.self,
         ]
     )
 }

@@ -18,7 +18,9 @@ struct RecordRoutes: Sendable {
 
     func add(to router: Router<OutpostRequestContext>) {
         router.post("/records/{type}") { request, context in try await create(request, context) }
-        router.get("/records/{type}") { request, context in try await list(request, context) }
+        router.get("/records/{type}") { request, context in
+            Self.conditionalList(try await list(request, context), request: request)
+        }
         router.get("/records/{type}/{id}") { request, context in try await read(request, context) }
         router.put("/records/{type}/{id}") { request, context in try await replace(request, context) }
         router.patch("/records/{type}/{id}") { request, context in try await patch(request, context) }
@@ -94,10 +96,8 @@ struct RecordRoutes: Sendable {
         guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
             throw Self.notFound(type, id)
         }
-        if let condition = request.headers[.ifNoneMatch], Self.matches(condition, etag: record.etag, weak: true) {
-            return Response(status: .notModified, headers: [.eTag: record.etag])
-        }
-        return Self.recordResponse(record, headers: [.eTag: record.etag])
+        if let notModified = Self.notModified(request, record: record) { return notModified }
+        return Self.recordResponse(record, headers: Self.readHeaders(record))
     }
 
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
@@ -293,7 +293,8 @@ struct RecordRoutes: Sendable {
     /// `{"results": [...], ...page info}`, with the records spliced from their stored text and the
     /// page info written in the order given.
     static func listResponse(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> Response {
-        Response.bytes(Data(listText(records, info).utf8), contentType: "application/json")
+        let text = listText(records, info)
+        return Response.bytes(Data(text.utf8), contentType: "application/json", headers: listHeaders(text))
     }
 
     static func listText(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> String {

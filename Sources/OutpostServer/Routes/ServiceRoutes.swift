@@ -20,7 +20,9 @@ struct ServiceRoutes: Sendable {
             }
         }
         router.get("/openapi.json") { _, _ in
-            Response.bytes(Data(OpenAPIDocument.json.utf8), contentType: "application/json")
+            // Changes only with a new server version: a client may keep it for five minutes.
+            Response.bytes(
+                Data(OpenAPIDocument.json.utf8), contentType: "application/json", headers: [.cacheControl: "public, max-age=300"])
         }
     }
 }

@@ -36,6 +36,8 @@ struct DemoCommand: AsyncParsableCommand {
             try await PluginsTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
             try await CallbacksTour.run(log: log)
             try await OutboxTour.run(client: client, databasePath: databasePath, log: log)
+            try await CacheTour.run(databasePath: databasePath, folder: folder, log: log)
+            try await AccountsTour.run(baseURL: running.baseURL, folder: folder, log: log)
         } catch {
             try? await client.shutdown()
             await running.stop()

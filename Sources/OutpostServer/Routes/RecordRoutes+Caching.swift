@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import OutpostCore
+
+/// What caches may do with record reads: `Cache-Control: private, max-age=0` (a client's own cache
+/// may keep a copy but must revalidate it before every use, and may show it, marked stale, when the
+/// server is unreachable; shared caches must not keep it, as the answer depends on who asks), an ETag
+/// on every record and list page, and `Last-Modified` on records. `If-None-Match` (or, without it,
+/// `If-Modified-Since`) answers `304 Not Modified` when nothing changed.
+extension RecordRoutes {
+    static let readCacheControl = "private, max-age=0"
+
+    /// The header fields of a record read (and of its 304).
+    static func readHeaders(_ record: StoredRecord) -> HTTPFields {
+        [
+            .eTag: record.etag, .cacheControl: readCacheControl,
+            .lastModified: HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(record.updatedAt / 1000))),
+        ]
+    }
+
+    /// `304 Not Modified` when the request's validators match `record` (RFC 9110 §13.2.2:
+    /// `If-Modified-Since` counts only without `If-None-Match`), else `nil`.
+    static func notModified(_ request: Request, record: StoredRecord) -> Response? {
+        if let condition = request.headers[.ifNoneMatch] {
+            guard matches(condition, etag: record.etag, weak: true) else { return nil }
+        } else if let since = HTTPDate.parse(request.headers[.ifModifiedSince]) {
+            guard record.updatedAt / 1000 <= Int64(since.timeIntervalSince1970) else { return nil }
+        } else {
+            return nil
+        }
+        return Response(status: .notModified, headers: readHeaders(record))
+    }
+
+    /// The header fields of a list page whose body is `text`: a weak ETag from the bytes.
+    static func listHeaders(_ text: String) -> HTTPFields {
+        let digest = SHA256.hash(data: Data(text.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+        return [.eTag: "W/\"\(digest)\"", .cacheControl: readCacheControl]
+    }
+
+    /// A list page, or `304 Not Modified` when the request's `If-None-Match` names its ETag.
+    static func conditionalList(_ response: Response, request: Request) -> Response {
+        guard response.status == .ok, let etag = response.headers[.eTag], let condition = request.headers[.ifNoneMatch],
+            matches(condition, etag: etag, weak: true)
+        else { return response }
+        return Response(status: .notModified, headers: [.eTag: etag, .cacheControl: readCacheControl])
+    }
+}
