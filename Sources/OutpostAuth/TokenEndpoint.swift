@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OutpostCore
+import OutpostSupport
 
 /// Talks to the token, device and revocation endpoints. It sends through its own middlewares and the
 /// client's transport: not the client's middlewares (an auth middleware on the same client must not
@@ -94,7 +95,7 @@ struct TokenEndpoint: Sendable {
                 metadata: [
                     "oauth.endpoint": "\(endpoint)", "oauth.status": "\(response.status)",
                     "oauth.duration_ms":
-                        "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                        "\(elapsed.inMilliseconds)",
                 ])
             return response
         } catch let error as OutpostError where error.code == .cancelled {

@@ -2,6 +2,7 @@ public import Foundation
 public import HTTPTypes
 import HTTPTypesFoundation
 import Logging
+import OutpostSupport
 
 /// A request built by ``OutpostClient/prepare(_:operationName:)`` and not yet sent: inspect it,
 /// keep it, and ``start()`` it when the time comes.
@@ -92,7 +93,7 @@ public struct PreparedRequest: Sendable {
                 logger.debug(
                     "response",
                     metadata: [
-                        "outpost.status": "\(head.status.code)", "outpost.duration_ms": "\(Self.milliseconds(elapsed))",
+                        "outpost.status": "\(head.status.code)", "outpost.duration_ms": "\(elapsed.inMilliseconds)",
                         "outpost.attempt": "\(attempt)", "outpost.query": "\(Redaction.query(of: request))",
                     ])
                 let response = ClientResponse(response: head, body: data)
@@ -107,7 +108,7 @@ public struct PreparedRequest: Sendable {
                     logger.info(
                         "retrying after status",
                         metadata: [
-                            "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                            "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(delay.inMilliseconds)",
                             "outpost.attempt": "\(attempt)",
                         ])
                     try await policy.sleep(delay)
@@ -122,7 +123,7 @@ public struct PreparedRequest: Sendable {
                     logger.info(
                         "retrying after failure",
                         metadata: [
-                            "outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                            "outpost.error": "\(error.code)", "outpost.delay_ms": "\(delay.inMilliseconds)",
                             "outpost.attempt": "\(attempt)",
                         ])
                     try await policy.sleep(delay)
@@ -148,11 +149,6 @@ public struct PreparedRequest: Sendable {
         } catch {
             throw OutpostError.wrap(error, layer: .transport("\(type(of: transport))"), method: nil, path: nil)
         }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostSupport
 
 /// Issue 3's streaming figure: every record of a type through `items(...)` from the live server,
 /// with records per second and the process's peak resident memory while streaming.
@@ -63,7 +64,7 @@ enum RecordsStreamBench {
         }
         return [
             BenchResult(
-                name: "records: stream \(count) through items() (page 100)", value: Double(count) / elapsed.seconds,
+                name: "records: stream \(count) through items() (page 100)", value: Double(count) / elapsed.inSeconds,
                 unit: "records/s"),
             BenchResult(
                 name: "records: peak resident memory while streaming \(count)", value: Double(peak) / 1_048_576, unit: "MB",

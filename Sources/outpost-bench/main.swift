@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
@@ -61,6 +62,6 @@ if flags.contains("--json") {
         print("| \(result.name) | \(value) | \(result.unit) | \(result.baseline ?? "–") | \(baselineValue) | \(ratio) |")
     }
     print(
-        "\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.seconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        "\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.inSeconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
     )
 }

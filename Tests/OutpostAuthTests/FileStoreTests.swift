@@ -1,4 +1,8 @@
+import Dispatch
 import Foundation
+import OutpostSupport
+import OutpostTestSupport
+import Synchronization
 import Testing
 
 @testable import OutpostAuth
@@ -84,5 +88,46 @@ struct FileStoreTests {
         }
         try await second.withExclusiveAccess(account: "a") {}
         #expect(try await second.load(account: "a")?.accessToken == "inside")
+    }
+
+    @Test("saves waiting for another process's lock leave the cooperative pool free, then all land")
+    func lockWaitOffThePool() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent().deletingLastPathComponent()) }
+        let store = FileCredentialStore(fileURL: file)
+        try await store.save(Credential(accessToken: "first"), account: "seed")  // creates the folder
+        // Another process's hold on the lock: a descriptor of its own on the same lock file.
+        let other = try await FileLock.acquire(path: store.lockURL.path, timeout: .seconds(5))
+        let progressed = DispatchSemaphore(value: 0)
+        let stalled = Flag()
+        Thread {
+            // Outside the cooperative pool: if the saves held its threads, release the lock so the
+            // test fails instead of hanging.
+            if progressed.wait(timeout: .now() + 20) == .timedOut {
+                stalled.set()
+                other.release()
+            }
+        }.start()
+        let savers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
+        let started = AsyncStream.makeStream(of: Void.self)
+        let saves = (0..<savers).map { index in
+            Task {
+                started.continuation.yield()
+                try await FileCredentialStore(fileURL: file).save(Credential(accessToken: "t\(index)"), account: "a\(index)")
+            }
+        }
+        var count = 0
+        for await _ in started.stream {
+            count += 1
+            if count == savers { break }
+        }
+        await Task { _ = progressed.signal() }.value
+        #expect(!stalled.isSet)
+        #expect(try await store.load(account: "a0") == nil)  // reads do not take the lock, and nothing saved yet
+        other.release()
+        for save in saves { try await save.value }
+        for index in 0..<savers {
+            #expect(try await store.load(account: "a\(index)")?.accessToken == "t\(index)")
+        }
     }
 }

@@ -72,9 +72,9 @@ extension AuthStorage {
 }
 
 /// The built-in `outpost.test` authentication provider's signature, for clients in tests and demos.
-public enum TestAuthProvider {
+package enum TestAuthProvider {
     /// `hex(HMAC-SHA256(secret, "outpost.test:" + user))`.
-    public static func signature(user: String, secret: String) -> String {
+    package static func signature(user: String, secret: String) -> String {
         TestProvider.signature(user: user, secret: secret)
     }
 }
