@@ -61,7 +61,10 @@ public struct PreparedRequest: Sendable {
         return try client.decode(type, from: response, method: request.method.rawValue, path: Self.pathWithoutQuery(request.path))
     }
 
-    private static func chain(
+    /// Runs `request` through `middlewares`, in order, then `terminal`; an error of a middleware's
+    /// own becomes ``OutpostError/Code/middlewareFailed`` naming it. Shared with OutpostAuth's token
+    /// endpoint, which runs its own middlewares.
+    package static func chain(
         _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
         terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
     ) async throws -> ClientResponse {

@@ -24,7 +24,7 @@ if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: 
     let unknown = flags.subtracting(known).union(only.subtracting(groups)).sorted().joined(separator: " ")
     if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s) or group(s): \(unknown)\n".utf8)) }
     print("usage: outpost-bench [--quick] [--json] [--rounds N] [--only \(groups.joined(separator: ","))]")
-    print("  --rounds N: interleaved rounds in the client group (default 12, 4 with --quick)")
+    print("  --rounds N: interleaved rounds in the client and callbacks groups (default 12 and 15, 4 and 5 with --quick)")
     exit(flags.contains("--help") ? 0 : 64)
 }
 let options = BenchOptions(quick: flags.contains("--quick"), rounds: rounds)
