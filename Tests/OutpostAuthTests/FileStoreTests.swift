@@ -1,8 +1,6 @@
-import Dispatch
 import Foundation
 import OutpostSupport
 import OutpostTestSupport
-import Synchronization
 import Testing
 
 @testable import OutpostAuth
@@ -98,31 +96,13 @@ struct FileStoreTests {
         try await store.save(Credential(accessToken: "first"), account: "seed")  // creates the folder
         // Another process's hold on the lock: a descriptor of its own on the same lock file.
         let other = try await FileLock.acquire(path: store.lockURL.path, timeout: .seconds(5))
-        let progressed = DispatchSemaphore(value: 0)
-        let stalled = Flag()
-        Thread {
-            // Outside the cooperative pool: if the saves held its threads, release the lock so the
-            // test fails instead of hanging.
-            if progressed.wait(timeout: .now() + 20) == .timedOut {
-                stalled.set()
-                other.release()
-            }
-        }.start()
+        // If the saves held the pool's threads, the watchdog releases the lock: the test fails, not hangs.
+        let watchdog = PoolWatchdog { other.release() }
         let savers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
-        let started = AsyncStream.makeStream(of: Void.self)
-        let saves = (0..<savers).map { index in
-            Task {
-                started.continuation.yield()
-                try await FileCredentialStore(fileURL: file).save(Credential(accessToken: "t\(index)"), account: "a\(index)")
-            }
+        let saves = await PoolWatchdog.start(savers) { index in
+            try await FileCredentialStore(fileURL: file).save(Credential(accessToken: "t\(index)"), account: "a\(index)")
         }
-        var count = 0
-        for await _ in started.stream {
-            count += 1
-            if count == savers { break }
-        }
-        await Task { _ = progressed.signal() }.value
-        #expect(!stalled.isSet)
+        #expect(await watchdog.probe())
         #expect(try await store.load(account: "a0") == nil)  // reads do not take the lock, and nothing saved yet
         other.release()
         for save in saves { try await save.value }

@@ -2,7 +2,6 @@ import Dispatch
 import Foundation
 import OutpostSupport
 import OutpostTestSupport
-import Synchronization
 import Testing
 
 @Suite("Duration conversions")
@@ -134,34 +133,16 @@ struct FileLockTests {
         let path = Self.lockPath()
         defer { unlink(path) }
         let holder = try await FileLock.acquire(path: path, timeout: .seconds(5))
-        // A watchdog outside the pool: if the waiters held the pool's threads, the probe task below
-        // could not run; the watchdog then releases the lock, so the test fails instead of hanging.
-        let progressed = DispatchSemaphore(value: 0)
-        let watchdog = Flag()
-        Thread {
-            if progressed.wait(timeout: .now() + 20) == .timedOut {
-                watchdog.set()
-                holder.release()
-            }
-        }.start()
+        // If the waiters held the pool's threads, the watchdog releases the lock: the test fails, not hangs.
+        let watchdog = PoolWatchdog { holder.release() }
         let waiters = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
         let acquired = Flag()
-        let started = AsyncStream.makeStream(of: Void.self)
-        let tasks = (0..<waiters).map { _ in
-            Task {
-                started.continuation.yield()
-                let lock = try await FileLock.acquire(path: path, timeout: .seconds(60))
-                acquired.set()
-                lock.release()
-            }
+        let tasks = await PoolWatchdog.start(waiters) { _ in
+            let lock = try await FileLock.acquire(path: path, timeout: .seconds(60))
+            acquired.set()
+            lock.release()
         }
-        var count = 0
-        for await _ in started.stream {
-            count += 1
-            if count == waiters { break }
-        }
-        await Task { _ = progressed.signal() }.value
-        #expect(!watchdog.isSet)
+        #expect(await watchdog.probe())
         #expect(acquired.count == 0)
         holder.release()
         for task in tasks { try await task.value }
