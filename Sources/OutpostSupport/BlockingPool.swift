@@ -1,6 +1,14 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A few threads of our own for work that blocks its thread: file reads, writes and `fsync`.
 ///
 /// Swift's cooperative pool has one thread per core; a task that blocks one of them (a slow disk,
@@ -15,6 +23,7 @@ package final class BlockingPool: Sendable {
     package let name: String
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
+    private let members = Mutex<[pthread_t]>([])
 
     /// Starts `threads` threads that live as long as the process.
     package init(threads: Int, name: String) {
@@ -23,6 +32,7 @@ package final class BlockingPool: Sendable {
             // Named from inside: on Linux a name given before `start()` does not reach `Thread.current`.
             Thread { [self] in
                 Thread.current.name = "\(name)-\(index)"
+                members.withLock { $0.append(pthread_self()) }
                 serve()
             }.start()
         }
@@ -40,6 +50,12 @@ package final class BlockingPool: Sendable {
             submit { continuation.resume(returning: Result { try body() }) }
         }
         return try result.get()
+    }
+
+    /// Whether the calling thread is one of the pool's.
+    package var isCurrentThreadInPool: Bool {
+        let current = pthread_self()
+        return members.withLock { $0.contains { pthread_equal($0, current) != 0 } }
     }
 
     private func serve() {

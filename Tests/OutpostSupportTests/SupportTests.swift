@@ -56,11 +56,11 @@ struct TimeLimitTests {
 
 @Suite("Blocking pool")
 struct BlockingPoolTests {
-    @Test("work runs on the pool's own named threads and its result or error comes back")
+    @Test("work runs on the pool's own threads, not the caller's, and its result or error comes back")
     func runsOnPool() async throws {
         let pool = BlockingPool(threads: 2, name: "test-pool")
-        let name = try await pool.run { Thread.current.name ?? "" }
-        #expect(name.hasPrefix("test-pool-"))
+        #expect(try await pool.run { pool.isCurrentThreadInPool })
+        #expect(!pool.isCurrentThreadInPool)
         await #expect(throws: CocoaError.self) {
             try await pool.run { try Data(contentsOf: URL(fileURLWithPath: "/nonexistent-\(UUID().uuidString)")) }
         }
