@@ -40,9 +40,13 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
+        // Shared internals (`package` access): the deadline race, atomic file writes, file locks,
+        // a thread pool for blocking work, `Duration` conversions. Not a product.
+        .target(name: "OutpostSupport", swiftSettings: strict),
         .target(
             name: "OutpostCore",
             dependencies: [
+                "OutpostSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -56,7 +60,7 @@ let package = Package(
         .target(
             name: "OutpostAuth",
             dependencies: [
-                "OutpostCore",
+                "OutpostCore", "OutpostSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -64,10 +68,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .target(name: "OutpostCallbacks", swiftSettings: strict),
+        .target(name: "OutpostCallbacks", dependencies: ["OutpostSupport"], swiftSettings: strict),
         .target(
             name: "OutpostPlugins",
-            dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks"],
+            dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostSupport"],
             swiftSettings: strict
         ),
         .target(
@@ -83,7 +87,7 @@ let package = Package(
         .target(
             name: "OutpostServer",
             dependencies: [
-                "OutpostCore",
+                "OutpostCore", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -113,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "outpost-bench",
             dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer",
+                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer", "OutpostSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -125,6 +129,10 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Helpers shared by the test targets (`Gate`).
+        .target(name: "OutpostTestSupport", path: "Tests/OutpostTestSupport", swiftSettings: strict),
+        .testTarget(
+            name: "OutpostSupportTests", dependencies: ["OutpostSupport", "OutpostTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
@@ -136,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "OutpostAuthTests",
             dependencies: [
-                "OutpostAuth", "OutpostCore",
+                "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -148,14 +156,14 @@ let package = Package(
         .testTarget(
             name: "OutpostPluginsTests",
             dependencies: [
-                "OutpostPlugins", "OutpostCallbacks", "OutpostCore",
+                "OutpostPlugins", "OutpostCallbacks", "OutpostCore", "OutpostTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "OutpostServerTests",
             dependencies: [
-                "OutpostServer", "OutpostCore",
+                "OutpostServer", "OutpostCore", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -169,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Outpost", "OutpostCore", "OutpostServer",
+                "Outpost", "OutpostCore", "OutpostServer", "OutpostTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

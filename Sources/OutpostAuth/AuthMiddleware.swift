@@ -113,12 +113,6 @@ public struct AuthMiddleware: ClientMiddleware {
     }
 }
 
-extension OutpostError.Code {
-    /// ``AuthMiddleware`` would not send the access token where the request was going: another
-    /// origin than the base URL's and the trusted ones, or plain `http` to a host off the loopback.
-    public static let untrustedDestination = OutpostError.Code(rawValue: "untrustedDestination")
-}
-
 extension AuthMiddleware {
     /// Why a request may not carry the token.
     struct Refusal {

@@ -94,19 +94,16 @@ extension Authenticator {
         _ completion: @escaping @Sendable (Result<Output, AuthError>) -> Void,
         _ body: @escaping @Sendable () async throws -> Output
     ) -> OperationHandle {
-        OperationHandle(
-            task: Task {
-                do {
-                    completion(.success(try await body()))
-                } catch let error as AuthError {
-                    completion(.failure(error))
-                } catch {
-                    if error is CancellationError || Task.isCancelled {
-                        completion(.failure(AuthError(.cancelled, "The operation was cancelled", underlying: error)))
-                    } else {
-                        completion(.failure(AuthError(.requestFailed, "The operation failed: \(error)", underlying: error)))
-                    }
-                }
-            })
+        OperationHandle.start(completion, mapError: authError, body)
+    }
+
+    /// The error a completion handler receives: an ``AuthError`` as it is, a cancellation as
+    /// ``AuthError/Code/cancelled``, anything else wrapped in ``AuthError/Code/requestFailed``.
+    private static func authError(_ error: any Error) -> AuthError {
+        if let error = error as? AuthError { return error }
+        if error is CancellationError || Task.isCancelled {
+            return AuthError(.cancelled, "The operation was cancelled", underlying: error)
+        }
+        return AuthError(.requestFailed, "The operation failed: \(error)", underlying: error)
     }
 }

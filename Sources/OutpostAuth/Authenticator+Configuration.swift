@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import OutpostCore
+import OutpostSupport
 
 extension Authenticator {
     /// Everything an authenticator needs. Every field but the registration and the endpoints has a default.
@@ -70,7 +71,7 @@ extension Authenticator {
         /// The refresh margin for `credential`: ``refreshMargin``, at most half the token's lifetime
         /// when its issue time is known.
         func refreshMargin(for credential: Credential) -> TimeInterval {
-            let margin = refreshMargin.seconds
+            let margin = refreshMargin.inSeconds
             guard let issued = credential.issuedAt, let expires = credential.expiresAt else { return margin }
             return min(margin, max(0, expires.timeIntervalSince(issued)) / 2)
         }
@@ -103,11 +104,4 @@ public struct DeviceCode: Sendable, Hashable {
 public enum TokenTypeHint: String, Sendable {
     case accessToken = "access_token"
     case refreshToken = "refresh_token"
-}
-
-extension Duration {
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import OutpostCore
+import OutpostSupport
 
 /// Signs a user or a client in with OAuth 2.0, keeps the credential fresh and stored, and signs out.
 ///
@@ -293,7 +294,7 @@ public actor Authenticator {
         components.percentEncodedQuery = query
         guard let url = components.url else { throw AuthError(.notConfigured, "The authorization URL could not be built") }
         let now = configuration.now()
-        let lifetime = configuration.authorizationLifetime.seconds
+        let lifetime = configuration.authorizationLifetime.inSeconds
         pending = pending.filter { now.timeIntervalSince($0.value.createdAt) < lifetime }
         let request = AuthorizationRequest(
             url: url, state: state, redirectURI: redirect, responseType: responseType, scopes: scopes, nonce: nonce, pkce: pkce,

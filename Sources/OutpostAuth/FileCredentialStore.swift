@@ -1,13 +1,6 @@
 public import Foundation
 import OutpostCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import OutpostSupport
 
 /// Keeps credentials in a JSON file readable by its owner only: for Linux desktops, CLIs and servers.
 ///
@@ -18,6 +11,9 @@ import OutpostCore
 ///   overwritten: move it aside or delete it.
 /// - ``withExclusiveAccess(account:_:)`` holds an advisory lock (`flock`) on a `.lock` file
 ///   beside the store, so that processes sharing the file refresh one at a time.
+/// - File work (reads, writes, `fsync`) runs on a small thread pool of its own, and a wait for the
+///   lock on a thread of its own: a slow disk or a long-held lock never occupies the threads that
+///   run Swift tasks.
 ///
 /// One file can hold the credentials of several accounts.
 public struct FileCredentialStore: CredentialStore {
@@ -47,22 +43,22 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     public func load(account: String) async throws -> Credential? {
-        try read()?.accounts[account]
+        try await readOffPool()?.accounts[account]
     }
 
     public func save(_ credential: Credential, account: String) async throws {
         try await locked {
-            var contents = try read() ?? Contents(version: 1, accounts: [:])
+            var contents = try await readOffPool() ?? Contents(version: 1, accounts: [:])
             contents.accounts[account] = credential
-            try write(contents)
+            try await writeOffPool(contents)
         }
     }
 
     public func remove(account: String) async throws {
         try await locked {
-            guard var contents = try read(), contents.accounts[account] != nil else { return }
+            guard var contents = try await readOffPool(), contents.accounts[account] != nil else { return }
             contents.accounts[account] = nil
-            try write(contents)
+            try await writeOffPool(contents)
         }
     }
 
@@ -72,29 +68,42 @@ public struct FileCredentialStore: CredentialStore {
 
     // MARK: Locking
 
+    /// Runs `body` holding the lock file: the wait is a blocking `flock` on a thread of its own
+    /// (``FileLock``), so a long wait for another process occupies no thread of the cooperative pool.
     private func locked<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         let path = lockURL.path
         if Self.heldLocks.contains(path) { return try await body() }
-        try createFolder()
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.failure("open the lock file \(path)") }
-        defer { close(fd) }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: lockTimeout)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw Self.failure("lock \(path)") }
-            guard clock.now < deadline else {
-                throw AuthError(.storeFailed, "Another process has held \(path) for too long; try again")
-            }
-            try await Task.sleep(for: .milliseconds(5))
+        let store = self
+        try await BlockingPool.shared.run { try store.createFolder() }
+        let lock: FileLock
+        do throws(FileLockError) {
+            lock = try await FileLock.acquire(path: path, timeout: lockTimeout)
+        } catch .timedOut {
+            throw AuthError(.storeFailed, "Another process has held \(path) for too long; try again")
+        } catch .cancelled {
+            throw CancellationError()
+        } catch {
+            throw AuthError(.storeFailed, "Could not lock the credentials file: \(error)")
         }
-        defer { flock(fd, LOCK_UN) }
+        defer { lock.release() }
         return try await Self.$heldLocks.withValue(Self.heldLocks.union([path])) { try await body() }
     }
 
     // MARK: Reading and writing
 
-    /// The file's contents, `nil` when there is no file.
+    /// ``read()`` on the blocking pool, off the cooperative threads.
+    private func readOffPool() async throws -> Contents? {
+        let store = self
+        return try await BlockingPool.shared.run { try store.read() }
+    }
+
+    /// ``write(_:)`` on the blocking pool: the write and its `fsync` calls block their thread.
+    private func writeOffPool(_ contents: Contents) async throws {
+        let store = self
+        try await BlockingPool.shared.run { try store.write(contents) }
+    }
+
+    /// The file's contents, `nil` when there is no file. Blocks: call it through ``readOffPool()``.
     func read() throws -> Contents? {
         let data: Data
         do {
@@ -119,7 +128,8 @@ public struct FileCredentialStore: CredentialStore {
         }
     }
 
-    /// Writes atomically: temporary file (0600) → fsync → rename → fsync the folder.
+    /// Writes atomically (``AtomicFile``: temporary file 0600 → fsync → rename → fsync the folder).
+    /// Blocks: call it through ``writeOffPool(_:)``.
     func write(_ contents: Contents) throws {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
@@ -127,9 +137,9 @@ public struct FileCredentialStore: CredentialStore {
         let data = try encoder.encode(contents)
         try createFolder()
         do {
-            try AtomicFile.write(data, to: fileURL, sync: true)
+            try AtomicFile.write(data, to: fileURL)
         } catch {
-            throw AuthError(.storeFailed, "\(error)", underlying: error)
+            throw AuthError(.storeFailed, "Could not write \(fileURL.path): \(error)", underlying: error)
         }
     }
 
@@ -142,9 +152,5 @@ public struct FileCredentialStore: CredentialStore {
         } catch {
             throw AuthError(.storeFailed, "The folder \(folder.path) could not be created", underlying: error)
         }
-    }
-
-    private static func failure(_ what: String) -> AuthError {
-        AuthError(.storeFailed, "Could not \(what) (errno \(errno))")
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 public import Foundation
 import JWTKit
 import OutpostCore
+import OutpostSupport
 
 /// Verifies OpenID Connect ID tokens (OpenID Connect Core §3.1.3.7): the signature with the
 /// issuer's keys (JWKS, chosen by `kid`, fetched again once when a `kid` is unknown, as after a
@@ -120,7 +121,7 @@ public actor IDTokenVerifier {
                 .idTokenWrongAudience, "The id_token has several audiences but its 'azp' is not '\(clientID)'; refusing it")
         }
         let current = now()
-        let slack = leeway.seconds
+        let slack = leeway.inSeconds
         guard current.timeIntervalSince(claims.expiresAt) < slack else {
             throw AuthError(
                 .idTokenExpired,

@@ -1,4 +1,5 @@
 public import Foundation
+import OutpostSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -41,6 +42,10 @@ public final class LoopbackRedirectListener: @unchecked Sendable {
     private var result: Result<URL, AuthError>?
     private var continuation: CheckedContinuation<URL, any Error>?
     private var closed = false
+    /// One element each time ``redirect()`` starts waiting: lets tests cancel a waiting call
+    /// without sleeping.
+    let waits: AsyncStream<Void>
+    private let waitBegan: AsyncStream<Void>.Continuation
 
     private init(port: UInt16, path: String, listenFD: Int32, wakeRead: Int32, wakeWrite: Int32) {
         self.port = port
@@ -48,6 +53,7 @@ public final class LoopbackRedirectListener: @unchecked Sendable {
         self.listenFD = listenFD
         self.wakeRead = wakeRead
         self.wakeWrite = wakeWrite
+        (waits, waitBegan) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Starts listening on 127.0.0.1 on a free port.
@@ -123,6 +129,7 @@ public final class LoopbackRedirectListener: @unchecked Sendable {
                 } else {
                     self.continuation = continuation
                     lock.unlock()
+                    waitBegan.yield()
                 }
             }
         } onCancel: {
@@ -149,7 +156,7 @@ public final class LoopbackRedirectListener: @unchecked Sendable {
                 pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
             let milliseconds = Int32(
-                clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+                clamping: remaining.inMilliseconds + 1)
             let ready = poll(&fds, 2, min(milliseconds, 60_000))
             if ready < 0 {
                 if errno == EINTR { continue }

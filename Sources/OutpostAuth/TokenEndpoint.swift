@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 import OutpostCore
+import OutpostSupport
 
 /// Talks to the token, device and revocation endpoints. It sends through its own middlewares and the
 /// client's transport: not the client's middlewares (an auth middleware on the same client must not
@@ -82,11 +83,15 @@ struct TokenEndpoint: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         do {
-            let response = try await Self.chain(
+            let response = try await PreparedRequest.chain(
                 middlewares[...], request: prepared.request, body: prepared.body, context: context
             ) { request, body in
-                let (head, data) = try await transport.send(request, body: body, options: options)
-                return ClientResponse(response: head, body: data)
+                do {
+                    let (head, data) = try await transport.send(request, body: body, options: options)
+                    return ClientResponse(response: head, body: data)
+                } catch {
+                    throw OutpostError.wrap(error, layer: .transport("\(type(of: transport))"), method: nil, path: nil)
+                }
             }
             let elapsed = clock.now - started
             logger.debug(
@@ -94,7 +99,7 @@ struct TokenEndpoint: Sendable {
                 metadata: [
                     "oauth.endpoint": "\(endpoint)", "oauth.status": "\(response.status)",
                     "oauth.duration_ms":
-                        "\(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)",
+                        "\(elapsed.inMilliseconds)",
                 ])
             return response
         } catch let error as OutpostError where error.code == .cancelled {
@@ -106,18 +111,6 @@ struct TokenEndpoint: Sendable {
             throw AuthError(
                 .requestFailed, "The request to \(Self.pathOf(request.path)) failed; check that the server is reachable",
                 underlying: error)
-        }
-    }
-
-    /// Runs `request` through `middlewares`, then `terminal`.
-    static func chain(
-        _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
-        terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
-    ) async throws -> ClientResponse {
-        guard let first = middlewares.first else { return try await terminal(request, body) }
-        let rest = middlewares.dropFirst()
-        return try await first.intercept(request, body: body, context: context) { request, body in
-            try await chain(rest, request: request, body: body, context: context, terminal: terminal)
         }
     }
 

@@ -1,4 +1,5 @@
 public import Foundation
+import OutpostSupport
 import Synchronization
 
 /// Calls other apps over x-callback-url and awaits their answers.
@@ -106,6 +107,11 @@ public final class CallbackCaller: Sendable {
     /// The ids of the calls in the store that still wait for an answer.
     public var pendingRequestIDs: [String] { store?.all.map(\.id) ?? [] }
 
+    /// Waits until the store file holds every change made so far (it is rewritten in the background).
+    func flushStore() async throws(CallbackError) {
+        try await store?.flush()
+    }
+
     /// The URL that calls `action` of the app with `scheme`, answering to our scheme.
     public func requestURL(
         scheme: String, action: String, parameters: [(name: String, value: String)], requestID: String
@@ -140,10 +146,10 @@ public final class CallbackCaller: Sendable {
         try Task.checkCancellation()
         let id = UUID().uuidString
         let now = Date()
-        try store?.insert(
+        try await store?.insert(
             PendingCall(
                 id: id, scheme: scheme, action: action, createdAt: now,
-                expiresAt: now.addingTimeInterval(configuration.expiry.timeInterval)))
+                expiresAt: now.addingTimeInterval(configuration.expiry.inSeconds)))
         slots.withLock { $0[id] = .waiting(nil) }
         let text = requestURL(scheme: scheme, action: action, parameters: parameters, requestID: id)
         guard let url = URL(string: text), await opener.open(url) else {
@@ -230,13 +236,5 @@ public final class CallbackCaller: Sendable {
         guard let stored, stored.expiresAt > Date() else { return }
         lateContinuation.yield(
             LateReply(requestID: id, scheme: stored.scheme, action: stored.action, outcome: outcome))
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, for `Date` arithmetic.
-    var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }

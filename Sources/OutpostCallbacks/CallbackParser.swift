@@ -1,20 +1,20 @@
-/// The x-callback-url parser, on UTF-8 bytes.
+/// The x-callback-url parser, on the URL's UTF-8 bytes.
 ///
 /// Checks, in order: a well-formed scheme that `resolveScheme` accepts (else `unknownScheme`),
 /// then the host `x-callback-url` (else `invalidHost`). The action may come back empty; the
 /// caller decides between `missingAction` and `unknownAction`. Linear in the input, never traps.
 ///
-/// This is the hot path of routing, so it works in one pass over the bytes: the query is scanned
-/// eight bytes at a time for the bytes that matter (`&`, `#`, `%`, and `=` in a name), a segment
-/// without `%` becomes a `String` straight from the input, and a segment with `%` is decoded while
-/// it is scanned, into one scratch buffer, and becomes a `String` from there.
+/// The URL is read once, front to back: scheme, host, path, then the query's `name=value`
+/// segments up to the fragment (which is ignored). The parts are ranges of the input's bytes, and
+/// each name, value and the action is decoded straight into the storage of its `String`.
 enum CallbackParser {
-    private static let slash = UInt8(ascii: "/")
-    private static let question = UInt8(ascii: "?")
-    private static let hash = UInt8(ascii: "#")
-    private static let ampersand = UInt8(ascii: "&")
-    private static let equals = UInt8(ascii: "=")
-    private static let percent = UInt8(ascii: "%")
+    static let slash = UInt8(ascii: "/")
+    static let colon = UInt8(ascii: ":")
+    static let question = UInt8(ascii: "?")
+    static let hash = UInt8(ascii: "#")
+    static let ampersand = UInt8(ascii: "&")
+    static let equals = UInt8(ascii: "=")
+    static let percent = UInt8(ascii: "%")
 
     /// Parses `url`.
     ///
@@ -23,18 +23,23 @@ enum CallbackParser {
     static func parse(
         _ url: String, opener: any URLOpening, resolveScheme: (UnsafeBufferPointer<UInt8>) -> String?
     ) throws(CallbackError) -> Callback {
+        // The one unsafe step, and why: reading the String's own UTF-8 storage in place, instead of
+        // copying it into an array whose every slice is reference-counted, is what keeps routing
+        // above 3× URLComponents (docs/BENCHMARKS.md: 2.1× with the copy). Everything past this
+        // point only reads `bytes[i]` at indices it has compared with `bytes.count`.
         var failure = CallbackError.Code.unknownScheme
-        // `consume` and `switch` move the callback out of its optionals rather than copy it.
-        let contiguous = url.utf8.withContiguousStorageIfAvailable {
-            parse(bytes: $0, url: url, opener: opener, failure: &failure, resolveScheme: resolveScheme)
+        let contiguous = url.utf8.withContiguousStorageIfAvailable { bytes in
+            parse(bytes, url: url, opener: opener, failure: &failure, resolveScheme: resolveScheme)
         }
+        // `consume` and `switch` move the callback out of its optionals: a copy of the whole
+        // `Callback` (through its value witness) costs more than a tenth of the parse.
         let parsed: Callback?
         switch consume contiguous {
-        case .some(let result):
-            parsed = result
+        case .some(let callback):
+            parsed = callback
         case .none:
-            parsed = Array(url.utf8).withUnsafeBufferPointer {
-                parse(bytes: $0, url: url, opener: opener, failure: &failure, resolveScheme: resolveScheme)
+            parsed = [UInt8](url.utf8).withUnsafeBufferPointer { bytes in
+                parse(bytes, url: url, opener: opener, failure: &failure, resolveScheme: resolveScheme)
             }
         }
         switch consume parsed {
@@ -43,362 +48,224 @@ enum CallbackParser {
         }
     }
 
-    /// The scheme lower-cased (ASCII), for parsing without a router: every scheme is accepted.
-    static func lowercasedScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        String(unsafeUninitializedCapacity: bytes.count) { out in
-            for j in 0..<bytes.count { out[j] = lowercased(bytes[j]) }
-            return bytes.count
+    /// The parse proper; `nil` with `failure` set when the URL is not an x-callback-url.
+    private static func parse(
+        _ bytes: UnsafeBufferPointer<UInt8>, url: String, opener: any URLOpening, failure: inout CallbackError.Code,
+        resolveScheme: (UnsafeBufferPointer<UInt8>) -> String?
+    ) -> Callback? {
+        guard let schemeEnd = schemeEnd(bytes), let scheme = resolveScheme(UnsafeBufferPointer(rebasing: bytes[..<schemeEnd]))
+        else {
+            failure = .unknownScheme
+            return nil
         }
+        guard let pathStart = pathStart(bytes, afterScheme: schemeEnd) else {
+            failure = .invalidHost
+            return nil
+        }
+        let pathEnd = firstIndex(in: bytes, pathStart..<bytes.count, of: question, or: hash)
+        let action = action(bytes, pathStart..<pathEnd)
+        var query = QueryFields()
+        if pathEnd < bytes.count, bytes[pathEnd] == question {
+            let queryEnd = firstIndex(in: bytes, (pathEnd + 1)..<bytes.count, of: hash)
+            query.read(bytes, (pathEnd + 1)..<queryEnd)
+        }
+        return Callback(
+            url: url, scheme: scheme, action: action, source: query.source, successURL: query.success,
+            errorURL: query.error, cancelURL: query.cancel, parameters: query.parameters, opener: opener)
     }
 
-    @inline(__always)
+    // MARK: - Scheme and host
+
+    /// The index of the `:` that ends a well-formed scheme, `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+    static func schemeEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let first = bytes.first, isAlpha(first) else { return nil }
+        var end = 1
+        while end < bytes.count, isSchemeByte(bytes[end]) { end += 1 }
+        return end < bytes.count && bytes[end] == colon ? end : nil
+    }
+
+    private static let host = Array("x-callback-url".utf8)
+
+    /// Where the path starts: after `://x-callback-url` (any case), which must be followed by the
+    /// end, `/`, `?` or `#`. `nil` when the authority is anything else.
+    static func pathStart(_ bytes: UnsafeBufferPointer<UInt8>, afterScheme colonIndex: Int) -> Int? {
+        let hostStart = colonIndex + 3
+        let hostEnd = hostStart + host.count
+        guard hostEnd <= bytes.count, bytes[colonIndex + 1] == slash, bytes[colonIndex + 2] == slash,
+            zip(bytes[hostStart..<hostEnd], host).allSatisfy({ lowercased($0) == $1 })
+        else { return nil }
+        guard hostEnd < bytes.count else { return hostEnd }
+        let next = bytes[hostEnd]
+        return next == slash || next == question || next == hash ? hostEnd : nil
+    }
+
+    /// The scheme lower-cased (ASCII), for parsing without a router: every scheme is accepted.
+    static func lowercasedScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        String(decoding: bytes.map(lowercased), as: UTF8.self)
+    }
+
     static func lowercased(_ byte: UInt8) -> UInt8 {
         (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z")) ? byte | 0x20 : byte
     }
 
-    @inline(__always)
     private static func isAlpha(_ byte: UInt8) -> Bool {
         (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
     }
 
-    @inline(__always)
     private static func isSchemeByte(_ byte: UInt8) -> Bool {
         isAlpha(byte) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
     }
 
-    private static func parse(
-        bytes b: UnsafeBufferPointer<UInt8>, url: String, opener: any URLOpening,
-        failure: inout CallbackError.Code, resolveScheme: (UnsafeBufferPointer<UInt8>) -> String?
-    ) -> Callback? {
-        let n = b.count
-        // Scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
-        guard n > 0, let p = b.baseAddress, isAlpha(p[0]) else {
-            failure = .unknownScheme
-            return nil
-        }
-        var i = 1
-        while i < n, isSchemeByte(p[i]) { i += 1 }
-        guard i < n, p[i] == UInt8(ascii: ":"),
-            let scheme = resolveScheme(UnsafeBufferPointer(start: p, count: i))
-        else {
-            failure = .unknownScheme
-            return nil
-        }
-        i += 1
-
-        // Authority: "//" then the host, compared case-insensitively, then the end of the host.
-        guard i + 2 + hostLength <= n, p[i] == slash, p[i + 1] == slash, isHost(p + i + 2) else {
-            failure = .invalidHost
-            return nil
-        }
-        i += 2 + hostLength
-        if i < n, p[i] != slash, p[i] != question, p[i] != hash {
-            failure = .invalidHost
-            return nil
-        }
-
-        // Path, then the query up to the fragment (ignored).
-        let pathStart = i
-        i = find(p, from: i, count: n, question, hash, percent, percent)
-        let pathEscaped = i < n && p[i] == percent
-        if pathEscaped { i = find(p, from: i, count: n, question, hash, hash, hash) }
-        let pathEnd = i
-        let queryStart = (i < n && p[i] == question) ? i + 1 : n
-
-        // Decoding never makes text longer, so one scratch buffer of the rest of the URL holds
-        // the decoded path, and later every decoded name and value; 8 more bytes let the scan
-        // copy whole words. Up to 1 KiB lives on the stack.
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: n - pathStart + 8) { scratch in
-            // `capacity` is at least 8, so the base address exists; the fallback never runs.
-            guard let out = scratch.baseAddress else { return nil }
-            let action = Self.action(p, pathStart, pathEnd, escaped: pathEscaped, scratch: out)
-
-            var source: String?
-            var success: String?
-            var error: String?
-            var cancel: String?
-            // Made at the first parameter, with room guessed from the rest of the query (a segment
-            // is rarely shorter than 24 bytes), so that it seldom grows; counting the segments
-            // exactly would cost another pass.
-            var parameters: [String: String] = [:]
-            var madeParameters = false
-
-            var j = queryStart
-            while j < n {
-                let first = p[j]
-                if first == hash { break }
-                if first == ampersand {
-                    j += 1
-                    continue
-                }
-                // The name: up to "=", "&", "#" or the end.
-                let nameStart = j
-                let name = scan(p, from: j, count: n, stopAtEquals: true, into: out)
-                j = name.stop
-                guard j < n, p[j] == equals else {
-                    // A segment without "=" is ignored.
-                    if j < n, p[j] == ampersand {
-                        j += 1
-                        continue
-                    }
-                    break
-                }
-                // The value: up to "&", "#" or the end; decoded after the decoded name.
-                let valueStart = j + 1
-                let value = scan(p, from: valueStart, count: n, stopAtEquals: false, into: out + name.written)
-                let valueEnd = value.stop
-                j = valueEnd < n && p[valueEnd] == ampersand ? valueEnd + 1 : n
-                // A segment with an empty name is ignored (decoding never empties a name).
-                if nameStart == name.stop { continue }
-
-                let nameBytes =
-                    name.escaped
-                    ? UnsafeBufferPointer(start: out, count: name.written)
-                    : UnsafeBufferPointer(start: p + nameStart, count: name.stop - nameStart)
-                let valueBytes =
-                    value.escaped
-                    ? UnsafeBufferPointer(start: out + name.written, count: value.written)
-                    : UnsafeBufferPointer(start: p + valueStart, count: valueEnd - valueStart)
-                if let field = xField(nameBytes) {
-                    // An x- parameter with an empty value counts as absent.
-                    let present: String? = valueBytes.isEmpty ? nil : makeString(valueBytes)
-                    switch field {
-                    case .source: source = present
-                    case .success: success = present
-                    case .error: error = present
-                    case .cancel: cancel = present
-                    case .other: break
-                    }
-                } else {
-                    if !madeParameters {
-                        parameters = Dictionary(minimumCapacity: min(16, 1 + (n - nameStart) / 24))
-                        madeParameters = true
-                    }
-                    parameters[makeString(nameBytes)] = makeString(valueBytes)
-                }
-            }
-
-            return Callback(
-                url: url, scheme: scheme, action: action, source: source, successURL: success,
-                errorURL: error, cancelURL: cancel, parameters: parameters, opener: opener)
-        }
-    }
-
-    // MARK: - Host
-
-    private static let hostLength = 14
-
-    /// Whether the 14 bytes at `p` are `x-callback-url` in any case of ASCII letters.
-    @inline(__always)
-    private static func isHost(_ p: UnsafePointer<UInt8>) -> Bool {
-        // `byte | 0x20` folds only an upper-case letter onto its lower-case one when the
-        // expected byte is a lower-case letter; the two `-` are compared exactly.
-        let expected: StaticString = "x-callback-url"
-        return expected.withUTF8Buffer { literal in
-            for k in 0..<hostLength {
-                let byte = p[k]
-                let wanted = literal[k]
-                let folded = wanted == UInt8(ascii: "-") ? byte : byte | 0x20
-                if folded != wanted { return false }
-            }
-            return true
-        }
-    }
-
-    // MARK: - Scanning
-
-    /// The index of the first of `a`, `b`, `c`, `d` in `p[from..<count]`, or `count`.
-    /// Looks at eight bytes at a time.
-    @inline(__always)
-    private static func find(
-        _ p: UnsafePointer<UInt8>, from start: Int, count n: Int, _ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8
-    ) -> Int {
-        var i = start
-        #if _endian(little)
-            while n - i >= 8 {
-                let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                let hits = matches(word, a, b, c, d)
-                if hits != 0 { return i &+ hits.trailingZeroBitCount &>> 3 }
-                i &+= 8
-            }
-        #endif
-        while i < n {
-            let byte = p[i]
-            if byte == a || byte == b || byte == c || byte == d { return i }
-            i &+= 1
-        }
-        return n
-    }
-
-    private static let ones: UInt64 = 0x0101_0101_0101_0101
-    private static let highs: UInt64 = 0x8080_8080_8080_8080
-
-    /// The high bit of every byte of `word` that equals one of the four bytes. Only the lowest
-    /// marked byte is reliable (a borrow can mark bytes above a match), which is all we use.
-    @inline(__always)
-    private static func matches(_ word: UInt64, _ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> UInt64 {
-        @inline(__always) func zeroBytes(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
-        var hits = zeroBytes(word ^ (ones &* UInt64(a))) | zeroBytes(word ^ (ones &* UInt64(b)))
-        if c != b { hits |= zeroBytes(word ^ (ones &* UInt64(c))) }
-        if d != c { hits |= zeroBytes(word ^ (ones &* UInt64(d))) }
-        return hits
-    }
-
-    /// One scanned name or value: where it stopped, and, when it contained `%`, how many decoded
-    /// bytes were written.
-    struct Scanned {
-        var stop: Int
-        var escaped: Bool
-        var written: Int
-    }
-
-    /// Scans from `start` to the first `&`, `#`, `=` (when `stopAtEquals`) or the end.
-    ///
-    /// Without `%` nothing is written: the text is the input's bytes. With `%` the text is
-    /// percent-decoded into `out` as it is scanned: `%XX` (either case of hex) becomes the byte
-    /// `XX`, exactly once; a `%` that is not followed by two hex digits is kept as it is. Writes
-    /// at most `stop - start + 8` bytes.
-    @inline(__always)
-    private static func scan(
-        _ p: UnsafePointer<UInt8>, from start: Int, count n: Int, stopAtEquals: Bool,
-        into out: UnsafeMutablePointer<UInt8>
-    ) -> Scanned {
-        let stopByte = stopAtEquals ? equals : hash
-        var i = find(p, from: start, count: n, ampersand, hash, percent, stopByte)
-        if i == n || p[i] != percent { return Scanned(stop: i, escaped: false, written: 0) }
-        out.update(from: p + start, count: i - start)
-        var w = i - start
-        while true {
-            // Here p[i] is "%". "&", "#" and "=" are not hex digits, so a valid escape never
-            // reaches past the end of the text being scanned.
-            let high = n - i > 2 ? hexNibble(p[i + 1]) : 0xFF
-            let low = n - i > 2 ? hexNibble(p[i + 2]) : 0xFF
-            if high | low < 16 {
-                out[w] = high &<< 4 | low
-                i &+= 3
-            } else {
-                out[w] = percent
-                i &+= 1
-            }
-            w &+= 1
-            // Copy up to the next byte that matters, a word at a time: the word is stored whole
-            // (the scratch buffer has room) and only its bytes before the match count.
-            #if _endian(little)
-                var found = false
-                while n - i >= 8 {
-                    let word = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-                    UnsafeMutableRawPointer(out + w).storeBytes(of: word, as: UInt64.self)
-                    let hits = matches(word, ampersand, hash, percent, stopByte)
-                    if hits != 0 {
-                        let k = hits.trailingZeroBitCount &>> 3
-                        i &+= k
-                        w &+= k
-                        found = true
-                        break
-                    }
-                    i &+= 8
-                    w &+= 8
-                }
-            #else
-                let found = false
-            #endif
-            // The tail shorter than a word (or every byte, on big-endian machines), one at a time.
-            if !found {
-                while i < n {
-                    let byte = p[i]
-                    if byte == ampersand || byte == hash || byte == percent || byte == stopByte { break }
-                    out[w] = byte
-                    i &+= 1
-                    w &+= 1
-                }
-            }
-            if i == n || p[i] != percent { return Scanned(stop: i, escaped: true, written: w) }
-        }
-    }
-
-    /// The value of a hex digit (either case), or 16 or more when `byte` is not one; computed
-    /// without branches, since encoded text mixes digits and letters unpredictably.
-    @inline(__always)
-    static func hexNibble(_ byte: UInt8) -> UInt8 {
-        let digit = byte &- UInt8(ascii: "0")
-        // Only "A"..."F" and "a"..."f" land on 10...15.
-        let letter = (byte | 0x20) &- UInt8(ascii: "a") &+ 10
-        let isLetter = letter >= 10 && letter < 16
-        return digit < 10 ? digit : isLetter ? letter : 0xFF
-    }
-
-    // MARK: - Strings
-
-    /// A `String` from UTF-8 bytes, written straight into its storage (inline when short);
-    /// bytes that do not form valid UTF-8 become U+FFFD.
-    @inline(__always)
-    static func makeString(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return "" }
-        let count = bytes.count
-        return String(unsafeUninitializedCapacity: count) { storage in
-            guard let target = storage.baseAddress else { return 0 }
-            target.update(from: source, count: count)
-            return count
-        }
-    }
-
-    // MARK: - x- parameters
-
-    enum XField { case source, success, error, cancel, other }
-
-    @inline(__always)
-    private static func equals(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
-        literal.withUTF8Buffer { expected in
-            guard bytes.count == expected.count else { return false }
-            for k in 0..<expected.count where bytes[k] != expected[k] { return false }
-            return true
-        }
-    }
-
-    /// Which x- parameter a (decoded) name is, or `nil` when it does not start with `x-`.
-    @inline(__always)
-    private static func xField(_ name: UnsafeBufferPointer<UInt8>) -> XField? {
-        guard name.count >= 2, name[0] == UInt8(ascii: "x"), name[1] == UInt8(ascii: "-") else { return nil }
-        switch name.count {
-        case 7: return equals(name, "x-error") ? .error : .other
-        case 8: return equals(name, "x-source") ? .source : equals(name, "x-cancel") ? .cancel : .other
-        case 9: return equals(name, "x-success") ? .success : .other
-        default: return .other
-        }
-    }
-
-    // MARK: - Action
+    // MARK: - Path
 
     /// The percent-decoded path without its leading `/` and without one trailing `/`.
-    private static func action(
-        _ p: UnsafePointer<UInt8>, _ start: Int, _ end: Int, escaped: Bool, scratch: UnsafeMutablePointer<UInt8>
-    ) -> String {
-        var path = UnsafeBufferPointer(start: p + start, count: end - start)
-        if escaped {
-            // "&" and "=" are ordinary bytes in a path, so the query scanner does not fit: decode
-            // byte by byte (paths are short).
-            var w = 0
-            var i = start
-            while i < end {
-                let byte = p[i]
-                if byte == percent, end - i > 2, hexNibble(p[i + 1]) | hexNibble(p[i + 2]) < 16 {
-                    let high = hexNibble(p[i + 1])
-                    let low = hexNibble(p[i + 2])
-                    scratch[w] = high &<< 4 | low
-                    i += 3
-                } else {
-                    scratch[w] = byte
-                    i += 1
-                }
-                w += 1
+    static func action(_ bytes: UnsafeBufferPointer<UInt8>, _ path: Range<Int>) -> String {
+        // The path starts with a literal `/` (or is empty), so dropping it before decoding is the same
+        // as after; the trailing one is looked for after decoding, so an encoded `%2F` counts too.
+        let start = path.isEmpty ? path.lowerBound : path.lowerBound + 1
+        return PercentDecoding.string(bytes, start..<path.upperBound, droppingTrailing: slash)
+    }
+
+    // MARK: - Helpers
+
+    /// The first index in `range` whose byte is `a` or `b`, or the end of `range`.
+    static func firstIndex(in bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, of a: UInt8, or b: UInt8? = nil) -> Int {
+        let b = b ?? a
+        var index = range.lowerBound
+        // Eight bytes at a time while eight remain: the one place that reads memory as words,
+        // because scanning is most of the parse (docs/BENCHMARKS.md, callbacks).
+        if let base = bytes.baseAddress {
+            let repeatedA = 0x0101_0101_0101_0101 &* UInt64(a)
+            let repeatedB = 0x0101_0101_0101_0101 &* UInt64(b)
+            while range.upperBound - index >= 8 {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
+                let hits = Self.zeroBytes(word ^ repeatedA) | Self.zeroBytes(word ^ repeatedB)
+                if hits != 0 { return index + hits.trailingZeroBitCount / 8 }
+                index += 8
             }
-            path = UnsafeBufferPointer(start: scratch, count: w)
         }
-        var from = 0
-        var to = path.count
-        if from < to, path[from] == slash { from += 1 }
-        if from < to, path[to - 1] == slash { to -= 1 }
-        return makeString(UnsafeBufferPointer(rebasing: path[from..<to]))
+        while index < range.upperBound {
+            let byte = bytes[index]
+            if byte == a || byte == b { return index }
+            index += 1
+        }
+        return index
+    }
+
+    /// The high bit of each zero byte of `word`; only the lowest is exact (a borrow can mark
+    /// the bytes above it), which is the only one used.
+    private static func zeroBytes(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+    }
+
+    /// The value of a hex digit (either case), or `nil`.
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Percent-decoding, straight into the storage of the `String` it makes.
+enum PercentDecoding {
+    /// `bytes[range]` as a `String`: `%XX` (either case of hex) becomes the byte `XX`, exactly once;
+    /// a `%` that is not followed by two hex digits stays as it is. Invalid UTF-8 becomes U+FFFD.
+    /// With `droppingTrailing`, one such byte at the end of the decoded text is left out.
+    static func string(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, droppingTrailing last: UInt8? = nil
+    ) -> String {
+        let firstPercent = CallbackParser.firstIndex(in: bytes, range, of: CallbackParser.percent)
+        guard firstPercent < range.upperBound else {
+            // Nothing to decode: the bytes as they are (copied in one go).
+            var end = range.upperBound
+            if let last, end > range.lowerBound, bytes[end - 1] == last { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<end]), as: UTF8.self)
+        }
+        // Decoding never makes text longer: `range.count` bytes are room enough.
+        return String(unsafeUninitializedCapacity: range.count) { out in
+            var written = 0
+            var index = range.lowerBound
+            while index < range.upperBound {
+                if let byte = escapedByte(bytes, at: index, end: range.upperBound) {
+                    out[written] = byte
+                    index += 3
+                } else {
+                    out[written] = bytes[index]
+                    index += 1
+                }
+                written += 1
+            }
+            if let last, written > 0, out[written - 1] == last { written -= 1 }
+            return written
+        }
+    }
+
+    /// The byte that `%XX` at `index` stands for, or `nil` when there is no such escape there.
+    private static func escapedByte(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int, end: Int) -> UInt8? {
+        guard bytes[index] == CallbackParser.percent, end - index > 2,
+            let high = CallbackParser.hexValue(bytes[index + 1]), let low = CallbackParser.hexValue(bytes[index + 2])
+        else { return nil }
+        return high << 4 | low
+    }
+}
+
+/// The query's parameters: the four x- parameters apart, the others by name (the last one wins).
+struct QueryFields {
+    var source: String?
+    var success: String?
+    var error: String?
+    var cancel: String?
+    var parameters: [String: String] = [:]
+
+    /// Reads the `&`-separated `name=value` segments of `bytes[query]` (without `?` and fragment).
+    /// A segment without `=`, or with an empty name, is ignored.
+    mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, _ query: Range<Int>) {
+        // Room for the parameters guessed from the query's length (a segment is rarely shorter
+        // than 24 bytes), so that the dictionary seldom grows.
+        parameters = Dictionary(minimumCapacity: min(16, 1 + query.count / 24))
+        var start = query.lowerBound
+        while start < query.upperBound {
+            // One pass: the name ends at the first "=" (or the segment at a "&" without one).
+            let nameEnd = CallbackParser.firstIndex(
+                in: bytes, start..<query.upperBound, of: CallbackParser.equals, or: CallbackParser.ampersand)
+            guard nameEnd < query.upperBound, bytes[nameEnd] == CallbackParser.equals else {
+                start = nameEnd + 1
+                continue
+            }
+            let end = CallbackParser.firstIndex(in: bytes, (nameEnd + 1)..<query.upperBound, of: CallbackParser.ampersand)
+            if nameEnd > start {
+                add(
+                    name: PercentDecoding.string(bytes, start..<nameEnd),
+                    value: PercentDecoding.string(bytes, (nameEnd + 1)..<end))
+            }
+            start = end + 1
+        }
+    }
+
+    /// Files one decoded parameter. An x- parameter with an empty value counts as absent.
+    /// (`consuming`: the strings move into their place instead of being copied.)
+    private mutating func add(name: consuming String, value: consuming String) {
+        guard Self.isXParameter(name) else {
+            parameters[name] = value
+            return
+        }
+        let present = value.isEmpty ? nil : value
+        switch name {
+        case "x-source": source = present
+        case "x-success": success = present
+        case "x-error": error = present
+        case "x-cancel": cancel = present
+        default: break  // other x- parameters are not the action's
+        }
+    }
+
+    /// Whether `name` starts with `x-`.
+    private static func isXParameter(_ name: borrowing String) -> Bool {
+        var bytes = name.utf8.makeIterator()
+        return bytes.next() == UInt8(ascii: "x") && bytes.next() == UInt8(ascii: "-")
     }
 }

@@ -1,13 +1,6 @@
 import Foundation
+import OutpostSupport
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// One outgoing call that waits for its answer.
 struct PendingCall: Codable, Sendable, Hashable {
@@ -20,14 +13,27 @@ struct PendingCall: Codable, Sendable, Hashable {
 
 /// Outgoing calls that wait for an answer, kept in a JSON file readable by its owner only,
 /// so that an answer arriving after a restart is still recognised. Expired entries are dropped.
+///
+/// The entries live in memory behind a `Mutex` that is held only to read or change them; the
+/// file is rewritten (atomically, with `fsync`) on ``BlockingPool``, never on the cooperative pool
+/// and never under that `Mutex`.
 final class PendingCallStore: Sendable {
     private struct File: Codable {
         var version: Int
         var pending: [PendingCall]
     }
 
+    private struct Entries {
+        var calls: [String: PendingCall]
+        /// Counts the changes; ``PendingCallStore/persistLatest()`` skips a file already this new.
+        var generation = 0
+    }
+
     let fileURL: URL
-    private let entries: Mutex<[String: PendingCall]>
+    private let entries: Mutex<Entries>
+    /// The generation the file holds. Held while writing, on a pool thread, so that writes never
+    /// overlap and the last one leaves the newest entries.
+    private let written = Mutex(0)
 
     /// Loads the file (a missing file is an empty store) and drops expired entries.
     init(fileURL: URL, now: Date = Date()) throws(CallbackError) {
@@ -49,77 +55,89 @@ final class PendingCallStore: Sendable {
                 if call.expiresAt > now { loaded[call.id] = call } else { dropped = true }
             }
         }
-        entries = Mutex(loaded)
-        if dropped {
-            let snapshot = loaded
-            try Self.persist(snapshot, to: fileURL)
-        }
+        entries = Mutex(Entries(calls: loaded, generation: dropped ? 1 : 0))
+        if dropped { persistInBackground() }
     }
 
     /// The pending calls, oldest first.
     var all: [PendingCall] {
-        entries.withLock { $0.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+        entries.withLock { Self.ordered($0.calls) }
     }
 
-    /// Adds a call (dropping expired ones) and writes the file.
-    func insert(_ call: PendingCall, now: Date = Date()) throws(CallbackError) {
-        let url = fileURL
-        try entries.withLock { (entries: inout [String: PendingCall]) throws(CallbackError) in
-            var updated = entries.filter { $0.value.expiresAt > now }
-            updated[call.id] = call
-            try Self.persist(updated, to: url)
-            entries = updated
+    /// Adds a call (dropping expired ones) and waits until the file holds it.
+    ///
+    /// - Throws: ``CallbackError/Code/storeFailed`` when the file cannot be written; the call is
+    ///   then not kept.
+    func insert(_ call: PendingCall, now: Date = Date()) async throws(CallbackError) {
+        entries.withLock { entries in
+            entries.calls = entries.calls.filter { $0.value.expiresAt > now }
+            entries.calls[call.id] = call
+            entries.generation += 1
+        }
+        do {
+            try await flush()
+        } catch {
+            entries.withLock { entries in
+                entries.calls[call.id] = nil
+                entries.generation += 1
+            }
+            persistInBackground()
+            throw error
         }
     }
 
-    /// Removes and returns a call. A failure to rewrite the file is not reported: the entry
-    /// is gone from memory and expires from the file in time.
+    /// Removes and returns a call. The file is rewritten in the background; a failure to rewrite
+    /// it is not reported: the entry is gone from memory and expires from the file in time.
     @discardableResult
     func remove(_ id: String) -> PendingCall? {
-        let url = fileURL
-        return entries.withLock { entries in
-            guard let removed = entries.removeValue(forKey: id) else { return nil }
-            try? Self.persist(entries, to: url)
+        let removed = entries.withLock { entries in
+            let removed = entries.calls.removeValue(forKey: id)
+            if removed != nil { entries.generation += 1 }
             return removed
+        }
+        if removed != nil { persistInBackground() }
+        return removed
+    }
+
+    /// Waits until the file holds every change made before the call.
+    func flush() async throws(CallbackError) {
+        do {
+            try await BlockingPool.shared.run { [self] in try persistLatest() }
+        } catch let error as CallbackError {
+            throw error
+        } catch {
+            throw CallbackError(code: .storeFailed, url: fileURL.path, detail: "\(error)")
         }
     }
 
-    /// Writes the entries as JSON: a temporary file created with mode 0600, then renamed.
-    private static func persist(_ entries: [String: PendingCall], to url: URL) throws(CallbackError) {
+    private func persistInBackground() {
+        BlockingPool.shared.submit { [self] in try? persistLatest() }
+    }
+
+    /// Writes the current entries unless the file already holds them. Blocks: runs on the pool.
+    private func persistLatest() throws(CallbackError) {
+        try written.withLock { (written: inout Int) throws(CallbackError) in
+            let (calls, generation) = entries.withLock { ($0.calls, $0.generation) }
+            guard generation != written else { return }
+            try Self.write(calls, to: fileURL)
+            written = generation
+        }
+    }
+
+    private static func ordered(_ calls: [String: PendingCall]) -> [PendingCall] {
+        calls.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    /// Writes the entries as JSON, atomically, readable by the owner only.
+    private static func write(_ calls: [String: PendingCall], to url: URL) throws(CallbackError) {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        let pending = entries.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
-        let data: Data
         do {
-            data = try encoder.encode(File(version: 1, pending: pending))
+            let data = try encoder.encode(File(version: 1, pending: ordered(calls)))
+            try AtomicFile.write(data, to: url)
         } catch {
-            throw CallbackError(code: .storeFailed, url: url.path, detail: "\(error)")
-        }
-        let path = url.path
-        let temporary = path + ".tmp-\(UUID().uuidString)"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw CallbackError(code: .storeFailed, url: path, detail: "cannot create \(temporary): errno \(errno)")
-        }
-        _ = fchmod(descriptor, 0o600)
-        let written = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Bool in
-            guard let base = raw.baseAddress else { return true }
-            var offset = 0
-            while offset < raw.count {
-                let count = write(descriptor, base + offset, raw.count - offset)
-                if count < 0, errno == EINTR { continue }
-                if count <= 0 { return false }
-                offset += count
-            }
-            return true
-        }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written, synced, rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw CallbackError(code: .storeFailed, url: path, detail: "cannot write \(path): errno \(code)")
+            throw CallbackError(code: .storeFailed, url: url.path, detail: "cannot write \(url.path): \(error)")
         }
     }
 }

@@ -4,6 +4,7 @@
     public import HTTPTypes
     import NIOCore
     import NIOHTTP1
+    import OutpostSupport
 
     /// A ``ClientTransport`` on AsyncHTTPClient: the default transport on Linux.
     ///
@@ -60,7 +61,7 @@
             do {
                 return try await exchanges.run(options: options) {
                     // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
-                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.nanoseconds))
+                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.inNanoseconds))
                     var fields = HTTPFields()
                     fields.reserveCapacity(response.headers.count)
                     for header in response.headers {
@@ -140,13 +141,6 @@
                 return .connectionLost(underlying: error)
             }
             return .cannotConnect("\(error)", underlying: error)
-        }
-    }
-
-    extension Duration {
-        package var nanoseconds: Int64 {
-            let (seconds, attoseconds) = components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
         }
     }
 #endif

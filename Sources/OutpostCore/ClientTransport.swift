@@ -38,11 +38,6 @@ extension ClientTransport {
     public func shutdown() async throws {}
 }
 
-extension OutpostError.Code {
-    /// The connection broke after the request was sent, e.g. the server died mid-request.
-    public static let connectionLost = OutpostError.Code(rawValue: "connectionLost")
-}
-
 /// The failures every transport reports, worded once.
 extension OutpostError {
     package static func transportTimeout(_ options: TransportOptions, underlying: any Error) -> OutpostError {

@@ -8,6 +8,23 @@ public struct OperationHandle: Sendable {
     public func cancel() { task.cancel() }
 
     public var isCancelled: Bool { task.isCancelled }
+
+    /// Runs `body` in a new task and hands `completion` its result, or its error as `mapError` makes
+    /// it, exactly once: the one body of every completion-handler form in the client modules.
+    package static func start<Output: Sendable, Failure: Error>(
+        _ completion: @escaping @Sendable (Result<Output, Failure>) -> Void,
+        mapError: @escaping @Sendable (any Error) -> Failure,
+        _ body: @escaping @Sendable () async throws -> Output
+    ) -> OperationHandle {
+        OperationHandle(
+            task: Task {
+                do {
+                    completion(.success(try await body()))
+                } catch {
+                    completion(.failure(mapError(error)))
+                }
+            })
+    }
 }
 
 extension OutpostClient {
@@ -16,14 +33,9 @@ extension OutpostClient {
     public func perform<Operation: ClientOperation>(
         _ operation: Operation, completion: @escaping @Sendable (Result<Operation.Output, OutpostError>) -> Void
     ) -> OperationHandle {
-        OperationHandle(
-            task: Task {
-                do {
-                    completion(.success(try await self.perform(operation)))
-                } catch {
-                    completion(.failure(OutpostError.wrap(error, method: "-", path: operation.name)))
-                }
-            })
+        OperationHandle.start(completion, mapError: { OutpostError.wrap($0, method: "-", path: operation.name) }) {
+            try await self.perform(operation)
+        }
     }
 
     /// Completion-handler form of ``callLambda(_:arguments:)``.
@@ -31,14 +43,9 @@ extension OutpostClient {
     public func callLambda(
         _ name: String, arguments: LambdaArguments, completion: @escaping @Sendable (Result<JSONValue, OutpostError>) -> Void
     ) -> OperationHandle {
-        OperationHandle(
-            task: Task {
-                do {
-                    completion(.success(try await self.callLambda(name, arguments: arguments)))
-                } catch {
-                    completion(.failure(OutpostError.wrap(error, method: "POST", path: Self.lambdaPath(name))))
-                }
-            })
+        OperationHandle.start(completion, mapError: { OutpostError.wrap($0, method: "POST", path: Self.lambdaPath(name)) }) {
+            try await self.callLambda(name, arguments: arguments)
+        }
     }
 
     /// Completion-handler form of ``send(_:operationName:)``.
@@ -46,13 +53,8 @@ extension OutpostClient {
     public func send(
         _ request: Request, completion: @escaping @Sendable (Result<ClientResponse, OutpostError>) -> Void
     ) -> OperationHandle {
-        OperationHandle(
-            task: Task {
-                do {
-                    completion(.success(try await self.send(request)))
-                } catch {
-                    completion(.failure(OutpostError.wrap(error, method: request.method.rawValue, path: request.path)))
-                }
-            })
+        OperationHandle.start(
+            completion, mapError: { OutpostError.wrap($0, method: request.method.rawValue, path: request.path) }
+        ) { try await self.send(request) }
     }
 }

@@ -1,12 +1,3 @@
-extension OutpostError.Code {
-    /// A middleware threw an error of its own (not an ``OutpostError``); ``OutpostError/underlying`` holds it.
-    public static let middlewareFailed = OutpostError.Code(rawValue: "middlewareFailed")
-    /// The transport threw an error of its own (not an ``OutpostError``); ``OutpostError/underlying`` holds it.
-    public static let transportFailed = OutpostError.Code(rawValue: "transportFailed")
-    /// An operation's request builder or response handler threw an error of its own.
-    public static let handlerFailed = OutpostError.Code(rawValue: "handlerFailed")
-}
-
 /// Where an error that is not an ``OutpostError`` came from, so that it is reported as such and
 /// not as a network failure (in the manner of swift-openapi-runtime's `ClientError`).
 package enum FailingLayer: Sendable {

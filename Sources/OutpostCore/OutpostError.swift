@@ -3,9 +3,12 @@
 /// An `OutpostError` says what went wrong and what to do about it, and carries what a person
 /// needs to act: the request's method and path, the HTTP status, and the server's own error code,
 /// message and details when the body had them. Compare errors by ``code``; the set of codes is open,
-/// so switch over them with a `default` case.
+/// so switch over them with a `default` case. Its fields are read-only: the client fills them in.
 public struct OutpostError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. New codes may be added in any release.
+    ///
+    /// Every code of the client modules is declared here, in this one list (``all``), OutpostAuth's
+    /// and the entity store's included.
     public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -39,33 +42,63 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
         public static let conflict = Code(rawValue: "conflict")
         /// The credentials were missing, expired or refused (HTTP 401).
         public static let unauthorized = Code(rawValue: "unauthorized")
+        /// The connection broke after the request was sent, e.g. the server died mid-request.
+        public static let connectionLost = Code(rawValue: "connectionLost")
+        /// A middleware threw an error of its own (not an ``OutpostError``); ``OutpostError/underlying`` holds it.
+        public static let middlewareFailed = Code(rawValue: "middlewareFailed")
+        /// The transport threw an error of its own (not an ``OutpostError``); ``OutpostError/underlying`` holds it.
+        public static let transportFailed = Code(rawValue: "transportFailed")
+        /// An operation's request builder or response handler threw an error of its own.
+        public static let handlerFailed = Code(rawValue: "handlerFailed")
+        /// The operation needs an entity's identifier and the entity has none: push it first.
+        public static let missingIdentity = Code(rawValue: "missingIdentity")
+        /// OutpostAuth's `AuthMiddleware` would not send the access token where the request was going:
+        /// another origin than the base URL's and the trusted ones, or plain `http` to a host off the loopback.
+        public static let untrustedDestination = Code(rawValue: "untrustedDestination")
+        /// The outbox journal cannot take this write: it would grow past
+        /// ``Outbox/Configuration/maxBytes``. Replay (or drop) queued writes first, or raise the bound.
+        public static let outboxFull = Code(rawValue: "outboxFull")
+        /// The outbox journal could not be opened, read or written (permissions, disk space, or another
+        /// process holding it).
+        public static let outboxUnavailable = Code(rawValue: "outboxUnavailable")
+        /// No write with this id is waiting in the outbox, or it is being sent right now.
+        public static let outboxEntryNotFound = Code(rawValue: "outboxEntryNotFound")
+
+        /// Every code above, in the order they are declared: the list the documentation follows.
+        public static let all: [Code] = [
+            .cannotConnect, .timeout, .cancelled, .httpStatus, .serviceError, .malformedResponse, .malformedResult,
+            .decodingFailed, .encodingFailed, .invalidRequest, .responseTooLarge, .halted, .conflict, .unauthorized,
+            .connectionLost, .middlewareFailed, .transportFailed, .handlerFailed, .missingIdentity,
+            .untrustedDestination, .outboxFull, .outboxUnavailable, .outboxEntryNotFound,
+        ]
     }
 
-    public var code: Code
+    /// What kind of failure this is: compare it with the codes of ``Code/all``.
+    public internal(set) var code: Code
     /// What went wrong, in a sentence.
-    public var message: String
+    public internal(set) var message: String
     /// What to do about it, when there is something to do.
-    public var suggestion: String?
+    public internal(set) var suggestion: String?
     /// The HTTP status code, when a response was received.
-    public var status: Int?
+    public internal(set) var status: Int?
     /// The server's own error code (`{"error": {"code": ...}}`), when the body had one.
-    public var serverCode: String?
+    public internal(set) var serverCode: String?
     /// The server's own message, when the body had one.
-    public var serverMessage: String?
+    public internal(set) var serverMessage: String?
     /// The server's `details`, when the body had them.
-    public var details: JSONValue?
+    public internal(set) var details: JSONValue?
     /// Validation errors by field, when the body had them: `["title": ["This field may not be blank."]]`.
     /// Nested fields are dotted (`address.city`), list items indexed (`items[2].name`); errors about the
     /// whole object keep the server's key (Django REST framework's `non_field_errors`).
-    public var fieldErrors: [String: [String]] = [:]
+    public internal(set) var fieldErrors: [String: [String]] = [:]
     /// The request's method, e.g. `POST`.
-    public var method: String?
+    public internal(set) var method: String?
     /// The request's path, without its query (which may hold secrets).
-    public var path: String?
+    public internal(set) var path: String?
     /// For ``Code/decodingFailed``: where in the JSON the mismatch was, e.g. `results[3].author.name`.
-    public var codingPath: String?
+    public internal(set) var codingPath: String?
     /// The error that caused this one, if any.
-    public var underlying: (any Error)?
+    public internal(set) var underlying: (any Error)?
 
     public init(
         _ code: Code,

@@ -2,6 +2,7 @@ public import Foundation
 public import HTTPTypes
 import HTTPTypesFoundation
 import Logging
+import OutpostSupport
 
 /// A request built by ``OutpostClient/prepare(_:operationName:)`` and not yet sent: inspect it,
 /// keep it, and ``start()`` it when the time comes.
@@ -60,7 +61,10 @@ public struct PreparedRequest: Sendable {
         return try client.decode(type, from: response, method: request.method.rawValue, path: Self.pathWithoutQuery(request.path))
     }
 
-    private static func chain(
+    /// Runs `request` through `middlewares`, in order, then `terminal`; an error of a middleware's
+    /// own becomes ``OutpostError/Code/middlewareFailed`` naming it. Shared with OutpostAuth's token
+    /// endpoint, which runs its own middlewares.
+    package static func chain(
         _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
         terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
     ) async throws -> ClientResponse {
@@ -92,7 +96,7 @@ public struct PreparedRequest: Sendable {
                 logger.debug(
                     "response",
                     metadata: [
-                        "outpost.status": "\(head.status.code)", "outpost.duration_ms": "\(Self.milliseconds(elapsed))",
+                        "outpost.status": "\(head.status.code)", "outpost.duration_ms": "\(elapsed.inMilliseconds)",
                         "outpost.attempt": "\(attempt)", "outpost.query": "\(Redaction.query(of: request))",
                     ])
                 let response = ClientResponse(response: head, body: data)
@@ -107,7 +111,7 @@ public struct PreparedRequest: Sendable {
                     logger.info(
                         "retrying after status",
                         metadata: [
-                            "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                            "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(delay.inMilliseconds)",
                             "outpost.attempt": "\(attempt)",
                         ])
                     try await policy.sleep(delay)
@@ -122,7 +126,7 @@ public struct PreparedRequest: Sendable {
                     logger.info(
                         "retrying after failure",
                         metadata: [
-                            "outpost.error": "\(error.code)", "outpost.delay_ms": "\(Self.milliseconds(delay))",
+                            "outpost.error": "\(error.code)", "outpost.delay_ms": "\(delay.inMilliseconds)",
                             "outpost.attempt": "\(attempt)",
                         ])
                     try await policy.sleep(delay)
@@ -148,11 +152,6 @@ public struct PreparedRequest: Sendable {
         } catch {
             throw OutpostError.wrap(error, layer: .transport("\(type(of: transport))"), method: nil, path: nil)
         }
-    }
-
-    private static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 
 /// When and how the client tries a request again.
 ///
@@ -64,13 +65,5 @@ extension RetryPolicy {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
         return .seconds(max(0, date.timeIntervalSince(now)))
-    }
-}
-
-extension Duration {
-    /// The duration in seconds as a `Double`.
-    package var inSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

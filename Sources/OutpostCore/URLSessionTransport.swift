@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPTypes
+import OutpostSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -36,8 +37,7 @@ public final class URLSessionTransport: ClientTransport {
         var outgoing = URLRequest(url: url)
         outgoing.httpMethod = request.method.rawValue
         outgoing.timeoutInterval =
-            Double(options.timeout.components.seconds)
-            + Double(options.timeout.components.attoseconds) / 1e18
+            options.timeout.inSeconds
         for field in request.headerFields {
             outgoing.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 
 /// One measured figure, printed as a Markdown table row or as one element of `--json` output.
 ///
@@ -55,7 +56,7 @@ enum Stopwatch {
         let elapsed = try clock.measure {
             for _ in 0..<iterations { try body() }
         }
-        return Double(iterations) / elapsed.seconds
+        return Double(iterations) / elapsed.inSeconds
     }
 
     /// Async form of ``opsPerSecond(iterations:_:)``.
@@ -63,7 +64,7 @@ enum Stopwatch {
         let clock = ContinuousClock()
         let start = clock.now
         for _ in 0..<iterations { try await body() }
-        return Double(iterations) / (clock.now - start).seconds
+        return Double(iterations) / (clock.now - start).inSeconds
     }
 
     /// Takes the best of `rounds` measurements, which is the least disturbed by other work on the machine.
@@ -71,13 +72,5 @@ enum Stopwatch {
         var best = 0.0
         for _ in 0..<rounds { best = max(best, try measure()) }
         return best
-    }
-}
-
-extension Duration {
-    /// The duration in seconds as a `Double`.
-    var seconds: Double {
-        let (s, atto) = components
-        return Double(s) + Double(atto) / 1e18
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostSupport
 
 /// Issue 13's cache figures, on one live loopback server, rounds interleaved: the latency of a
 /// cache hit (memory tier, then disk tier) and of a 304 revalidation, each as a ratio to the same
@@ -86,6 +87,6 @@ enum CacheBench {
         let clock = ContinuousClock()
         let start = clock.now
         for _ in 0..<count { try await body() }
-        return (clock.now - start).seconds * 1_000_000 / Double(count)
+        return (clock.now - start).inSeconds * 1_000_000 / Double(count)
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import OutpostCore
+import OutpostSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -244,6 +245,6 @@ enum ClientOverheadBench {
             return all
         }
         let elapsed = clock.now - start
-        return (Double(sample.count) / elapsed.seconds, sample)
+        return (Double(sample.count) / elapsed.inSeconds, sample)
     }
 }

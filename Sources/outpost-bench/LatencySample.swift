@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 
 /// Request latencies of one measurement, in nanoseconds, with nearest-rank percentiles.
 struct LatencySample: Sendable {
@@ -12,7 +13,7 @@ struct LatencySample: Sendable {
     var count: Int { nanoseconds.count }
 
     mutating func record(_ duration: Duration) {
-        nanoseconds.append(UInt64(max(0, duration.nanosecondsValue)))
+        nanoseconds.append(UInt64(max(0, duration.inNanoseconds)))
         sorted = false
     }
 
@@ -34,14 +35,8 @@ struct LatencySample: Sendable {
 }
 
 extension Duration {
-    /// The duration in whole nanoseconds.
-    var nanosecondsValue: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-
     /// The duration in microseconds as a `Double`.
-    var microseconds: Double { Double(nanosecondsValue) / 1_000 }
+    var microseconds: Double { Double(inNanoseconds) / 1_000 }
 }
 
 /// The median of some measurements (the mean of the middle two for an even count); zero when empty.

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import OutpostSupport
 
 /// Drives GET requests at one URL from many connections for a fixed time: with `wrk` when it is on
 /// the `PATH` (Debian package `wrk`), with a built-in AsyncHTTPClient generator otherwise.
@@ -58,7 +59,7 @@ enum LoadGenerator {
     private static func runWrk(
         _ executable: String, url: URL, concurrency: Int, duration: Duration, headers: [(name: String, value: String)]
     ) async throws -> Result {
-        let seconds = max(1, Int(duration.seconds.rounded(.up)))
+        let seconds = max(1, Int(duration.inSeconds.rounded(.up)))
         // Half the cores for wrk's threads; the server under test needs the rest.
         let threads = max(1, min(concurrency, ProcessInfo.processInfo.activeProcessorCount / 2))
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-bench-wrk-\(UUID().uuidString).txt")
@@ -195,7 +196,7 @@ enum LoadGenerator {
         try await client.shutdown()
         var (sample, errors, finished) = outcome
         return Result(
-            requestsPerSecond: Double(sample.count) / (finished - start).seconds, p50: sample.percentile(0.50),
+            requestsPerSecond: Double(sample.count) / (finished - start).inSeconds, p50: sample.percentile(0.50),
             p99: sample.percentile(0.99), requests: sample.count, errors: errors, tool: .builtIn)
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OutpostCore
 import OutpostServer
+import OutpostSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -59,14 +60,14 @@ enum OutboxBench {
                     for n in 0..<writesPerRound {
                         try await outbox.enqueue(.post("/records/outbox-bench", json: ["n": .int(n), "body": body]))
                     }
-                    return (clock.now - start).seconds / Double(writesPerRound)
+                    return (clock.now - start).inSeconds / Double(writesPerRound)
                 }
                 func atomicAll() throws -> Double {
                     let start = clock.now
                     for n in 0..<writesPerRound {
                         try atomicWrite(sample, to: folder.appendingPathComponent("atomic-\(n % 8).json").path)
                     }
-                    return (clock.now - start).seconds / Double(writesPerRound)
+                    return (clock.now - start).inSeconds / Double(writesPerRound)
                 }
                 let enqueue: Double
                 let atomic: Double
@@ -93,7 +94,7 @@ enum OutboxBench {
                     }
                     try await group.waitForAll()
                 }
-                let concurrent = (clock.now - concurrentStart).seconds / Double(writesPerRound)
+                let concurrent = (clock.now - concurrentStart).inSeconds / Double(writesPerRound)
                 concurrentTimes.append(concurrent)
                 concurrentRatios.append(concurrent / atomic)
 
@@ -104,7 +105,7 @@ enum OutboxBench {
                     guard summary.completed == 2 * writesPerRound else {
                         throw BenchError("the replay sent \(summary.completed) of \(2 * writesPerRound) writes")
                     }
-                    return Double(2 * writesPerRound) / (clock.now - start).seconds
+                    return Double(2 * writesPerRound) / (clock.now - start).inSeconds
                 }
                 func directAll() async throws -> Double {
                     let start = clock.now
@@ -120,7 +121,7 @@ enum OutboxBench {
                         }
                         try await group.waitForAll()
                     }
-                    return Double(2 * writesPerRound) / (clock.now - start).seconds
+                    return Double(2 * writesPerRound) / (clock.now - start).inSeconds
                 }
                 let replay: Double
                 let direct: Double

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OutpostCore
 import OutpostServer
+import OutpostSupport
 
 /// Issue 3's "fast at a million records": the same lookups on a small table and on a large one,
 /// through the storage layer (no HTTP), so that the ratio shows what the indexes do.
@@ -102,6 +103,6 @@ enum RecordsScaleBench {
         let clock = ContinuousClock()
         let start = clock.now
         for index in 0..<count { try await body(index) }
-        return (clock.now - start).seconds * 1_000_000 / Double(count)
+        return (clock.now - start).inSeconds * 1_000_000 / Double(count)
     }
 }

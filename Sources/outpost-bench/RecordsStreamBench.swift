@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostSupport
 
 /// Issue 3's streaming figure: every record of a type through `items(...)` from the live server,
 /// with records per second and the process's peak resident memory while streaming.
@@ -69,12 +70,12 @@ enum RecordsStreamBench {
         try await client.shutdown()
         await running.stop()
         guard untypedSeen == count else { throw BenchFailure("streamed \(untypedSeen) of \(count) records as JSONValue") }
-        let typedRate = Double(count) / elapsed.seconds
+        let typedRate = Double(count) / elapsed.inSeconds
         return [
             BenchResult(name: "records: stream \(count) through items() (page 100)", value: typedRate, unit: "records/s"),
             BenchResult(
                 name: "records: stream \(count) as JSONValue through items() (page 100)",
-                value: Double(count) / untypedElapsed.seconds, unit: "records/s", baseline: "the typed stream",
+                value: Double(count) / untypedElapsed.inSeconds, unit: "records/s", baseline: "the typed stream",
                 baselineValue: typedRate),
             BenchResult(
                 name: "records: peak resident memory while streaming \(count)", value: Double(peak) / 1_048_576, unit: "MB",

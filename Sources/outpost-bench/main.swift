@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
@@ -23,7 +24,7 @@ if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: 
     let unknown = flags.subtracting(known).union(only.subtracting(groups)).sorted().joined(separator: " ")
     if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s) or group(s): \(unknown)\n".utf8)) }
     print("usage: outpost-bench [--quick] [--json] [--rounds N] [--only \(groups.joined(separator: ","))]")
-    print("  --rounds N: interleaved rounds in the client group (default 12, 4 with --quick)")
+    print("  --rounds N: interleaved rounds in the client and callbacks groups (default 12 and 15, 4 and 5 with --quick)")
     exit(flags.contains("--help") ? 0 : 64)
 }
 let options = BenchOptions(quick: flags.contains("--quick"), rounds: rounds)
@@ -67,6 +68,6 @@ if flags.contains("--json") {
         print("| \(result.name) | \(value) | \(result.unit) | \(result.baseline ?? "–") | \(baselineValue) | \(ratio) |")
     }
     print(
-        "\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.seconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        "\n\(options.quick ? "quick" : "full") run took \(String(format: "%.1f", elapsed.inSeconds)) s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
     )
 }

@@ -172,7 +172,8 @@ struct LoopbackTests {
     func cancelled() async throws {
         let listener = try LoopbackRedirectListener.start(timeout: .seconds(30))
         let task = Task { try await listener.redirect() }
-        try await Task.sleep(for: .milliseconds(50))
+        var waits = listener.waits.makeAsyncIterator()
+        await waits.next()  // redirect() is waiting
         task.cancel()
         let thrown = await #expect(throws: AuthError.self) { try await task.value }
         #expect(thrown?.code == .cancelled)
@@ -212,9 +213,12 @@ struct LoopbackTests {
         }
         #expect(denied?.code == .accessDenied)
 
-        let idle = makeAuthenticator(transport, browser: RecordingBrowser())
+        // A browser that opens the page and never comes back: cancel once the page was opened.
+        let (opened, open) = AsyncStream.makeStream(of: URL.self)
+        let idle = makeAuthenticator(transport, browser: RecordingBrowser { url in open.yield(url) })
         let task = Task { try await idle.signInWithBrowser() }
-        try await Task.sleep(for: .milliseconds(100))
+        var pages = opened.makeAsyncIterator()
+        #expect(await pages.next()?.path.hasSuffix("/oauth/authorize") == true)
         task.cancel()
         let cancelled = await #expect(throws: AuthError.self) { try await task.value }
         #expect(cancelled?.code == .cancelled)

@@ -70,9 +70,15 @@ struct DeviceFlowTests {
     @Test("cancelling the task while it waits is cancelled")
     func cancelled() async throws {
         let transport = Self.server([])
-        let auth = makeAuthenticator(transport)  // the real sleep
+        // The real sleep, announced when it begins, so the test cancels a task that is waiting.
+        let (waiting, began) = AsyncStream.makeStream(of: Duration.self)
+        let auth = makeAuthenticator(transport) { delay in
+            began.yield(delay)
+            try await Task.sleep(for: delay)
+        }
         let task = Task { try await auth.signInWithDeviceCode { _ in } }
-        try await Task.sleep(for: .milliseconds(50))
+        var waits = waiting.makeAsyncIterator()
+        #expect(await waits.next() == .seconds(5))
         task.cancel()
         let thrown = await #expect(throws: AuthError.self) { try await task.value }
         #expect(thrown?.code == .cancelled)

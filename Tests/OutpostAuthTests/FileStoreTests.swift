@@ -1,4 +1,6 @@
 import Foundation
+import OutpostSupport
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostAuth
@@ -84,5 +86,28 @@ struct FileStoreTests {
         }
         try await second.withExclusiveAccess(account: "a") {}
         #expect(try await second.load(account: "a")?.accessToken == "inside")
+    }
+
+    @Test("saves waiting for another process's lock leave the cooperative pool free, then all land")
+    func lockWaitOffThePool() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent().deletingLastPathComponent()) }
+        let store = FileCredentialStore(fileURL: file)
+        try await store.save(Credential(accessToken: "first"), account: "seed")  // creates the folder
+        // Another process's hold on the lock: a descriptor of its own on the same lock file.
+        let other = try await FileLock.acquire(path: store.lockURL.path, timeout: .seconds(5))
+        // If the saves held the pool's threads, the watchdog releases the lock: the test fails, not hangs.
+        let watchdog = PoolWatchdog { other.release() }
+        let savers = ProcessInfo.processInfo.activeProcessorCount * 2 + 2
+        let saves = await PoolWatchdog.start(savers) { index in
+            try await FileCredentialStore(fileURL: file).save(Credential(accessToken: "t\(index)"), account: "a\(index)")
+        }
+        #expect(await watchdog.probe())
+        #expect(try await store.load(account: "a0") == nil)  // reads do not take the lock, and nothing saved yet
+        other.release()
+        for save in saves { try await save.value }
+        for index in 0..<savers {
+            #expect(try await store.load(account: "a\(index)")?.accessToken == "t\(index)")
+        }
     }
 }

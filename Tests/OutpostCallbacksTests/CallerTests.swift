@@ -163,6 +163,7 @@ struct CallerTests {
                 == CallbackCaller.LateReply(
                     requestID: id, scheme: "other", action: "translate", outcome: .success(["text": "bonjour"])))
         #expect(after.caller.pendingRequestIDs.isEmpty)
+        try await after.caller.flushStore()
         #expect(try CallerHarness(storeURL: store).caller.pendingRequestIDs.isEmpty)
     }
 
@@ -192,7 +193,7 @@ struct CallerTests {
     }
 
     @Test("the store drops expired entries on load and rejects a corrupt file")
-    func storeFile() throws {
+    func storeFile() async throws {
         let url = try temporaryStoreURL()
         let now = Date()
         let json = """
@@ -204,6 +205,8 @@ struct CallerTests {
         try Data(json.utf8).write(to: url)
         let store = try PendingCallStore(fileURL: url, now: now)
         #expect(store.all.map(\.id) == ["new"])
+        try await store.flush()  // the file is rewritten without the expired entry, in the background
+        #expect(!(try String(contentsOf: url, encoding: .utf8).contains("\"old\"")))
         #expect(try PendingCallStore(fileURL: url, now: now).all.map(\.id) == ["new"])
 
         try Data("not json".utf8).write(to: url)
@@ -221,10 +224,23 @@ struct CallerTests {
         #expect(h.opener.urls.isEmpty)
     }
 
-    @Test("answers for unknown request ids are ignored")
-    func unknownID() throws {
-        let h = try CallerHarness()
-        try h.router.route("me://x-callback-url/outpost-reply/success?requestID=nobody&x=1")
+    @Test("answers for unknown request ids are ignored: nothing pending changes, no late reply comes out")
+    func unknownID() async throws {
+        let h = try CallerHarness(storeURL: try temporaryStoreURL())
+        await #expect(throws: CallbackError.self) {
+            try await h.caller.call(scheme: "other", action: "known", timeout: .milliseconds(1))
+        }
+        let known = try await h.request()
+        let id = try #require(h.caller.pendingRequestIDs.first)
+        let unknown = try h.router.route("me://x-callback-url/outpost-reply/success?requestID=nobody&x=1")
+        #expect(unknown.parameters["requestID"] == "nobody")
         try h.router.route("me://x-callback-url/outpost-reply/cancel")
+        #expect(h.caller.pendingRequestIDs == [id])
+        // The first late reply is the known call's: the unknown answers produced none.
+        try h.router.route(try #require(known.url(for: .cancel)))
+        var replies = h.caller.lateReplies.makeAsyncIterator()
+        let reply = await replies.next()
+        #expect(reply?.requestID == id)
+        #expect(reply?.outcome == .cancel)
     }
 }

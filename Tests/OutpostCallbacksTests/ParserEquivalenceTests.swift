@@ -138,9 +138,28 @@ struct ParserEquivalenceTests {
             "m://X-CALLBACK-URL#a", "m://x-callback-url/a?", "m://x-callback-url/a?%", "m://x-callback-url/a?a=%",
             "m://x-callback-url/a?a=%4", "m://x-callback-url/a?abcdefghijklmnop%41qrstuvwxyz=0123456789abcdef%42ghij",
             "m://x-callback-url/a?x-successs=1&x-succes=2&x-source=%41%42%43%44%45%46%47%48%49%4A",
+            // Trailing slashes, literal and encoded; empty names and values; repeated names.
+            "m://x-callback-url/%2F", "m://x-callback-url//", "m://x-callback-url/a%2F%2F", "m://x-callback-url/a/b/c/",
+            "m://x-callback-url/a?=v&n=", "m://x-callback-url/a?x-source=a&x-source=", "m://x-callback-url/a?k=1&k=2",
+            "m://x-callback-url/a?k=%26&%26=k&%3d=%3D", "m://x-callback-url/a?x-Success=1&X-success=2&x-=3",
+            "m://x-callback-url/a?k=a#b&c=d", "m://x-callback-url/a?%78%2Dsuccess=s://t&x%2derror=e://f",
+            // Exactly eight and nine bytes around the separators, where word-at-a-time scanning turns.
+            "m://x-callback-url/a?abcdefg=12345678&abcdefgh=123456789&a=", "m://x-callback-url/abcdefgh?abcdefgh",
+            "m://x-callback-url/a?k=\u{FF}%FF%C3%A9\u{1F600}",
         ] {
             #expect(ReferenceParser.actual(url) == ReferenceParser.parse(url), "\(url)")
         }
+    }
+
+    @Test("a long query of segments without '=' is read to its end, and a parameter after them counts")
+    func longQuery() throws {
+        let query = String(repeating: "abcdefghij&", count: 20_000) + "last=1"
+        let callback = try Callback(parsing: "m://x-callback-url/a?" + query, opener: RecordingURLOpener())
+        #expect(callback.parameters == ["last": "1"])
+        let equalsOnly = String(repeating: "=", count: 200_000)
+        #expect(
+            ReferenceParser.actual("m://x-callback-url/a?" + equalsOnly)
+                == ReferenceParser.parse("m://x-callback-url/a?" + equalsOnly))
     }
 
     @Test("random mutations of valid URLs")

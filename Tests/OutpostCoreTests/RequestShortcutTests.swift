@@ -55,8 +55,15 @@ struct InFlightExchangesTests {
     func deadlines() async throws {
         let exchanges = InFlightExchanges<Int>()
         // The first exchange arms the watchdog for a minute; the second must re-arm it.
-        let long = Task { try await exchanges.run(options: TransportOptions(timeout: .seconds(60))) { try await forever() } }
-        try await Task.sleep(for: .milliseconds(20))
+        let (started, start) = AsyncStream.makeStream(of: Void.self)
+        let long = Task {
+            try await exchanges.run(options: TransportOptions(timeout: .seconds(60))) {
+                start.yield()
+                return try await forever()
+            }
+        }
+        var starts = started.makeAsyncIterator()
+        await starts.next()  // the long exchange is in flight
         let error = await #expect(throws: OutpostError.self) {
             try await exchanges.run(options: TransportOptions(timeout: .milliseconds(50))) { try await forever() }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import OutpostCore
 import OutpostPlugins
+import OutpostTestSupport
 import Testing
 
 @Suite("The OAuth login provider")

@@ -1,5 +1,6 @@
 import OutpostCore
 import OutpostPlugins
+import OutpostTestSupport
 import Testing
 
 @Suite("Screen hook chains")

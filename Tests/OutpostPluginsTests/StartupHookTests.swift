@@ -1,4 +1,5 @@
 import OutpostPlugins
+import OutpostTestSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 public import Foundation
 import OutpostCore
+import OutpostSupport
 
 /// Several signed-in accounts, on one server or several, one of them active.
 ///

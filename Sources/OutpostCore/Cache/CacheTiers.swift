@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 import Synchronization
 
 /// Where a stored response lives: its key (a hash of the account, method and URI) and a hash of

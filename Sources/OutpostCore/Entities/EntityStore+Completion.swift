@@ -82,13 +82,6 @@ extension EntityStore {
         _ type: Any.Type, _ operation: String, _ completion: @escaping @Sendable (Result<Output, OutpostError>) -> Void,
         _ body: @escaping @Sendable () async throws -> Output
     ) -> OperationHandle {
-        OperationHandle(
-            task: Task {
-                do {
-                    completion(.success(try await body()))
-                } catch {
-                    completion(.failure(OutpostError.wrap(error, method: "-", path: "\(operation) \(type)")))
-                }
-            })
+        OperationHandle.start(completion, mapError: { OutpostError.wrap($0, method: "-", path: "\(operation) \(type)") }, body)
     }
 }

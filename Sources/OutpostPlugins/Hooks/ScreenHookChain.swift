@@ -1,4 +1,5 @@
 public import OutpostCore
+import OutpostSupport
 
 /// What running a screen's hooks came to.
 public struct ScreenHookOutcome: Sendable {

@@ -1,3 +1,5 @@
+import OutpostSupport
+
 /// The phases of an app's life at which startup hooks run.
 public enum StartupPhase: String, Sendable, CaseIterable {
     /// Loading plugins or account data failed.

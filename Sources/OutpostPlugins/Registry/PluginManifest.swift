@@ -1,5 +1,6 @@
 public import Foundation
 public import OutpostCore
+import OutpostSupport
 
 /// A JSON document that lists plugins, with their type and configuration, and screens, with their
 /// hooks. A ``PluginRegistry`` builds a ``PluginSet`` from it.
@@ -172,12 +173,12 @@ public struct PluginManifest: Sendable, Hashable {
                     var object: [String: JSONValue] = [
                         "name": .string(screen.name), "hooks": .array(screen.hooks.map(JSONValue.string)),
                     ]
-                    if let timeout = screen.timeout { object["timeout_seconds"] = .double(Self.seconds(timeout)) }
+                    if let timeout = screen.timeout { object["timeout_seconds"] = .double(timeout.inSeconds) }
                     return .object(object)
                 }),
             "startup": .array(startup.map(JSONValue.string)),
         ]
-        if let hookTimeout { root["hook_timeout_seconds"] = .double(Self.seconds(hookTimeout)) }
+        if let hookTimeout { root["hook_timeout_seconds"] = .double(hookTimeout.inSeconds) }
         return .object(root)
     }
 
@@ -228,10 +229,5 @@ public struct PluginManifest: Sendable, Hashable {
                 location, "Expected a number of seconds above 0, found \(value)", suggestion: "Write it as a number, e.g. 10")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -5,6 +5,7 @@ import HummingbirdBcrypt
 import Logging
 import NIOPosix
 import OutpostCore
+import OutpostSupport
 
 /// The authorization server's logic, shared by the OAuth, user and provider routes and by records
 /// (for ownership).
@@ -46,10 +47,7 @@ struct AuthService: Sendable {
 
     static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
+    static func milliseconds(_ duration: Duration) -> Int64 { duration.inMilliseconds }
 
     // MARK: Passwords and users
 

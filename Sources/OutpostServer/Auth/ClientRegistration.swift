@@ -5,7 +5,7 @@ extension AuthStorage {
     /// secret is shown this once: only its hash is stored.
     ///
     /// - Throws: ``ServerError`` when a grant is unknown or a redirect URI is not an absolute URI.
-    public func registerClient(
+    package func registerClient(
         name: String, redirectURIs: [String], grants: [String], scopes: [String], confidential: Bool, id: String? = nil
     ) async throws -> (client: OAuthClient, secret: String?) {
         for grant in grants where !OAuthClient.allGrants.contains(grant) {
@@ -65,16 +65,16 @@ extension AuthStorage {
     }
 
     /// Creates a user with a password (Bcrypt with `cost`), for administration and tests.
-    public func addUser(username: String, password: String, cost: UInt8 = 12) async throws -> StoredUser {
+    package func addUser(username: String, password: String, cost: UInt8 = 12) async throws -> StoredUser {
         let service = PasswordHasher(cost: cost)
         return try await createUser(username: username, passwordHash: try await service.hash(password))
     }
 }
 
 /// The built-in `outpost.test` authentication provider's signature, for clients in tests and demos.
-public enum TestAuthProvider {
+package enum TestAuthProvider {
     /// `hex(HMAC-SHA256(secret, "outpost.test:" + user))`.
-    public static func signature(user: String, secret: String) -> String {
+    package static func signature(user: String, secret: String) -> String {
         TestProvider.signature(user: user, secret: secret)
     }
 }

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import NIOHTTP1
 import OutpostCore
+import OutpostSupport
 
 /// Wraps the router so that every failure, unknown routes and Hummingbird's own errors included,
 /// leaves as the JSON error envelope, and every request is logged once with its status and duration.
@@ -35,13 +36,12 @@ struct EnvelopeResponder<Inner: HTTPResponder>: HTTPResponder where Inner.Contex
         }
         if request.method == .head { response = response.createHeadResponse() }
         let elapsed = ContinuousClock.now - started
-        let (seconds, attoseconds) = elapsed.components
         let level: Logger.Level = response.status.code >= 500 ? .warning : .info
         logger.log(
             level: level, "request",
             metadata: [
                 "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
-                "duration_ms": "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)",
+                "duration_ms": "\(elapsed.inMilliseconds)",
             ])
         return response
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -122,39 +123,6 @@ extension TestPlugin {
             "user_id": caller.userID.map(JSONValue.string) ?? .null, "client_id": .string(caller.clientID),
             "scopes": .array(caller.scopes.map(JSONValue.string)),
         ]
-    }
-}
-
-/// Suspends callers until released; releasing lets every present and future caller through.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-    /// One element each time a caller reaches ``wait()``.
-    let arrivals: AsyncStream<Void>
-    private let arrived: AsyncStream<Void>.Continuation
-
-    init() {
-        (arrivals, arrived) = AsyncStream.makeStream(of: Void.self)
-    }
-
-    func wait() async {
-        arrived.yield()
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 }
 

@@ -174,7 +174,8 @@ func makeAuthenticator(
     clock: FakeClock? = nil,
     browser: any BrowserOpening = RecordingBrowser(),
     logger: Logger? = nil,
-    browserTimeout: Duration = .seconds(30)
+    browserTimeout: Duration = .seconds(30),
+    sleep: (@Sendable (Duration) async throws -> Void)? = nil
 ) -> Authenticator {
     var configuration = Authenticator.Configuration(
         registration: registration, endpoints: .outpost(base: testBase), store: store, browser: browser,
@@ -183,6 +184,7 @@ func makeAuthenticator(
         configuration.now = { clock.now }
         configuration.sleep = { try await clock.sleep($0) }
     }
+    if let sleep { configuration.sleep = sleep }
     if let logger { configuration.logger = logger }
     return Authenticator(configuration: configuration, client: makeClient(transport, logger: logger))
 }

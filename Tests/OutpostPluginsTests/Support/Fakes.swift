@@ -2,32 +2,8 @@ import Foundation
 import HTTPTypes
 import OutpostCore
 import OutpostPlugins
+import OutpostTestSupport
 import Synchronization
-
-/// Suspends callers until opened; opening lets every present and future caller through.
-final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
-                if state.open { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.open = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
 
 /// Lines appended from any thread.
 final class Log: Sendable {

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// How work run under a time limit ended.
-enum TimeLimited<Value: Sendable>: Sendable {
+package enum TimeLimited<Value: Sendable>: Sendable {
     case value(Value)
     case error(any Error)
     case timedOut
@@ -9,10 +9,13 @@ enum TimeLimited<Value: Sendable>: Sendable {
 
 /// Runs `body` and returns when it finishes or when `limit` has passed, whichever comes first.
 ///
+/// The one deadline race of the package: plugin hooks, the server's plugin calls and file-lock
+/// waits all use it.
+///
 /// On time-out the work is cancelled and left behind: a body that ignores cancellation cannot hold
 /// its caller past the limit. Cancelling the caller cancels the work and returns
 /// `.error(CancellationError())`.
-func withTimeLimit<Value: Sendable>(
+package func withTimeLimit<Value: Sendable>(
     _ limit: Duration, _ body: @escaping @Sendable () async throws -> Value
 ) async -> TimeLimited<Value> {
     let race = Race<Value>()
