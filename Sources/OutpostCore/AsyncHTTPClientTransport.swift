@@ -16,7 +16,12 @@
     public final class AsyncHTTPClientTransport: ClientTransport {
         public let client: HTTPClient
         private let owned: Bool
+        /// The event loop the requests prefer (see ``send(_:body:options:)``).
+        private let eventLoop: any EventLoop
         private let exchanges = InFlightExchanges<(HTTPResponse, Data)>()
+        private let requests = CancellableRequests<HTTPClient.Task<HTTPClient.Response>> {
+            $0.fail(reason: AsyncHTTPClientTransport.ShutDown())
+        }
 
         /// Creates a transport that owns its `HTTPClient`.
         ///
@@ -26,6 +31,7 @@
         public init(configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration) {
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.owned = true
+            self.eventLoop = client.eventLoopGroup.next()
         }
 
         /// AsyncHTTPClient's defaults, but with connection establishment failing fast (see ``init(configuration:)``).
@@ -39,6 +45,7 @@
         public init(borrowing client: HTTPClient) {
             self.client = client
             self.owned = false
+            self.eventLoop = client.eventLoopGroup.next()
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
@@ -47,36 +54,59 @@
             guard let url = Self.absoluteURLString(of: request) else {
                 throw OutpostError(.invalidRequest, "The request has no absolute URL")
             }
-            var outgoing = HTTPClientRequest(url: url)
-            outgoing.method = Self.method(request.method)
-            outgoing.headers.reserveCapacity(request.headerFields.count)
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(request.headerFields.count)
             for field in request.headerFields {
-                outgoing.headers.add(name: field.name.rawName, value: field.value)
+                headers.add(name: field.name.rawName, value: field.value)
             }
-            if let body {
-                outgoing.body = .bytes(ByteBuffer(bytes: body))
-            }
-            let client = client
-            let prepared = outgoing
+            let response: HTTPClient.Response
             do {
-                return try await exchanges.run(options: options) {
-                    // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
-                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.inNanoseconds))
-                    var fields = HTTPFields()
-                    fields.reserveCapacity(response.headers.count)
-                    for header in response.headers {
-                        if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-                    }
-                    let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
-                    // A cancelled body ends early rather than failing: never return it as complete.
-                    try Task.checkCancellation()
-                    let data = Data(buffer.readableBytesView)
-                    return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
-                }
+                let outgoing = try HTTPClient.Request(
+                    url: url, method: Self.method(request.method), headers: headers, body: body.map { .bytes($0) })
+                response = try await execute(outgoing, options: options)
             } catch {
                 throw Self.classify(error, options: options)
             }
+            var fields = HTTPFields()
+            fields.reserveCapacity(response.headers.count)
+            for header in response.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+            }
+            let data = response.body.map { Data($0.readableBytesView) } ?? Data()
+            return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
         }
+
+        /// Runs `request` in the caller's task, with no task or timer of the SDK's own: AsyncHTTPClient's
+        /// deadline (through its delegate API) bounds the whole exchange, head and body; the caller's
+        /// cancellation and ``shutdown()`` cancel it through its `HTTPClient.Task`.
+        private func execute(_ request: HTTPClient.Request, options: TransportOptions) async throws -> HTTPClient.Response {
+            guard let id = requests.reserve() else {
+                throw OutpostError(
+                    .cancelled, "The transport was shut down before the request was sent",
+                    suggestion: "Send requests before shutting the client down, or make a new client")
+            }
+            defer { requests.remove(id) }
+            let accumulator = ResponseAccumulator(
+                request: request, maxBodySize: min(max(options.maxResponseBytes, 0), Self.largestBody))
+            // One preferred event loop per transport: the pool reuses an idle connection on it, so the
+            // delegate runs on the connection's own loop. (With `.indifferent`, AsyncHTTPClient picks
+            // the delegate's loop at random, and hops to it from the connection's at every step.)
+            let task = client.execute(
+                request: request, delegate: accumulator, eventLoop: .delegate(on: eventLoop),
+                deadline: .now() + .nanoseconds(options.timeout.inNanoseconds))
+            requests.attach(task, to: id)
+            return try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        }
+
+        /// The largest body `ResponseAccumulator` can hold (a `ByteBuffer`'s limit).
+        private static let largestBody = Int(exactly: UInt32.max) ?? Int(Int32.max)
+
+        /// Why ``shutdown()`` failed a request in flight.
+        struct ShutDown: Error {}
 
         /// `scheme://authority/path?query`, as `HTTPRequest.url` would spell it, without building a `URL`;
         /// `nil` where `HTTPRequest.url` is `nil`.
@@ -110,6 +140,7 @@
         /// finishes in the background when it takes longer. Its event loops are the shared singleton
         /// group; nothing else waits for it.
         public func shutdown() async throws {
+            requests.cancelAll()
             await exchanges.cancelAll()
             guard owned else { return }
             let client = client
@@ -120,7 +151,13 @@
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
             if let error = error as? OutpostError { return error }
             if error is CancellationError { return .transportCancelled(underlying: error) }
-            if error is NIOTooManyBytesError { return .responseTooLarge(options, underlying: error) }
+            if error is ShutDown {
+                return OutpostError(
+                    .cancelled, "The transport was shut down while the request was in flight", underlying: error)
+            }
+            if error is NIOTooManyBytesError || error is ResponseAccumulator.ResponseTooBigError {
+                return .responseTooLarge(options, underlying: error)
+            }
             if let error = error as? HTTPClientError {
                 switch error {
                 case .deadlineExceeded, .readTimeout, .writeTimeout: return .transportTimeout(options, underlying: error)

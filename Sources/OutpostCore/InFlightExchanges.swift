@@ -3,7 +3,8 @@ import Synchronization
 /// The exchanges a transport has in flight: each runs under the whole-exchange deadline of
 /// ``TransportOptions/timeout`` (head and body), and ``cancelAll()`` ends them all at shutdown.
 ///
-/// Both built-in transports use it, so a server that sends its headers and then stalls, or trickles
+/// ``URLSessionTransport`` uses it (the AsyncHTTPClient transport's requests use AsyncHTTPClient's own
+/// deadline and ``CancellableRequests`` instead), so a server that sends its headers and then stalls, or trickles
 /// its body, fails with ``OutpostError/Code/timeout`` when the timeout is up, and a shut-down
 /// transport returns at once instead of waiting for them.
 ///
