@@ -41,6 +41,30 @@
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
+            var outgoing = try Self.outgoing(request)
+            if let body {
+                outgoing.body = .bytes(ByteBuffer(bytes: body))
+            }
+            let client = client
+            let prepared = outgoing
+            do {
+                return try await exchanges.run(options: options) {
+                    // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
+                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.nanoseconds))
+                    let fields = Self.fields(of: response)
+                    let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
+                    // A cancelled body ends early rather than failing: never return it as complete.
+                    try Task.checkCancellation()
+                    let data = Data(buffer.readableBytesView)
+                    return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
+                }
+            } catch {
+                throw Self.classify(error, options: options)
+            }
+        }
+
+        /// AsyncHTTPClient's request for `request`, without a body.
+        static func outgoing(_ request: HTTPRequest) throws -> HTTPClientRequest {
             // The URL string straight from the request's parts: AsyncHTTPClient parses it once, and
             // nothing else does (`request.url` would build a `URL` only for its `absoluteString`).
             guard let url = Self.absoluteURLString(of: request) else {
@@ -52,29 +76,17 @@
             for field in request.headerFields {
                 outgoing.headers.add(name: field.name.rawName, value: field.value)
             }
-            if let body {
-                outgoing.body = .bytes(ByteBuffer(bytes: body))
+            return outgoing
+        }
+
+        /// The response's header fields as swift-http-types fields.
+        static func fields(of response: HTTPClientResponse) -> HTTPFields {
+            var fields = HTTPFields()
+            fields.reserveCapacity(response.headers.count)
+            for header in response.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
             }
-            let client = client
-            let prepared = outgoing
-            do {
-                return try await exchanges.run(options: options) {
-                    // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
-                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.nanoseconds))
-                    var fields = HTTPFields()
-                    fields.reserveCapacity(response.headers.count)
-                    for header in response.headers {
-                        if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-                    }
-                    let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
-                    // A cancelled body ends early rather than failing: never return it as complete.
-                    try Task.checkCancellation()
-                    let data = Data(buffer.readableBytesView)
-                    return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
-                }
-            } catch {
-                throw Self.classify(error, options: options)
-            }
+            return fields
         }
 
         /// `scheme://authority/path?query`, as `HTTPRequest.url` would spell it, without building a `URL`;
