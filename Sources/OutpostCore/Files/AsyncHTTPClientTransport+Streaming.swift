@@ -1,6 +1,6 @@
 #if canImport(AsyncHTTPClient)
-    public import AsyncHTTPClient
-    public import Foundation
+    import AsyncHTTPClient
+    import Foundation
     public import HTTPTypes
     import NIOCore
 

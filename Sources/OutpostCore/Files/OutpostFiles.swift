@@ -1,6 +1,6 @@
 import Crypto
 public import Foundation
-public import HTTPTypes
+import HTTPTypes
 import Synchronization
 
 extension OutpostClient {

@@ -62,7 +62,7 @@ package struct FolderFileStorage: FileStorage {
     package func deleteFile(named name: String) async throws -> Bool {
         guard let file = try await file(named: name) else { return false }
         try await fileSystem.removeItem(at: FilePath(metadataPath(name)), strategy: .platformDefault)
-        try? await fileSystem.removeItem(at: FilePath(objects + "/" + file.location), strategy: .platformDefault)
+        _ = try? await fileSystem.removeItem(at: FilePath(objects + "/" + file.location), strategy: .platformDefault)
         return true
     }
 
@@ -115,11 +115,11 @@ package struct FolderFileStorage: FileStorage {
             _ = try await handle.write(contentsOf: metadata, toAbsoluteOffset: 0)
         }
         if let previous, previous.location != file.location {
-            try? await fileSystem.removeItem(at: FilePath(objects + "/" + previous.location), strategy: .platformDefault)
+            _ = try? await fileSystem.removeItem(at: FilePath(objects + "/" + previous.location), strategy: .platformDefault)
         }
     }
 
     package func deleteUpload(_ upload: UploadKey) async throws {
-        try? await fileSystem.removeItem(at: FilePath(partPath(upload)), strategy: .platformDefault)
+        _ = try? await fileSystem.removeItem(at: FilePath(partPath(upload)), strategy: .platformDefault)
     }
 }
