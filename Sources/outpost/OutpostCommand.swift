@@ -10,6 +10,7 @@ struct OutpostCommand: AsyncParsableCommand {
             KeysCommand.self,
             LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
             CallbacksCommand.self,
+            FilesCommand.self,
         ]
     )
 }

@@ -35,6 +35,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await AuthTour.run(baseURL: running.baseURL, databasePath: databasePath, providerSecret: providerSecret, log: log)
             try await PluginsTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
             try await CallbacksTour.run(log: log)
+            try await FilesTour.run(baseURL: running.baseURL, providerSecret: providerSecret, log: log)
         } catch {
             try? await client.shutdown()
             await running.stop()
