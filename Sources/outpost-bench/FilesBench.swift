@@ -36,7 +36,8 @@ enum FilesBench {
             provider: "outpost.test",
             data: ["user": "bench", "signature": .string(TestAuthProvider.signature(user: "bench", secret: secret))])
         let signed = OutpostClient(
-            configuration: plain.configuration, transport: plain.transport, middlewares: [AuthMiddleware(authenticator: authenticator)])
+            configuration: plain.configuration, transport: plain.transport,
+            middlewares: [AuthMiddleware(authenticator: authenticator)])
 
         let clock = ContinuousClock()
         let copyTime = try clock.measure { try copy(source, to: folder.appendingPathComponent("copy.bin")) }
@@ -72,7 +73,8 @@ enum FilesBench {
                 unit: "MB/s", baseline: "local file copy, 256 KiB chunks", baselineValue: copyRate),
             BenchResult(
                 name: "files: peak resident memory uploading \(label) (client + server; target < 64)",
-                value: Double(uploadPeak) / 1_048_576, unit: "MB", baseline: "resident before", baselineValue: Double(before) / 1_048_576),
+                value: Double(uploadPeak) / 1_048_576, unit: "MB", baseline: "resident before",
+                baselineValue: Double(before) / 1_048_576),
             BenchResult(
                 name: "files: peak resident memory downloading \(label) (client + server; target < 64)",
                 value: Double(downloadPeak) / 1_048_576, unit: "MB", baseline: "resident before",

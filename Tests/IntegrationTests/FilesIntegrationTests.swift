@@ -251,7 +251,9 @@ struct FilesIntegrationTests {
             let nobody = try await fixture.client(nil)
             _ = try await ada.files.upload(from: source, as: "mine.bin").result
 
-            let refused = await #expect(throws: OutpostError.self) { try await bob.files.upload(from: source, as: "mine.bin").result }
+            let refused = await #expect(throws: OutpostError.self) {
+                try await bob.files.upload(from: source, as: "mine.bin").result
+            }
             #expect(refused?.status == 403)
             let anonymous = await #expect(throws: OutpostError.self) {
                 try await nobody.files.upload(from: source, as: "new.bin").result
@@ -278,7 +280,8 @@ struct FilesIntegrationTests {
             let token = try #require(try await fixture.auth.passwordTokens("ada")["access_token"] as? String)
             for path in ["/files/..%2Fsecret", "/files/.hidden", "/files/a%00b", "/files/" + String(repeating: "a", count: 129)] {
                 let reply = try await fixture.raw(
-                    "PUT \(path) HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx")
+                    "PUT \(path) HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx"
+                )
                 #expect(reply.status == 400, "\(path)")
                 #expect(reply.body.contains("invalid_file_name"), "\(path)")
             }
@@ -290,14 +293,18 @@ struct FilesIntegrationTests {
         try await Self.withFixture(configure: { $0.maxFileBytes = 1024 * 1024 }) { fixture in
             let (source, _) = try fixture.makeFile("big.bin", size: 1024 * 1024 + 1)
             let client = try await fixture.client("ada")
-            let declared = await #expect(throws: OutpostError.self) { try await client.files.upload(from: source, as: "big.bin").result }
+            let declared = await #expect(throws: OutpostError.self) {
+                try await client.files.upload(from: source, as: "big.bin").result
+            }
             #expect(declared?.status == 413)
             #expect(declared?.serverCode == "file_too_large")
 
             let token = try #require(try await fixture.auth.passwordTokens("ada")["access_token"] as? String)
             let chunk = String(repeating: "z", count: 64 * 1024)
             var parts: [[UInt8]] = [
-                Array("PUT /files/big.bin HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".utf8)
+                Array(
+                    "PUT /files/big.bin HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(token)\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                        .utf8)
             ]
             for _ in 0..<17 { parts.append(Array("10000\r\n\(chunk)\r\n".utf8)) }
             parts.append(Array("0\r\n\r\n".utf8))
@@ -320,10 +327,13 @@ struct FilesIntegrationTests {
             let huge = "bytes=" + String(repeating: "9", count: 5000) + "-"
             let statuses = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for index in 0..<64 {
-                    let range = [long, huge, "bytes=-99999999999999999999", "bytes=" + String(repeating: "-", count: 4000)][index % 4]
+                    let range = [long, huge, "bytes=-99999999999999999999", "bytes=" + String(repeating: "-", count: 4000)][
+                        index % 4]
                     group.addTask {
-                        try await fixture.raw("GET /files/small.txt HTTP/1.1\r\nHost: a\r\nRange: \(range)\r\nConnection: close\r\n\r\n")
-                            .status
+                        try await fixture.raw(
+                            "GET /files/small.txt HTTP/1.1\r\nHost: a\r\nRange: \(range)\r\nConnection: close\r\n\r\n"
+                        )
+                        .status
                     }
                 }
                 var statuses: [Int?] = []

@@ -1,5 +1,5 @@
-import Synchronization
 public import Foundation
+import Synchronization
 
 /// A body sent or received in pieces, for files that do not fit in memory: an `AsyncSequence` of
 /// `Data` chunks, with its length when known.

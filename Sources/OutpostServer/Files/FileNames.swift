@@ -33,8 +33,10 @@ enum FileNames {
         return (1...255).contains(bytes.count) && bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F } && value.contains("/")
     }
 
-    static let nameRule = "A file name is 1–\(maxNameBytes) letters, digits, '.', '_' or '-', not starting with '.', e.g. /files/report-2024.pdf"
-    static let uploadIDRule = "An upload id is 16–64 letters, digits, '_' or '-', chosen by the client, e.g. a random UUID without dashes"
+    static let nameRule =
+        "A file name is 1–\(maxNameBytes) letters, digits, '.', '_' or '-', not starting with '.', e.g. /files/report-2024.pdf"
+    static let uploadIDRule =
+        "An upload id is 16–64 letters, digits, '_' or '-', chosen by the client, e.g. a random UUID without dashes"
 
     /// Lowercase hex SHA-256 of `text`.
     static func digest(_ text: String) -> String {

@@ -94,7 +94,8 @@ extension Data {
             case 0x30...0x39: value = byte - 0x30
             case 0x61...0x66: value = byte - 0x61 + 10
             case 0x41...0x46: value = byte - 0x41 + 10
-            default: self.init(bytes)
+            default:
+                self.init(bytes)
                 return
             }
             if let first = high {

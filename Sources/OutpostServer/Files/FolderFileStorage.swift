@@ -30,7 +30,23 @@ package struct FolderFileStorage: FileStorage {
             try await storage.fileSystem.createDirectory(
                 at: FilePath(path), withIntermediateDirectories: true, permissions: [.ownerReadWriteExecute])
         }
+        storage.sweepUploads(olderThan: uploadLifetime)
         return storage
+    }
+
+    /// Pending uploads untouched for this long are removed when the server starts.
+    package static let uploadLifetime: TimeInterval = 7 * 24 * 3600
+
+    /// Removes `.part` files not written to within `age` (abandoned uploads).
+    func sweepUploads(olderThan age: TimeInterval) {
+        let manager = FileManager.default
+        let limit = Date().addingTimeInterval(-age)
+        for entry in (try? manager.contentsOfDirectory(atPath: uploads)) ?? [] where entry.hasSuffix(".part") {
+            let path = uploads + "/" + entry
+            if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < limit {
+                try? manager.removeItem(atPath: path)
+            }
+        }
     }
 
     func metadataPath(_ name: String) -> String { objects + "/" + FileNames.digest(name) + ".json" }
@@ -110,7 +126,8 @@ package struct FolderFileStorage: FileStorage {
         encoder.dateEncodingStrategy = .secondsSince1970
         let metadata = try encoder.encode(file)
         try await fileSystem.withFileHandle(
-            forWritingAt: FilePath(metadataPath(file.name)), options: .newFile(replaceExisting: true, permissions: [.ownerReadWrite])
+            forWritingAt: FilePath(metadataPath(file.name)),
+            options: .newFile(replaceExisting: true, permissions: [.ownerReadWrite])
         ) { handle in
             _ = try await handle.write(contentsOf: metadata, toAbsoluteOffset: 0)
         }

@@ -94,12 +94,14 @@ struct FileRoutes: Sendable {
         let contentType = request.headers[.contentType] ?? "application/octet-stream"
         guard FileNames.isValidContentType(contentType) else {
             throw ServerError.badRequest(
-                "invalid_content_type", "Content-Type must be a media type of at most 255 visible ASCII characters, e.g. image/png")
+                "invalid_content_type",
+                "Content-Type must be a media type of at most 255 visible ASCII characters, e.g. image/png")
         }
         let complete = try Self.isComplete(request)
         if !complete && uploadID == nil {
             throw ServerError.badRequest(
-                "upload_id_required", "Upload-Complete: ?0 continues later, which needs an upload id: PUT /files/\(name)?upload=ID")
+                "upload_id_required",
+                "Upload-Complete: ?0 continues later, which needs an upload id: PUT /files/\(name)?upload=ID")
         }
         let expected = try Self.expectedDigest(request)
         let offset = try Self.offset(request, max: maxFileBytes)
@@ -256,7 +258,8 @@ struct FileRoutes: Sendable {
         switch request.headers[uploadComplete] {
         case nil, "?1"?: return true
         case "?0"?: return false
-        default: throw ServerError.badRequest("invalid_upload_complete", "Upload-Complete is ?1 (this request ends the upload) or ?0")
+        default:
+            throw ServerError.badRequest("invalid_upload_complete", "Upload-Complete is ?1 (this request ends the upload) or ?0")
         }
     }
 
@@ -280,7 +283,8 @@ struct FileRoutes: Sendable {
             guard member.lowercased().hasPrefix("sha-256=:"), member.hasSuffix(":"), member.count > 10 else { continue }
             guard let bytes = Data(base64Encoded: String(member.dropFirst(9).dropLast())), bytes.count == 32 else {
                 throw ServerError.badRequest(
-                    "invalid_repr_digest", "Repr-Digest's sha-256 must be the 32-byte digest in base64 between colons: sha-256=:…=:")
+                    "invalid_repr_digest",
+                    "Repr-Digest's sha-256 must be the 32-byte digest in base64 between colons: sha-256=:…=:")
             }
             return bytes.map { String(format: "%02x", $0) }.joined()
         }
@@ -304,7 +308,8 @@ struct FileRoutes: Sendable {
     }
 
     static func notOwner(_ name: String) -> ServerError {
-        ServerError(.forbidden, code: "forbidden", message: "File \(name) belongs to another user; only they can replace or delete it")
+        ServerError(
+            .forbidden, code: "forbidden", message: "File \(name) belongs to another user; only they can replace or delete it")
     }
 
     static func httpDate(_ date: Date) -> String {

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Outpost
-import Synchronization
 import OutpostServer
+import Synchronization
 
 /// A file larger than any request body the server takes: uploaded with progress, downloaded,
 /// broken mid-download and resumed, and checked byte for byte.
@@ -15,7 +15,9 @@ enum FilesTour {
         let margaret = AuthTour.authenticator(baseURL: baseURL, client: plain, clientID: OutpostServer.cliClientID)
         _ = try await margaret.signIn(
             provider: "outpost.test",
-            data: ["user": "margaret", "signature": .string(TestAuthProvider.signature(user: "margaret", secret: providerSecret))])
+            data: [
+                "user": "margaret", "signature": .string(TestAuthProvider.signature(user: "margaret", secret: providerSecret)),
+            ])
         let api = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [AuthMiddleware(authenticator: margaret)])
         defer { Task { try? await api.shutdown() } }
         log.step("margaret signs in; uploads go through AuthMiddleware like every other request")
@@ -50,8 +52,10 @@ enum FilesTour {
         defer { Task { try? await dropping.shutdown() } }
         let second = folder.appendingPathComponent("copy2.raw")
         do {
-            _ = try await OutpostFiles(client: dropping, options: .init(automaticResumes: 0)).download("telescope.raw", to: second)
-                .result
+            _ = try await OutpostFiles(client: dropping, options: .init(automaticResumes: 0)).download(
+                "telescope.raw", to: second
+            )
+            .result
         } catch let error as OutpostError {
             let kept = (try? FileManager.default.attributesOfItem(atPath: second.path + ".part")[.size] as? Int) ?? 0
             log.step("A second download loses its connection after \(kept / 1_048_576) MiB (\(error.code))")
