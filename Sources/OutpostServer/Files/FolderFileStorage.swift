@@ -35,7 +35,7 @@ package struct FolderFileStorage: FileStorage {
     }
 
     /// Pending uploads untouched for this long are removed when the server starts.
-    package static let uploadLifetime: TimeInterval = 7 * 24 * 3600
+    static let uploadLifetime: TimeInterval = 7 * 24 * 3600
 
     /// Removes `.part` files not written to within `age` (abandoned uploads).
     func sweepUploads(olderThan age: TimeInterval) {
