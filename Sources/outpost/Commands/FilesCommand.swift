@@ -86,7 +86,7 @@ enum TransferProgress {
                 draw(step)
             } else if let fraction = step.fractionDone, Int(fraction * 10) > lastTenth {
                 lastTenth = Int(fraction * 10)
-                FileHandle.standardError.write(Data("\(lastTenth * 10)% (\(step.bytesDone) bytes)\n".utf8))
+                FileHandle.standardError.write(Data("\(Int(fraction * 100))% (\(step.bytesDone) bytes)\n".utf8))
             }
         }
         if terminal, last != nil { FileHandle.standardError.write(Data("\n".utf8)) }
