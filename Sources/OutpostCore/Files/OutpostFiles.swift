@@ -49,7 +49,7 @@ public struct FileDownloadResult: Sendable, Equatable {
 /// Uploads, downloads and deletes files on an Outpost server, streaming through the client's
 /// transport and middlewares (so `AuthMiddleware` signs them), never holding a file in memory.
 ///
-/// Get one from ``OutpostClient/files``. See <doc:Files>.
+/// Get one from ``OutpostClient/files``. See <doc:FileTransfers>.
 public struct OutpostFiles: Sendable {
     public let client: OutpostClient
     /// Limits of each transfer.
@@ -87,6 +87,8 @@ public struct OutpostFiles: Sendable {
     /// SHA-256 of the whole file at the end.
     ///
     /// - Parameters:
+    ///   - fileURL: the local file to send.
+    ///   - name: its name on the server: 1–128 letters, digits, `.`, `_` or `-`, not starting with `.`.
     ///   - contentType: stored and sent back on download; default `application/octet-stream`.
     ///   - uploadID: 16–64 letters, digits, `_` or `-`; a new random one by default.
     public func upload(
@@ -105,7 +107,12 @@ public struct OutpostFiles: Sendable {
     /// what the server received under `uploadID`, and ``upload(from:as:contentType:uploadID:)``
     /// with the same id finishes it from a file.
     ///
-    /// - Parameter length: the total, when known (it becomes `Content-Length` and the progress total).
+    /// - Parameters:
+    ///   - bytes: the chunks to send, in order.
+    ///   - length: the total, when known (it becomes `Content-Length` and the progress total).
+    ///   - name: its name on the server.
+    ///   - contentType: stored and sent back on download; default `application/octet-stream`.
+    ///   - uploadID: 16–64 letters, digits, `_` or `-`; a new random one by default.
     public func upload<Bytes: AsyncSequence & Sendable>(
         _ bytes: Bytes, length: Int64? = nil, as name: String, contentType: String = "application/octet-stream",
         uploadID: String? = nil
