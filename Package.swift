@@ -50,6 +50,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                // SHA-256 of files moved by `OutpostFiles`.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: nonApple)),
@@ -101,6 +103,7 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "_NIOFileSystem", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -49,6 +49,23 @@
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
+            let (url, headers) = try Self.urlAndHeaders(of: request)
+            let response: HTTPClient.Response
+            do {
+                let outgoing = try HTTPClient.Request(
+                    url: url, method: Self.method(request.method), headers: headers, body: body.map { .bytes($0) })
+                response = try await execute(outgoing, options: options)
+            } catch {
+                throw Self.classify(error, options: options)
+            }
+            let data = response.body.map { Data($0.readableBytesView) } ?? Data()
+            return (
+                HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: Self.fields(response.headers)), data
+            )
+        }
+
+        /// The URL string and NIO headers of `request`.
+        static func urlAndHeaders(of request: HTTPRequest) throws -> (String, HTTPHeaders) {
             // The URL string straight from the request's parts: AsyncHTTPClient parses it once, and
             // nothing else does (`request.url` would build a `URL` only for its `absoluteString`).
             guard let url = Self.absoluteURLString(of: request) else {
@@ -59,21 +76,31 @@
             for field in request.headerFields {
                 headers.add(name: field.name.rawName, value: field.value)
             }
-            let response: HTTPClient.Response
-            do {
-                let outgoing = try HTTPClient.Request(
-                    url: url, method: Self.method(request.method), headers: headers, body: body.map { .bytes($0) })
-                response = try await execute(outgoing, options: options)
-            } catch {
-                throw Self.classify(error, options: options)
-            }
+            return (url, headers)
+        }
+
+        /// AsyncHTTPClient's request for `request`, without a body (the streaming path).
+        static func outgoing(_ request: HTTPRequest) throws -> HTTPClientRequest {
+            let (url, headers) = try urlAndHeaders(of: request)
+            var outgoing = HTTPClientRequest(url: url)
+            outgoing.method = Self.method(request.method)
+            outgoing.headers = headers
+            return outgoing
+        }
+
+        /// The response's header fields as swift-http-types fields.
+        static func fields(of response: HTTPClientResponse) -> HTTPFields {
+            fields(response.headers)
+        }
+
+        /// NIO header fields as swift-http-types fields.
+        static func fields(_ headers: HTTPHeaders) -> HTTPFields {
             var fields = HTTPFields()
-            fields.reserveCapacity(response.headers.count)
-            for header in response.headers {
+            fields.reserveCapacity(headers.count)
+            for header in headers {
                 if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
             }
-            let data = response.body.map { Data($0.readableBytesView) } ?? Data()
-            return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
+            return fields
         }
 
         /// Runs `request` in the caller's task, with no task or timer of the SDK's own: AsyncHTTPClient's

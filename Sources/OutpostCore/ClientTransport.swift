@@ -30,6 +30,14 @@ public protocol ClientTransport: Sendable {
     /// Sends `request` (whose URL is absolute) with an optional body.
     func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data)
 
+    /// Sends `request` with a body that is read as it goes out, and returns the response head once
+    /// it arrives with a body that is read as it comes in: files larger than memory. The body's
+    /// length, when known, is sent as `Content-Length`. ``TransportOptions/timeout`` bounds the
+    /// whole exchange and ``TransportOptions/maxResponseBytes`` does not apply. The default
+    /// implementation collects both bodies in memory through ``send(_:body:options:)``; streaming
+    /// transports replace it.
+    func stream(_ request: HTTPRequest, body: ByteStream?, options: TransportOptions) async throws -> (HTTPResponse, ByteStream)
+
     /// Releases the transport's resources. Called by a client that owns the transport.
     func shutdown() async throws
 }

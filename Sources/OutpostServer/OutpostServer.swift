@@ -65,6 +65,8 @@ public final class OutpostServer: Sendable {
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
         OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
+        FileRoutes(files: files, auth: auth, maxFileBytes: configuration.maxFileBytes).add(to: router)
         return router
     }
 

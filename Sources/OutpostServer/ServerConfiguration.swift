@@ -26,6 +26,13 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: URL?
     /// OpenID Connect: ID tokens and their signing keys.
     public var openID = OpenIDConfiguration()
+    /// The folder `/files` keeps files and pending uploads in, created on start (owner-only).
+    /// Default `nil`: next to the database, the database path without its extension plus `-files`
+    /// (`outpost.sqlite` → `outpost-files`).
+    public var filesDirectory: String? = nil
+    /// The largest file `PUT /files/{name}` stores; a larger one is refused with 413
+    /// `file_too_large`. ``maxBodyBytes`` does not apply to files. Default: 1 GiB.
+    public var maxFileBytes: Int64 = 1 << 30
     /// JSON request bodies with arrays and objects nested deeper than this are refused with 400
     /// `json_too_deep` before any parsing. Default: 64.
     public var maxJSONDepth: Int
@@ -36,7 +43,8 @@ public struct ServerConfiguration: Sendable {
     /// byte, or the server answers 408 and closes the connection. Default: 10 s.
     public var headerReadTimeout: Duration
     /// A request's body must arrive within this long of its head, or the server answers 408
-    /// `request_timeout` and closes the connection. Default: 30 s.
+    /// `request_timeout` and closes the connection. Default: 30 s. For a file upload
+    /// (`PUT /files/…`) it is the longest silence between two pieces of the body instead.
     public var bodyReadTimeout: Duration
     /// How long a query waits for another process's lock on the database before the request is
     /// answered 503 `storage_busy` with `Retry-After`. Default: 5 s.
@@ -84,5 +92,13 @@ public struct ServerConfiguration: Sendable {
         self.signUpsPerAddress = signUpsPerAddress
         self.signUpWindow = signUpWindow
         self.passwordHashingThreads = passwordHashingThreads
+    }
+}
+
+extension ServerConfiguration {
+    /// ``filesDirectory``, or its default next to the database.
+    public var resolvedFilesDirectory: String {
+        if let filesDirectory { return filesDirectory }
+        return URL(fileURLWithPath: databasePath).deletingPathExtension().path + "-files"
     }
 }

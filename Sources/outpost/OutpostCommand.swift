@@ -12,6 +12,7 @@ struct OutpostCommand: AsyncParsableCommand {
             CallbacksCommand.self,
             OutboxCommand.self,
             AccountsCommand.self,
+            FilesCommand.self,
         ]
     )
 }

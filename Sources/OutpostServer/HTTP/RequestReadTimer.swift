@@ -49,6 +49,12 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
     let bodyTimeout: TimeAmount
     var phase = Phase.waitingForHead
     var timer: Scheduled<Void>?
+    /// The first bytes of the current request line, to recognise a file upload.
+    var lineStart: [UInt8] = []
+    /// A file upload (`PUT /files/…`) may take as long as it needs: its body timeout is the longest
+    /// silence between two reads rather than a deadline for the whole body.
+    var streamingBody = false
+    static let streamedPrefix = Array("PUT /files/".utf8)
 
     init(headerTimeout: TimeAmount, bodyTimeout: TimeAmount) {
         self.headerTimeout = headerTimeout
@@ -57,6 +63,9 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
+        if streamingBody, case .afterHead = phase {
+            schedule(after: bodyTimeout, context: context) { handler, context in handler.bodyTimedOut(context) }
+        }
         scan(buffer.readableBytesView, context: context)
         context.fireChannelRead(data)
     }
@@ -70,12 +79,15 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
                 // Empty lines before a request line are allowed (RFC 9112 §2.2) but start no request.
                 if byte == 0x0D || byte == 0x0A { continue }
                 phase = .readingHead(matched: 0)
+                lineStart = [byte]
                 schedule(after: headerTimeout, context: context) { handler, context in handler.headTimedOut(context) }
             case .readingHead(let matched):
+                if lineStart.count < Self.streamedPrefix.count { lineStart.append(byte) }
                 let expected: UInt8 = matched % 2 == 0 ? 0x0D : 0x0A
                 let next = byte == expected ? matched + 1 : (byte == 0x0D ? 1 : 0)
                 if next == 4 {
                     phase = .afterHead
+                    streamingBody = lineStart == Self.streamedPrefix
                     schedule(after: bodyTimeout, context: context) { handler, context in handler.bodyTimedOut(context) }
                     return
                 }

@@ -248,6 +248,63 @@ enum OpenAPIDocument {
                   "503": {"$ref": "#/components/responses/Busy"}
                 }
               }
+            },
+            "/files/{name}": {
+              "parameters": [
+                {"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$"}},
+                {"name": "upload", "in": "query", "required": false, "description": "A resumable upload's id, chosen by the client (16-64 of A-Z a-z 0-9 _ -)", "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$"}}
+              ],
+              "get": {
+                "summary": "Download a file, streamed, with ETag, Content-Type, Content-Length, Accept-Ranges, Repr-Digest; one byte range (Range, If-Range) gives 206; If-None-Match gives 304. With ?upload=ID: the upload's stored offset (owner only). Open to everyone (a token needs records:read)",
+                "security": [{}, {"bearer": ["records:read"]}],
+                "parameters": [
+                  {"name": "Range", "in": "header", "required": false, "schema": {"type": "string"}},
+                  {"name": "If-Range", "in": "header", "required": false, "schema": {"type": "string"}},
+                  {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                  "200": {"description": "The whole file (or, with ?upload=ID, {name, upload, offset} and Upload-Offset)", "headers": {"ETag": {"schema": {"type": "string"}}, "Accept-Ranges": {"schema": {"type": "string"}}, "Repr-Digest": {"schema": {"type": "string"}}, "Upload-Offset": {"schema": {"type": "integer"}}}, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                  "206": {"description": "The requested range", "headers": {"Content-Range": {"schema": {"type": "string"}}}, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                  "304": {"description": "Not modified"},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "416": {"description": "No byte of the file is in the range; Content-Range: bytes */size", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+                }
+              },
+              "put": {
+                "summary": "Upload a file, streamed; owner-only replace (a signed-in user's token with records:write). Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
+                "security": [{"bearer": ["records:write"]}],
+                "parameters": [
+                  {"name": "Upload-Offset", "in": "header", "required": false, "schema": {"type": "integer", "minimum": 0}},
+                  {"name": "Upload-Complete", "in": "header", "required": false, "schema": {"type": "string", "enum": ["?0", "?1"]}},
+                  {"name": "Repr-Digest", "in": "header", "required": false, "description": "sha-256=:BASE64: (RFC 9530) of the whole file", "schema": {"type": "string"}}
+                ],
+                "requestBody": {"required": true, "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}},
+                "responses": {
+                  "200": {"description": "Replaced", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/File"}}}},
+                  "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/File"}}}},
+                  "204": {"description": "Part stored (Upload-Complete: ?0); Upload-Offset is the new size", "headers": {"Upload-Offset": {"schema": {"type": "integer"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"}
+                }
+              },
+              "delete": {
+                "summary": "Delete a file (its owner only), or with ?upload=ID forget a pending upload",
+                "security": [{"bearer": ["records:write"]}],
+                "responses": {
+                  "204": {"description": "Deleted"},
+                  "401": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"}
+                }
+              }
             }
           },
           "components": {
@@ -309,6 +366,11 @@ enum OpenAPIDocument {
                   "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
                   "page": {"type": "integer"}, "per_page": {"type": "integer"}, "total": {"type": "integer"}, "total_pages": {"type": "integer"}
                 }
+              },
+              "File": {
+                "type": "object",
+                "required": ["name", "size", "content_type", "sha256", "etag", "owner", "updated_at"],
+                "properties": {"name": {"type": "string"}, "size": {"type": "integer"}, "content_type": {"type": "string"}, "sha256": {"type": "string"}, "etag": {"type": "string"}, "owner": {"type": "string"}, "updated_at": {"type": "string", "format": "date-time"}}
               },
               "LambdaCall": {
                 "type": "object",

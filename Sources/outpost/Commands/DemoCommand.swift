@@ -38,6 +38,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await OutboxTour.run(client: client, databasePath: databasePath, log: log)
             try await CacheTour.run(databasePath: databasePath, folder: folder, log: log)
             try await AccountsTour.run(baseURL: running.baseURL, folder: folder, log: log)
+            try await FilesTour.run(baseURL: running.baseURL, providerSecret: providerSecret, log: log)
         } catch {
             try? await client.shutdown()
             await running.stop()

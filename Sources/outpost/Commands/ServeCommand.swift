@@ -27,6 +27,14 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var publicURL: String?
 
+    @Option(
+        name: .customLong("files-directory"),
+        help: "Where /files keeps files and pending uploads. Default: next to the database (outpost.sqlite → outpost-files).")
+    var filesDirectory: String?
+
+    @Option(name: .customLong("max-file-bytes"), help: "The largest file PUT /files/{name} accepts (413 beyond). Default: 1 GiB.")
+    var maxFileBytes: Int64 = 1 << 30
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let publicURL {
@@ -46,9 +54,11 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0) }
         defer { ServerLogSink.standardError.flush() }
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
-        let server = try OutpostServer(
-            configuration: ServerConfiguration(
-                host: host, port: port, databasePath: database, logger: logger, publicURL: publicURL.flatMap(URL.init(string:))))
+        var configuration = ServerConfiguration(
+            host: host, port: port, databasePath: database, logger: logger, publicURL: publicURL.flatMap(URL.init(string:)))
+        configuration.filesDirectory = filesDirectory
+        configuration.maxFileBytes = maxFileBytes
+        let server = try OutpostServer(configuration: configuration)
         let host = self.host
         let database = self.database
         let publicURL = self.publicURL

@@ -1,0 +1,123 @@
+public import Foundation
+import Synchronization
+
+/// A body sent or received in pieces, for files that do not fit in memory: an `AsyncSequence` of
+/// `Data` chunks, with its length when known.
+///
+/// A stream can be iterated once: its chunks are produced on demand (a file is read as the
+/// transport asks for the next chunk) and never buffered as a whole.
+public struct ByteStream: AsyncSequence, Sendable {
+    public typealias Element = Data
+
+    /// The total number of bytes, when known in advance (it becomes `Content-Length`).
+    public let length: Int64?
+    private let next: @Sendable () async throws -> Data?
+
+    /// A stream whose chunks come from `next`, which returns `nil` at the end.
+    public init(length: Int64?, next: @escaping @Sendable () async throws -> Data?) {
+        self.length = length
+        self.next = next
+    }
+
+    /// A stream over any sendable sequence of `Data` chunks.
+    public init<Base: AsyncSequence & Sendable>(_ base: Base, length: Int64? = nil) where Base.Element == Data {
+        let box = IteratorBox(base)
+        self.init(length: length) { try await box.next() }
+    }
+
+    /// A stream of one chunk.
+    public static func data(_ data: Data) -> ByteStream {
+        let sent = OnceFlag()
+        return ByteStream(length: Int64(data.count)) { sent.take() ? data : nil }
+    }
+
+    /// The bytes of the file at `url` from `offset` to its end, read in chunks of `chunkSize` bytes.
+    ///
+    /// - Throws: when the file cannot be opened.
+    public static func file(at url: URL, from offset: Int64 = 0, chunkSize: Int = 256 * 1024) throws -> ByteStream {
+        let reader = try FileChunkReader(url: url, offset: offset, chunkSize: chunkSize)
+        return ByteStream(length: reader.remaining) { try reader.next() }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let next: @Sendable () async throws -> Data?
+
+        public mutating func next() async throws -> Data? {
+            try await next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(next: next) }
+
+    /// The next chunk, as an iterator would return it.
+    package func nextChunk() async throws -> Data? { try await next() }
+
+    /// All the chunks as one `Data`.
+    ///
+    /// - Throws: ``OutpostError/Code/responseTooLarge`` past `limit` bytes.
+    public func collect(upTo limit: Int) async throws -> Data {
+        var data = Data()
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else {
+                throw OutpostError.responseTooLarge(TransportOptions(maxResponseBytes: limit), underlying: nil)
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+}
+
+/// Holds a sequence's iterator so that `ByteStream`'s sendable closure can advance it.
+private actor IteratorBox<Base: AsyncSequence> where Base.Element == Data {
+    var iterator: Base.AsyncIterator
+
+    init(_ base: Base) { iterator = base.makeAsyncIterator() }
+
+    func next() async throws -> Data? {
+        // One consumer at a time (a stream is iterated once), so the copy never races.
+        var current = iterator
+        defer { iterator = current }
+        return try await current.next(isolation: self)
+    }
+}
+
+/// True the first time only.
+final class OnceFlag: Sendable {
+    private let done = Mutex(false)
+    func take() -> Bool {
+        done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+    }
+}
+
+/// Reads a file in chunks; one reader at a time (the lock serialises them).
+final class FileChunkReader: Sendable {
+    private let handle: Mutex<FileHandle?>
+    let chunkSize: Int
+    let remaining: Int64
+
+    init(url: URL, offset: Int64, chunkSize: Int) throws {
+        let file = try FileHandle(forReadingFrom: url)
+        let size = try file.seekToEnd()
+        try file.seek(toOffset: UInt64(max(0, offset)))
+        self.handle = Mutex(file)
+        self.chunkSize = max(1, chunkSize)
+        self.remaining = max(0, Int64(size) - offset)
+    }
+
+    func next() throws -> Data? {
+        try handle.withLock { handle in
+            guard let file = handle else { return nil }
+            if let data = try file.read(upToCount: chunkSize), !data.isEmpty { return data }
+            try? file.close()
+            handle = nil
+            return nil
+        }
+    }
+
+    deinit {
+        handle.withLock { try? $0?.close() }
+    }
+}

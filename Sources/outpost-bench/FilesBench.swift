@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import Outpost
+import OutpostServer
+import OutpostSupport
+
+/// Issue 14's file figures: a large file uploaded and downloaded through `OutpostFiles` against
+/// the server in this process, with the process's peak resident memory during each transfer
+/// (client and server together; the target is under 64 MB for 1 GB) and the throughput as a ratio
+/// to copying the same file locally in 256 KiB reads and writes, measured in the same run.
+enum FilesBench {
+    static func run(_ options: BenchOptions) async throws -> [BenchResult] {
+        let size = options.quick ? 64 << 20 : 1 << 30
+        let label = options.quick ? "64 MiB" : "1 GiB"
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.bin")
+        try writeFile(source, size: size)
+
+        var quiet = Logger(label: "outpost.bench")
+        quiet.logLevel = .critical
+        let secret = UUID().uuidString
+        var configuration = ServerConfiguration(
+            port: 0, databasePath: folder.appendingPathComponent("files.sqlite").path, logger: quiet,
+            auth: AuthConfiguration(passwordCost: 4, testProviderSecret: secret))
+        configuration.maxFileBytes = Int64(size) * 2
+        let running = try await OutpostServer(configuration: configuration).start()
+        let plain = OutpostClient(configuration: .init(baseURL: running.baseURL))
+        _ = try await plain.send(.post("/users", json: ["username": "bench", "password": "bench-password"]))
+        let authenticator = Authenticator(
+            configuration: .init(
+                registration: ClientRegistration(clientID: OutpostServer.cliClientID, scopes: ["records:read", "records:write"]),
+                endpoints: .outpost(base: running.baseURL)),
+            client: plain)
+        _ = try await authenticator.signIn(
+            provider: "outpost.test",
+            data: ["user": "bench", "signature": .string(TestAuthProvider.signature(user: "bench", secret: secret))])
+        let signed = OutpostClient(
+            configuration: plain.configuration, transport: plain.transport,
+            middlewares: [AuthMiddleware(authenticator: authenticator)])
+
+        let clock = ContinuousClock()
+        let copyTime = try clock.measure { try copy(source, to: folder.appendingPathComponent("copy.bin")) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("copy.bin"))
+
+        let before = Memory.residentBytes()
+        Memory.resetPeak()
+        var started = clock.now
+        let uploaded = try await signed.files.upload(from: source, as: "big.bin").result
+        let uploadTime = clock.now - started
+        let uploadPeak = Memory.peakResidentBytes()
+
+        let target = folder.appendingPathComponent("download.bin")
+        Memory.resetPeak()
+        started = clock.now
+        let downloaded = try await plain.files.download("big.bin", to: target).result
+        let downloadTime = clock.now - started
+        let downloadPeak = Memory.peakResidentBytes()
+        try await plain.shutdown()
+        await running.stop()
+
+        guard uploaded.file.size == Int64(size), downloaded.sha256 == uploaded.file.sha256 else {
+            throw BenchFailure("the file came back different: \(downloaded.sha256) vs \(uploaded.file.sha256)")
+        }
+        let megabytes = Double(size) / 1_048_576
+        let copyRate = megabytes / copyTime.seconds
+        return [
+            BenchResult(
+                name: "files: upload \(label) through OutpostFiles (higher is better)", value: megabytes / uploadTime.inSeconds,
+                unit: "MB/s", baseline: "local file copy, 256 KiB chunks", baselineValue: copyRate),
+            BenchResult(
+                name: "files: download \(label) through OutpostFiles (higher is better)",
+                value: megabytes / downloadTime.inSeconds,
+                unit: "MB/s", baseline: "local file copy, 256 KiB chunks", baselineValue: copyRate),
+            BenchResult(
+                name: "files: peak resident memory uploading \(label) (client + server; target < 64)",
+                value: Double(uploadPeak) / 1_048_576, unit: "MB", baseline: "resident before",
+                baselineValue: Double(before) / 1_048_576),
+            BenchResult(
+                name: "files: peak resident memory downloading \(label) (client + server; target < 64)",
+                value: Double(downloadPeak) / 1_048_576, unit: "MB", baseline: "resident before",
+                baselineValue: Double(before) / 1_048_576),
+        ]
+    }
+
+    /// `size` bytes of a repeating non-trivial pattern, written 1 MiB at a time.
+    static func writeFile(_ url: URL, size: Int) throws {
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: url)
+        defer { try? handle.close() }
+        var generator = SystemRandomNumberGenerator()
+        let block = (0..<(1 << 17)).map { _ in generator.next() as UInt64 }.withUnsafeBytes { Data($0) }
+        var written = 0
+        while written < size {
+            let piece = block.prefix(size - written)
+            try handle.write(contentsOf: piece)
+            written += piece.count
+        }
+    }
+
+    /// The baseline: read and write the file in 256 KiB pieces, as the SDK does.
+    static func copy(_ source: URL, to target: URL) throws {
+        _ = FileManager.default.createFile(atPath: target.path, contents: nil)
+        let input = try FileHandle(forReadingFrom: source)
+        let output = try FileHandle(forWritingTo: target)
+        defer {
+            try? input.close()
+            try? output.close()
+        }
+        while let data = try input.read(upToCount: 256 * 1024), !data.isEmpty {
+            try output.write(contentsOf: data)
+        }
+    }
+}
