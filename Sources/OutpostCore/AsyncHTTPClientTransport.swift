@@ -41,6 +41,25 @@
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
+            let prepared = try Self.clientRequest(request, body: body)
+            let client = client
+            do {
+                return try await exchanges.run(options: options) {
+                    // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
+                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.nanoseconds))
+                    let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
+                    // A cancelled body ends early rather than failing: never return it as complete.
+                    try Task.checkCancellation()
+                    let data = Data(buffer.readableBytesView)
+                    return (Self.head(of: response), data)
+                }
+            } catch {
+                throw Self.classify(error, options: options)
+            }
+        }
+
+        /// AsyncHTTPClient's request for `request`.
+        static func clientRequest(_ request: HTTPRequest, body: Data?) throws -> HTTPClientRequest {
             // The URL string straight from the request's parts: AsyncHTTPClient parses it once, and
             // nothing else does (`request.url` would build a `URL` only for its `absoluteString`).
             guard let url = Self.absoluteURLString(of: request) else {
@@ -55,26 +74,17 @@
             if let body {
                 outgoing.body = .bytes(ByteBuffer(bytes: body))
             }
-            let client = client
-            let prepared = outgoing
-            do {
-                return try await exchanges.run(options: options) {
-                    // AsyncHTTPClient's timeout ends at the response head; the exchanges' deadline covers the body.
-                    let response = try await client.execute(prepared, timeout: .nanoseconds(options.timeout.nanoseconds))
-                    var fields = HTTPFields()
-                    fields.reserveCapacity(response.headers.count)
-                    for header in response.headers {
-                        if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-                    }
-                    let buffer = try await response.body.collect(upTo: options.maxResponseBytes)
-                    // A cancelled body ends early rather than failing: never return it as complete.
-                    try Task.checkCancellation()
-                    let data = Data(buffer.readableBytesView)
-                    return (HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields), data)
-                }
-            } catch {
-                throw Self.classify(error, options: options)
+            return outgoing
+        }
+
+        /// The status and header fields of AsyncHTTPClient's response.
+        static func head(of response: HTTPClientResponse) -> HTTPResponse {
+            var fields = HTTPFields()
+            fields.reserveCapacity(response.headers.count)
+            for header in response.headers {
+                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
             }
+            return HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields)
         }
 
         /// `scheme://authority/path?query`, as `HTTPRequest.url` would spell it, without building a `URL`;

@@ -60,7 +60,7 @@ public struct PreparedRequest: Sendable {
         return try client.decode(type, from: response, method: request.method.rawValue, path: Self.pathWithoutQuery(request.path))
     }
 
-    private static func chain(
+    static func chain(
         _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
         terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
     ) async throws -> ClientResponse {

@@ -26,6 +26,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: URL?
     /// OpenID Connect: ID tokens and their signing keys.
     public var openID = OpenIDConfiguration()
+    /// The change feed (`GET /records/{type}/changes`): retention, subscriber limit, heartbeats.
+    public var changes = ChangeFeedConfiguration()
     /// JSON request bodies with arrays and objects nested deeper than this are refused with 400
     /// `json_too_deep` before any parsing. Default: 64.
     public var maxJSONDepth: Int

@@ -35,6 +35,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await AuthTour.run(baseURL: running.baseURL, databasePath: databasePath, providerSecret: providerSecret, log: log)
             try await PluginsTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
             try await CallbacksTour.run(log: log)
+            try await ChangesTour.run(baseURL: running.baseURL, log: log)
         } catch {
             try? await client.shutdown()
             await running.stop()
