@@ -204,7 +204,8 @@ extension EntityStore {
     /// transport must be a ``StreamingClientTransport``, as both built-in ones are.
     ///
     /// - Parameters:
-    ///   - after: where to resume; `nil` starts at the server's newest change.
+    ///   - type: the entity type whose changes to watch.
+    ///   - position: where to resume; `nil` starts at the server's newest change.
     ///   - retry: how to reconnect; by default without end, with backoff (``EntityChanges/defaultRetry``).
     ///   - limits: how large a line and an event of the stream may be.
     public func changes<E: Entity>(
