@@ -45,8 +45,10 @@ public final class OutpostServer: Sendable {
     /// - Parameters:
     ///   - publicBase: where absolute URLs start (``ServerConfiguration/publicURL`` or the bound address).
     ///   - passwordPool: the threads that run Bcrypt; the server gives it its own pool.
+    ///   - changeFeed: the notifier of change streams; one is made when the storage keeps a feed.
     package func makeRouter(
-        storage: any Storage, publicBase: PublicBase? = nil, passwordPool: NIOThreadPool = .singleton
+        storage: any Storage, publicBase: PublicBase? = nil, passwordPool: NIOThreadPool = .singleton,
+        changeFeed: ChangeFeed? = nil
     ) async throws -> Router<OutpostRequestContext> {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -57,9 +59,12 @@ public final class OutpostServer: Sendable {
         PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration, storage: storage, auth: auth).add(
             to: router)
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
+        let feed = changeFeed ?? makeChangeFeed(storage: storage)
+        // Before the records' routes: `/records/{type}/changes` is not a record id.
+        ChangeRoutes(feed: feed, auth: auth).add(to: router)
         RecordRoutes(
             storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
-            maxJSONDepth: configuration.maxJSONDepth
+            maxJSONDepth: configuration.maxJSONDepth, changes: feed
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
@@ -70,11 +75,31 @@ public final class OutpostServer: Sendable {
         return router
     }
 
-    func makeApplication(
+    /// The change feed's notifier over `storage`, or `nil` when the storage keeps no change feed.
+    func makeChangeFeed(storage: any Storage) -> ChangeFeed? {
+        guard let feedStorage = storage as? any ChangeFeedStorage else { return nil }
+        return ChangeFeed(storage: feedStorage, configuration: configuration.changes, logger: configuration.logger)
+    }
+
+    /// The services to run: the HTTP server, and after it the change feed, which shuts down first
+    /// (ending every stream) so that the HTTP server's graceful shutdown is not held up by them.
+    func makeServices(
         storage: any Storage, passwordPool: NIOThreadPool, onRunning: @escaping @Sendable (Int) async -> Void
+    ) async throws -> [any Service] {
+        let feed = makeChangeFeed(storage: storage)
+        let app = try await makeApplication(storage: storage, passwordPool: passwordPool, changeFeed: feed, onRunning: onRunning)
+        var services: [any Service] = [app]
+        if let feed { services.append(feed) }
+        return services
+    }
+
+    func makeApplication(
+        storage: any Storage, passwordPool: NIOThreadPool, changeFeed: ChangeFeed?,
+        onRunning: @escaping @Sendable (Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
-        let router = try await makeRouter(storage: storage, publicBase: publicBase, passwordPool: passwordPool)
+        let router = try await makeRouter(
+            storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed)
         let host = configuration.host
         let inner = router.buildResponder()
         // After buildResponder, so the generated HEAD routes are listed too.
@@ -134,9 +159,10 @@ public final class OutpostServer: Sendable {
         let storage = try await openStorage()
         let pool = startPasswordPool()
         do {
-            let app = try await makeApplication(storage: storage, passwordPool: pool, onRunning: onRunning)
+            let services = try await makeServices(storage: storage, passwordPool: pool, onRunning: onRunning)
             let group = ServiceGroup(
-                configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
+                configuration: .init(
+                    services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
             try await group.run()
         } catch {
             try? await pool.shutdownGracefully()
@@ -154,15 +180,15 @@ public final class OutpostServer: Sendable {
         let storage = try await openStorage()
         let pool = startPasswordPool()
         let (ports, portSink) = AsyncThrowingStream.makeStream(of: Int.self)
-        let app: any ApplicationProtocol
+        let services: [any Service]
         do {
-            app = try await makeApplication(storage: storage, passwordPool: pool, onRunning: { port in portSink.yield(port) })
+            services = try await makeServices(storage: storage, passwordPool: pool, onRunning: { port in portSink.yield(port) })
         } catch {
             try? await pool.shutdownGracefully()
             try? await storage.close()
             throw error
         }
-        let group = ServiceGroup(configuration: .init(services: [app], logger: configuration.logger))
+        let group = ServiceGroup(configuration: .init(services: services, logger: configuration.logger))
         let task = Task {
             do {
                 try await group.run()

@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     /// The largest file `PUT /files/{name}` stores; a larger one is refused with 413
     /// `file_too_large`. ``maxBodyBytes`` does not apply to files. Default: 1 GiB.
     public var maxFileBytes: Int64 = 1 << 30
+    /// The change feed (`GET /records/{type}/changes`): retention, subscriber limit, heartbeats.
+    public var changes = ChangeFeedConfiguration()
     /// JSON request bodies with arrays and objects nested deeper than this are refused with 400
     /// `json_too_deep` before any parsing. Default: 64.
     public var maxJSONDepth: Int

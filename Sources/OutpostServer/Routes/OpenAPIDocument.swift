@@ -187,6 +187,25 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/records/{type}/changes": {
+              "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
+              "get": {
+                "summary": "The type's record changes as Server-Sent Events: a ready event, then one event per change (id: position; event: created, updated or deleted; data: {id, change, version, record}). Resumes after Last-Event-ID or after; private records' changes go to their owner only (a token needs records:read)",
+                "security": [{}, {"bearer": ["records:read"]}],
+                "parameters": [
+                  {"name": "Last-Event-ID", "in": "header", "description": "Resume after this position (the id of the last event received); wins over after", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},
+                  {"name": "after", "in": "query", "description": "Resume after this position; without either, the stream starts at the newest change", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}}
+                ],
+                "responses": {
+                  "200": {"description": "An endless event stream with heartbeat comments", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
+                  "410": {"$ref": "#/components/responses/Error"},
+                  "501": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
             "/records/{type}/{id}": {
               "parameters": [
                 {"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},

@@ -13,6 +13,8 @@ struct RecordRoutes: Sendable {
     let patchLocks = KeyedLock()
     let maxBodyBytes: Int
     let maxJSONDepth: Int
+    /// Woken after every record write, so change streams deliver it at once.
+    var changes: ChangeFeed? = nil
     static let maxPageSize = 100
     static let defaultPageSize = 20
 
@@ -40,6 +42,7 @@ struct RecordRoutes: Sendable {
         guard let key else {
             let record = try await storage.createRecord(
                 type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate)
+            changes?.changesCommitted()
             return Self.recordResponse(record, status: .created, headers: Self.createdHeaders(record))
         }
         // The record and its response are stored in one transaction: a repeat finds both or neither.
@@ -53,7 +56,10 @@ struct RecordRoutes: Sendable {
             headers[.contentType] = "application/json"
             return Idempotency.stored(status: .created, headers: headers, body: Data(record.wireText.utf8))
         }
-        if let created { return Idempotency.response(created, replayed: false) }
+        if let created {
+            changes?.changesCommitted()
+            return Idempotency.response(created, replayed: false)
+        }
         if case .replay(let stored) = claim { return Idempotency.response(stored, replayed: true) }
         throw Idempotency.failure(claim)
             ?? ServerError(
@@ -147,6 +153,7 @@ struct RecordRoutes: Sendable {
             for key in StoredRecord.serverKeys { fields[key] = nil }
             do {
                 let record = try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: current.version)
+                changes?.changesCommitted()
                 return Self.recordResponse(record, headers: [.eTag: record.etag])
             } catch RecordWriteFailure.versionMismatch(let now) {
                 if expected != nil { throw Self.preconditionFailed(type, id, current: now) }
@@ -193,7 +200,9 @@ struct RecordRoutes: Sendable {
     /// Runs a conditional write, turning storage failures into 404 and 412.
     func write<T: Sendable>(_ type: String, _ id: String, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await body()
+            let result = try await body()
+            changes?.changesCommitted()
+            return result
         } catch RecordWriteFailure.notFound {
             throw Self.notFound(type, id)
         } catch RecordWriteFailure.versionMismatch(let current) {

@@ -197,6 +197,8 @@ public final class SQLiteStorage: Storage {
         (6, idempotencyMigration),
         // Issue 12: private records, readable by their owner only.
         (7, ["ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0"]),
+        // Issue 14: the change feed (record_changes, written by triggers on records).
+        (8, changesMigration),
     ]
 
     public func migrate() async throws {

@@ -25,21 +25,8 @@ enum RestShapeServer {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: body.jsonData())))
         }
-        let (ports, sink) = AsyncStream.makeStream(of: Int.self)
-        var quiet = Logger(label: "rest-shape-server")
-        quiet.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { sink.yield($0.localAddress?.port ?? 0) }, logger: quiet)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        let port = await iterator.next() ?? 0
-        return (
-            URL(string: "http://127.0.0.1:\(port)/api")!,
-            {
-                task.cancel(); _ = await task.result
-            }
-        )
+        let (base, stop) = try await LocalApplication.start(router, label: "rest-shape-server")
+        return (base.appendingPathComponent("api"), stop)
     }
 
 }

@@ -1,0 +1,132 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// `GET /records/{type}/changes`: the record changes of one type as Server-Sent Events. See
+/// docs/PROTOCOL.md ("Live changes").
+///
+/// Each change is one event: `id:` its position, `event:` `created`, `updated` or `deleted`, and
+/// `data:` `{"id", "change", "version", "record"}`. The stream starts with a `ready` event whose
+/// `id:` is the starting position, and resumes after `Last-Event-ID` (or `?after=`). Heartbeat
+/// comments keep idle connections alive; they carry an `id:` when the position moved past changes
+/// this subscriber does not see.
+struct ChangeRoutes: Sendable {
+    /// `nil` when the storage keeps no change feed (every route then answers 501).
+    let feed: ChangeFeed?
+    let auth: AuthService
+    /// Changes read per step, and so per write to the connection at most.
+    static let batchSize = 100
+    /// `Last-Event-ID` and `?after=` are decimal positions of at most this many digits.
+    static let maxPositionDigits = 18
+
+    func add(to router: Router<OutpostRequestContext>) {
+        router.get("/records/{type}/changes") { request, context in try await stream(request, context) }
+    }
+
+    func stream(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
+        let type = try RecordRoutes.type(context)
+        let caller = try await auth.authenticate(request)
+        try caller?.require(Scope.recordsRead)
+        guard let feed else {
+            throw ServerError(
+                .notImplemented, code: "changes_unsupported",
+                message: "This server's storage keeps no change feed; poll GET /records/\(type) instead")
+        }
+        let bounds = try await feed.storage.changeBounds()
+        let start: Int64
+        if let requested = try Self.requestedPosition(request) {
+            try Self.check(requested, against: bounds, type: type)
+            start = requested
+        } else {
+            start = bounds.latest
+        }
+        let headers: HTTPFields = [
+            .contentType: "text/event-stream", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no",
+        ]
+        // HEAD runs no body: take no place among the subscribers.
+        if request.method == .head { return Response(status: .ok, headers: headers) }
+        let ticket = try feed.join()
+        let viewer = caller?.userID
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { feed.leave(ticket) }
+                try await Self.pump(feed: feed, ticket: ticket, type: type, viewer: viewer, from: start, into: &writer)
+                try await writer.finish(nil)
+            })
+    }
+
+    /// Writes events until the feed closes (shutdown) or a write fails (the client left).
+    static func pump(
+        feed: ChangeFeed, ticket: ChangeFeed.Ticket, type: String, viewer: String?, from start: Int64,
+        into writer: inout any ResponseBodyWriter
+    ) async throws {
+        var position = start
+        // Sent: the position the client knows (its last event id).
+        var sent = start
+        try await writer.write(ByteBuffer(string: "retry: 1000\nid: \(start)\nevent: ready\ndata: {\"position\":\(start)}\n\n"))
+        while true {
+            let seen = feed.seen
+            let (changes, through) = try await feed.read(type: type, after: position, limit: batchSize)
+            var text = ""
+            for change in changes where change.isVisible(to: viewer) {
+                text += "id: \(change.position)\nevent: \(change.kind.rawValue)\ndata: \(change.eventData)\n\n"
+                sent = change.position
+            }
+            position = max(position, through)
+            if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
+            if changes.count == batchSize { continue }
+            switch await feed.wait(ticket, seen: seen) {
+            case .changes:
+                continue
+            case .heartbeat:
+                // The id moves the client past changes it may not see, so a resume starts later.
+                let id = position > sent ? "id: \(position)\n" : ""
+                sent = position
+                try await writer.write(ByteBuffer(string: ": heartbeat\n\(id)\n"))
+            case .closed:
+                try await writer.write(ByteBuffer(string: ": server closing; reconnect with Last-Event-ID\n\n"))
+                return
+            }
+        }
+    }
+
+    /// `Last-Event-ID` (what an EventSource sends when it reconnects) or else `?after=`.
+    static func requestedPosition(_ request: Request) throws -> Int64? {
+        let text: String?
+        if let header = request.headers[HTTPField.Name("Last-Event-ID")!] {
+            text = header.trimmingCharacters(in: .whitespaces)
+        } else {
+            text = try request.queryFields()["after"]
+        }
+        guard let text else { return nil }
+        guard (1...maxPositionDigits).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let position = Int64(text)
+        else {
+            throw ServerError.badRequest(
+                "invalid_position",
+                "Last-Event-ID and after take a position the server sent (the id of an event): up to \(maxPositionDigits) digits")
+        }
+        return position
+    }
+
+    /// 410 when the changes after `position` are no longer all kept, or when the position was never
+    /// handed out (the database was replaced): the client must reload and subscribe afresh.
+    static func check(_ position: Int64, against bounds: ChangeBounds, type: String) throws {
+        if position < bounds.prunedThrough {
+            throw ServerError(
+                .gone, code: "changes_expired",
+                message:
+                    "Changes after position \(position) are no longer kept; reload /records/\(type) and subscribe again without Last-Event-ID",
+                details: ["oldest_position": .int(Int(bounds.prunedThrough))])
+        }
+        if position > bounds.latest {
+            throw ServerError(
+                .gone, code: "unknown_position",
+                message:
+                    "Position \(position) is ahead of this server's feed (at \(bounds.latest)); the data was replaced: reload /records/\(type) and subscribe again",
+                details: ["latest_position": .int(Int(bounds.latest))])
+        }
+    }
+}
