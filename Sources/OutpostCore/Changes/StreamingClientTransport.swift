@@ -11,7 +11,7 @@ public protocol StreamingClientTransport: ClientTransport {
     /// read. ``TransportOptions/timeout`` bounds the wait for the head only; ``TransportOptions/maxResponseBytes``
     /// does not apply (the reader bounds what it keeps). Failures are reported as by
     /// ``ClientTransport/send(_:body:options:)``, also while the body is read.
-    func stream(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, ResponseByteStream)
+    func streamResponse(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, ResponseByteStream)
 }
 
 /// A response body as it arrives, in chunks. Iterate it once; stop iterating (or cancel the task)
@@ -99,7 +99,7 @@ extension PreparedRequest {
             let head: HTTPResponse
             let stream: ResponseByteStream
             do {
-                (head, stream) = try await transport.stream(request, body: body, options: options)
+                (head, stream) = try await transport.streamResponse(request, body: body, options: options)
             } catch let error as OutpostError {
                 throw error
             } catch {

@@ -9,7 +9,7 @@
 
         /// Returns at the response head, read with `URLSession.bytes(for:)`; the body arrives in
         /// chunks that end at line feeds.
-        public func stream(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
+        public func streamResponse(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
             HTTPResponse, ResponseByteStream
         ) {
             guard let url = request.url else {

@@ -8,7 +8,7 @@
     extension AsyncHTTPClientTransport: StreamingClientTransport {
         /// Returns at the response head (within ``TransportOptions/timeout``); the body is read as it
         /// arrives, with no deadline, for as long as the caller iterates it.
-        public func stream(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
+        public func streamResponse(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
             HTTPResponse, ResponseByteStream
         ) {
             let prepared = try Self.clientRequest(request, body: body)
