@@ -64,7 +64,7 @@ enum FilesBench {
             throw BenchFailure("the file came back different: \(downloaded.sha256) vs \(uploaded.file.sha256)")
         }
         let megabytes = Double(size) / 1_048_576
-        let copyRate = megabytes / copyTime.seconds
+        let copyRate = megabytes / copyTime.inSeconds
         return [
             BenchResult(
                 name: "files: upload \(label) through OutpostFiles (higher is better)", value: megabytes / uploadTime.inSeconds,

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
