@@ -284,21 +284,34 @@ struct AuthService: Sendable {
             throw ServerError(
                 .unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
         }
-        let userID: String
-        if let existing = try await storage.userID(provider: provider, subject: identity.subject) {
-            userID = existing
-        } else {
-            let base = identity.username ?? "\(provider):\(identity.subject)"
-            var candidate = base
-            var suffix = 1
+        let userID = try await providerUser(provider: provider, identity: identity)
+        return try await issueTokens(client: client, userID: userID, scope: client.scopes.joined(separator: " "))
+    }
+
+    /// The user linked to a provider identity, created (and linked, in one storage transaction) on
+    /// the first sign-in. Two first sign-ins at once, on any instances, yield one user: the one
+    /// that loses the race finds the winner's link.
+    func providerUser(provider: String, identity: ProviderIdentity) async throws -> String {
+        let base = identity.username ?? "\(provider):\(identity.subject)"
+        var suffix = 1
+        for _ in 0..<32 {
+            if let existing = try await storage.userID(provider: provider, subject: identity.subject) { return existing }
+            var candidate = suffix == 1 ? base : "\(base)-\(suffix)"
             while try await storage.user(username: candidate) != nil {
                 suffix += 1
                 candidate = "\(base)-\(suffix)"
             }
-            userID = try await storage.createUser(username: candidate, passwordHash: nil).id
-            try await storage.link(provider: provider, subject: identity.subject, userID: userID)
+            do {
+                return try await storage.createUser(username: candidate, provider: provider, subject: identity.subject).id
+            } catch UserWriteFailure.identityLinked(let userID) {
+                return userID
+            } catch UserWriteFailure.usernameTaken {
+                continue  // taken meanwhile (perhaps by the concurrent sign-in): look again
+            }
         }
-        return try await issueTokens(client: client, userID: userID, scope: client.scopes.joined(separator: " "))
+        throw ServerError(
+            .serviceUnavailable, code: "sign_in_contention",
+            message: "Could not choose a free username for this sign-in; try again", headers: [.retryAfter: "1"])
     }
 
     // MARK: Form tokens

@@ -5,6 +5,12 @@ import SQLiteNIO
 public protocol AuthStorage: Sendable {
     /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
     func createUser(username: String, passwordHash: String?) async throws -> StoredUser
+    /// Creates a user without a password and links a provider identity to it, in one transaction.
+    ///
+    /// - Throws: ``UserWriteFailure/usernameTaken`` when the username is taken;
+    ///   ``UserWriteFailure/identityLinked(userID:)`` when another sign-in linked the identity first
+    ///   (nothing is created then).
+    func createUser(username: String, provider: String, subject: String) async throws -> StoredUser
     func user(id: String) async throws -> StoredUser?
     func user(username: String) async throws -> StoredUser?
     func setEntitlements(_ entitlements: [String], userID: String) async throws
@@ -47,18 +53,21 @@ public protocol AuthStorage: Sendable {
 /// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
 public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
     case usernameTaken
+    /// The provider identity belongs to this user already (a concurrent first sign-in won).
+    case identityLinked(userID: String)
 
     public var description: String {
         switch self {
         case .usernameTaken: "That username is taken (usernames ignore case); choose another"
+        case .identityLinked: "That provider identity is linked to a user already"
         }
     }
 }
 
 extension SQLiteStorage {
     public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
-        let id = "u_" + Self.newIdentifier()
-        let now = Self.nowMilliseconds()
+        let id = "u_" + Identifiers.random()
+        let now = Identifiers.nowMilliseconds()
         do {
             _ = try await connection.query(
                 "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
@@ -67,6 +76,30 @@ extension SQLiteStorage {
             throw UserWriteFailure.usernameTaken
         }
         return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
+    }
+
+    public func createUser(username: String, provider: String, subject: String) async throws -> StoredUser {
+        let id = "u_" + Identifiers.random()
+        let now = Identifiers.nowMilliseconds()
+        return try await withTransaction { connection in
+            // Inside BEGIN IMMEDIATE: no other writer runs between this check and the inserts.
+            if let linked = try await connection.query(
+                "SELECT user_id FROM user_identities WHERE provider = ? AND subject = ?", [.text(provider), .text(subject)]
+            ).first?.column("user_id")?.string {
+                throw UserWriteFailure.identityLinked(userID: linked)
+            }
+            do {
+                _ = try await connection.query(
+                    "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, NULL, ?)",
+                    [.text(id), .text(username), .integer(Int(now))])
+            } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+                throw UserWriteFailure.usernameTaken
+            }
+            _ = try await connection.query(
+                "INSERT INTO user_identities (provider, subject, user_id) VALUES (?, ?, ?)",
+                [.text(provider), .text(subject), .text(id)])
+            return StoredUser(id: id, username: username, passwordHash: nil, entitlements: [], createdAt: now)
+        }
     }
 
     public func user(id: String) async throws -> StoredUser? {
@@ -79,7 +112,7 @@ extension SQLiteStorage {
 
     public func setEntitlements(_ entitlements: [String], userID: String) async throws {
         _ = try await connection.query(
-            "UPDATE users SET entitlements = ? WHERE id = ?", [.text(Self.json(entitlements)), .text(userID)])
+            "UPDATE users SET entitlements = ? WHERE id = ?", [.text(StoredText.json(entitlements)), .text(userID)])
     }
 
     public func userID(provider: String, subject: String) async throws -> String? {
@@ -99,7 +132,8 @@ extension SQLiteStorage {
             "INSERT OR REPLACE INTO oauth_clients (id, name, secret_hash, redirect_uris, grants, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 .text(client.id), .text(client.name), client.secretHash.map(SQLiteData.text) ?? .null,
-                .text(Self.json(client.redirectURIs)), .text(Self.json(client.grants)), .text(Self.json(client.scopes)),
+                .text(StoredText.json(client.redirectURIs)), .text(StoredText.json(client.grants)),
+                .text(StoredText.json(client.scopes)),
                 .integer(Int(client.createdAt)),
             ])
     }
@@ -124,7 +158,7 @@ extension SQLiteStorage {
             [
                 .text(token.hash), .text(token.kind.rawValue), token.userID.map(SQLiteData.text) ?? .null, .text(token.clientID),
                 .text(token.scope), .text(token.family), .integer(Int(token.expiresAt)), .text(token.state),
-                .integer(Int(Self.nowMilliseconds())),
+                .integer(Int(Identifiers.nowMilliseconds())),
             ])
     }
 
@@ -242,19 +276,11 @@ extension SQLiteStorage {
 
     // MARK: Rows
 
-    static func json(_ strings: [String]) -> String {
-        (try? String(decoding: JSONEncoder().encode(strings), as: UTF8.self)) ?? "[]"
-    }
-
-    static func strings(_ text: String?) -> [String] {
-        guard let text, let values = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
-        return values
-    }
-
     static func user(from row: SQLiteRow) -> StoredUser {
         StoredUser(
             id: row.column("id")?.string ?? "", username: row.column("username")?.string ?? "",
-            passwordHash: row.column("password_hash")?.string, entitlements: strings(row.column("entitlements")?.string),
+            passwordHash: row.column("password_hash")?.string,
+            entitlements: StoredText.strings(row.column("entitlements")?.string),
             createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
 
@@ -262,8 +288,9 @@ extension SQLiteStorage {
         OAuthClient(
             id: row.column("id")?.string ?? "", name: row.column("name")?.string ?? "",
             secretHash: row.column("secret_hash")?.string,
-            redirectURIs: strings(row.column("redirect_uris")?.string), grants: strings(row.column("grants")?.string),
-            scopes: strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
+            redirectURIs: StoredText.strings(row.column("redirect_uris")?.string),
+            grants: StoredText.strings(row.column("grants")?.string),
+            scopes: StoredText.strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
 
     static func deviceCode(from row: SQLiteRow) -> StoredDeviceCode {

@@ -9,8 +9,8 @@ import SQLiteNIO
 /// recorded in `schema_migrations`; each runs once, in order.
 public final class SQLiteStorage: Storage {
     let connection: BusyBoundedConnection
-    /// A second connection for multi-statement transactions (an idempotent create), so statements
-    /// of concurrent requests on `connection` never land inside one; used by one task at a time.
+    /// A second connection for multi-statement transactions (``withTransaction(_:)``), so
+    /// statements of concurrent requests on `connection` never land inside one; used by one task at a time.
     let writer: BusyBoundedConnection
     let writerLock = KeyedLock()
     let logger: Logger
@@ -199,21 +199,45 @@ public final class SQLiteStorage: Storage {
         (7, ["ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0"]),
     ]
 
-    public func migrate() async throws {
-        let current = try await schemaVersion()
-        for migration in Self.migrations where migration.version > current {
-            _ = try await connection.query("BEGIN IMMEDIATE")
+    /// Runs `body` as one transaction on the writer connection, which no other request uses
+    /// meanwhile: `BEGIN IMMEDIATE` takes the database's write lock (waiting for other processes up
+    /// to the busy timeout), `COMMIT` when `body` returns, `ROLLBACK` when it throws.
+    func withTransaction<T: Sendable>(_ body: @Sendable (BusyBoundedConnection) async throws -> T) async throws -> T {
+        try await writerLock.withLock("writer") {
+            _ = try await writer.query("BEGIN IMMEDIATE")
             do {
-                for statement in migration.statements {
-                    _ = try await connection.query(statement)
-                }
-                _ = try await connection.query(
-                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                    [.integer(migration.version), .integer(Int(Date().timeIntervalSince1970))])
-                _ = try await connection.query("COMMIT")
-                logger.info("database migrated", metadata: ["version": "\(migration.version)", "path": "\(path)"])
+                let value = try await body(writer)
+                _ = try await writer.query("COMMIT")
+                return value
             } catch {
-                _ = try? await connection.query("ROLLBACK")
+                _ = try? await writer.query("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Applies the migrations not applied yet. Each runs in its own transaction and the version is
+    /// read inside it, so servers starting together on one file apply each step once.
+    public func migrate() async throws {
+        for migration in Self.migrations {
+            do {
+                let applied = try await withTransaction { connection in
+                    let rows = try await connection.query(
+                        "SELECT 1 AS applied FROM schema_migrations WHERE version = ?", [.integer(migration.version)])
+                    guard rows.isEmpty else { return false }
+                    for statement in migration.statements {
+                        _ = try await connection.query(statement)
+                    }
+                    _ = try await connection.query(
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                        [.integer(migration.version), .integer(Int(Date().timeIntervalSince1970))])
+                    return true
+                }
+                if applied {
+                    logger.info("database migrated", metadata: ["version": "\(migration.version)", "path": "\(path)"])
+                }
+            } catch {
+                let current = (try? await schemaVersion()) ?? 0
                 throw ServerError(
                     .internalServerError, code: "migration_failed",
                     message:
