@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 
 /// Where the server keeps its data: an embedded SQLite file, or a PostgreSQL database that several
