@@ -253,11 +253,17 @@ struct StorageConformanceTests {
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
                 for index in 0..<10 {
                     let target: any Storage = index.isMultiple(of: 2) ? storage : other
-                    group.addTask { try await target.transitionToken(hash: "h1", from: "active", to: "rotated") }
+                    var replacement = token
+                    replacement.hash = "new\(index)"
+                    group.addTask { try await target.rotateToken(hash: "h1", replacements: [replacement]) }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(wins == 1)
+            var saved = 0
+            for index in 0..<10 where try await storage.token(hash: "new\(index)") != nil { saved += 1 }
+            #expect(saved == 1, "only the winning rotation saves its replacement")
+            #expect(try await storage.transitionToken(hash: "h1", from: "active", to: "revoked") == false)
             #expect(try await other.token(hash: "h1")?.state == "rotated")
             try await storage.revokeFamily("f1")
             #expect(try await storage.token(hash: "h1")?.state == "revoked")

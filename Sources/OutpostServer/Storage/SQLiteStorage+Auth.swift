@@ -27,6 +27,10 @@ public protocol AuthStorage: Sendable {
     /// Marks an active token with a new state; returns whether it was active.
     func transitionToken(hash: String, from: String, to: String) async throws -> Bool
     func revokeFamily(_ family: String) async throws
+    /// Marks the active refresh token `hash` rotated and saves its `replacements`, in one
+    /// transaction; returns `false`, saving nothing, when the token was not active (already rotated
+    /// by a concurrent exchange, or revoked).
+    func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool
 
     func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws
     /// Marks an unused code used and returns it; `nil` when unknown or already used.
@@ -153,6 +157,10 @@ extension SQLiteStorage {
     }
 
     public func saveToken(_ token: StoredToken) async throws {
+        try await Self.insert(token, on: connection)
+    }
+
+    static func insert(_ token: StoredToken, on connection: BusyBoundedConnection) async throws {
         _ = try await connection.query(
             "INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -175,6 +183,16 @@ extension SQLiteStorage {
         let rows = try await connection.query(
             "UPDATE tokens SET state = ? WHERE hash = ? AND state = ? RETURNING hash", [.text(to), .text(hash), .text(from)])
         return !rows.isEmpty
+    }
+
+    public func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool {
+        try await withTransaction { connection in
+            let rotated = try await connection.query(
+                "UPDATE tokens SET state = 'rotated' WHERE hash = ? AND state = 'active' RETURNING hash", [.text(hash)])
+            guard !rotated.isEmpty else { return false }
+            for token in replacements { try await Self.insert(token, on: connection) }
+            return true
+        }
     }
 
     public func revokeFamily(_ family: String) async throws {

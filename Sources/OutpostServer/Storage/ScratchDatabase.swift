@@ -62,6 +62,19 @@ package struct ScratchDatabase: Sendable {
         }
     }
 
+    /// What `outpost … --database` takes for this database: the file path, or the test server's URL
+    /// (password included) with this database's name.
+    package var argument: String {
+        switch location {
+        case .sqlite(let path): return path
+        case .postgres(let location):
+            let base = ProcessInfo.processInfo.environment[Self.postgresURLVariable] ?? location.description
+            guard var components = URLComponents(string: base) else { return location.description }
+            components.path = "/" + location.database
+            return components.string ?? location.description
+        }
+    }
+
     /// Drops the database (ending its sessions) or removes the SQLite folder.
     package func remove() async {
         if let folder { try? FileManager.default.removeItem(at: folder) }

@@ -25,7 +25,7 @@ struct DatabaseOptions: ParsableArguments {
 
 struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "clients", abstract: "Register, list and remove OAuth clients (works on the database file).",
+        commandName: "clients", abstract: "Register, list and remove OAuth clients (works on the database directly).",
         subcommands: [Add.self, List.self, Remove.self])
 
     struct Add: AsyncParsableCommand {
@@ -100,7 +100,7 @@ struct ClientsCommand: AsyncParsableCommand {
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Add users and set their entitlements (works on the database file).",
+        commandName: "users", abstract: "Add users and set their entitlements (works on the database directly).",
         subcommands: [Add.self, Entitle.self])
 
     struct Entitle: AsyncParsableCommand {

@@ -101,12 +101,28 @@ extension PostgresStorage {
     }
 
     public func saveToken(_ token: StoredToken) async throws {
+        try await translatingErrors { try await client.withConnection { try await Self.insert(token, on: $0) } }
+    }
+
+    static func insert(_ token: StoredToken, on connection: PostgresConnection) async throws {
         try await execute(
             """
             INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at)
             VALUES (\(token.hash), \(token.kind.rawValue), \(token.userID), \(token.clientID), \(token.scope),
                     \(token.family), \(token.expiresAt), \(token.state), \(Identifiers.nowMilliseconds()))
-            """)
+            """, on: connection)
+    }
+
+    public func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool {
+        // The UPDATE locks the row: a concurrent rotation of the same token waits for this commit,
+        // then finds it rotated; a reuse check after that revokes the replacements too.
+        try await withTransaction { connection in
+            let rotated = try await Self.rows(
+                "UPDATE tokens SET state = 'rotated' WHERE hash = \(hash) AND state = 'active' RETURNING hash", on: connection)
+            guard !rotated.isEmpty else { return false }
+            for token in replacements { try await Self.insert(token, on: connection) }
+            return true
+        }
     }
 
     public func token(hash: String) async throws -> StoredToken? {
