@@ -85,6 +85,28 @@ package struct ScratchDatabase: Sendable {
         }
     }
 
+    /// Runs `body` while another session holds `table` locked against every access (PostgreSQL
+    /// only), as a stuck or slow other client would.
+    package func withTableLocked(_ table: String, _ body: () async throws -> Void) async throws {
+        guard case .postgres(let location) = location, table.allSatisfy({ $0.isLetter || $0 == "_" }) else {
+            throw ServerError(.internalServerError, code: "unsupported", message: "Locks a PostgreSQL table by its plain name")
+        }
+        var logger = Logger(label: "outpost.test.lock")
+        logger.logLevel = .critical
+        let holder = try await PostgresStorage.open(location, busyTimeout: .seconds(60), maxConnections: 1, logger: logger)
+        do {
+            try await holder.withTransaction { connection in
+                try await PostgresStorage.execute(
+                    PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE"), on: connection)
+                try await body()
+            }
+            try await holder.close()
+        } catch {
+            try? await holder.close()
+            throw error
+        }
+    }
+
     /// Opens and migrates a storage on this database; each call is a separate "instance".
     package func open(logger: Logger = Logger(label: "outpost.test.storage")) async throws -> any Storage {
         try await location.openMigrated(logger: logger)
