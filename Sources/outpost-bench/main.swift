@@ -4,7 +4,7 @@ import Foundation
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
 // Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--only GROUP,...]
 
-let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale"]
+let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale", "storage"]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
 if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
@@ -40,6 +40,7 @@ if only.contains("entities") { results += try await EntityDecodingBench.run(opti
 if only.contains("server") { results += try await ServerBench.run(options, seed: ServerBench.seedRecords) }
 if only.contains("auth") { results += try await AuthBench.run(options) }
 if only.contains("scale") { results += try await RecordsScaleBench.run(options) }
+if only.contains("storage") { results += try await StorageBench.run(options) }
 
 let elapsed = ContinuousClock.now - started
 

@@ -45,17 +45,30 @@ struct StorageConformanceTests {
     @Test("Migrations apply once, also from two instances at once", arguments: backends)
     func migrations(_ backend: ScratchDatabase.Backend) async throws {
         let database = try await ScratchDatabase.make(backend)
-        defer { Task { await database.remove() } }
-        async let first = database.open()
-        async let second = database.open()
-        let (a, b) = try await (first, second)
-        let version = try await a.schemaVersion()
-        #expect(version > 0)
-        try await b.migrate()
-        #expect(try await b.schemaVersion() == version)
-        try await a.checkHealth()
-        try await a.close()
-        try await b.close()
+        // Both opened at once; whatever opened is closed, whatever failed fails the test.
+        let opened = await withTaskGroup(of: Result<any Storage, any Error>.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    do { return .success(try await database.open()) } catch { return .failure(error) }
+                }
+            }
+            return await group.reduce(into: [Result<any Storage, any Error>]()) { $0.append($1) }
+        }
+        let storages = opened.compactMap { try? $0.get() }
+        do {
+            for result in opened { _ = try result.get() }
+            let version = try await storages[0].schemaVersion()
+            #expect(version > 0)
+            try await storages[1].migrate()
+            #expect(try await storages[1].schemaVersion() == version)
+            try await storages[0].checkHealth()
+        } catch {
+            for storage in storages { try? await storage.close() }
+            await database.remove()
+            throw error
+        }
+        for storage in storages { try await storage.close() }
+        await database.remove()
     }
 
     @Test("Records: create, read, replace and delete with versions", arguments: backends)

@@ -107,7 +107,7 @@ extension SQLiteStorage {
     }
 
     public func user(id: String) async throws -> StoredUser? {
-        try await connection.query("SELECT * FROM users WHERE id = ?", [.text(id)]).first.map(Self.user(from:))
+        try await reader.query("SELECT * FROM users WHERE id = ?", [.text(id)]).first.map(Self.user(from:))
     }
 
     public func user(username: String) async throws -> StoredUser? {
@@ -143,7 +143,7 @@ extension SQLiteStorage {
     }
 
     public func client(id: String) async throws -> OAuthClient? {
-        try await connection.query("SELECT * FROM oauth_clients WHERE id = ?", [.text(id)]).first.map(Self.client(from:))
+        try await reader.query("SELECT * FROM oauth_clients WHERE id = ?", [.text(id)]).first.map(Self.client(from:))
     }
 
     public func clients() async throws -> [OAuthClient] {
@@ -171,7 +171,7 @@ extension SQLiteStorage {
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        guard let row = try await connection.query("SELECT * FROM tokens WHERE hash = ?", [.text(hash)]).first else { return nil }
+        guard let row = try await reader.query("SELECT * FROM tokens WHERE hash = ?", [.text(hash)]).first else { return nil }
         return StoredToken(
             hash: hash, kind: StoredToken.Kind(rawValue: row.column("kind")?.string ?? "") ?? .access,
             userID: row.column("user_id")?.string, clientID: row.column("client_id")?.string ?? "",

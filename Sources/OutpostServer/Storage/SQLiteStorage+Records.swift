@@ -78,7 +78,7 @@ extension SQLiteStorage {
     }
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        let rows = try await connection.query(
+        let rows = try await reader.query(
             "SELECT \(Self.columns) FROM records WHERE type = ? AND id = ?", [.text(type), .text(id)])
         return try rows.first.map(Self.record(from:))
     }
@@ -131,7 +131,7 @@ extension SQLiteStorage {
         }
         sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT ?"
         binds.append(.integer(query.limit + 1))
-        return try await connection.query(sql, binds).map(Self.record(from:))
+        return try await reader.query(sql, binds).map(Self.record(from:))
     }
 
     /// One page by number (legacy): the records and the total count.
@@ -142,9 +142,10 @@ extension SQLiteStorage {
         var binds: [SQLiteData] = [.text(query.type)]
         appendVisibility(query.viewer, to: &filterSQL, binds: &binds)
         appendFilters(query.filters, to: &filterSQL, binds: &binds)
-        let countRows = try await connection.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
+        let reader = self.reader
+        let countRows = try await reader.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
         let total = countRows.first?.column("total")?.integer ?? 0
-        let rows = try await connection.query(
+        let rows = try await reader.query(
             "SELECT \(Self.columns) FROM records WHERE type = ?\(filterSQL) ORDER BY \(column) \(direction), seq \(direction) LIMIT ? OFFSET ?",
             binds + [.integer(query.limit), .integer((page - 1) * query.limit)])
         return (try rows.map(Self.record(from:)), total)

@@ -81,6 +81,8 @@ public final class PostgresStorage: Storage {
         let applied: [Int]
         do {
             applied = try await withTransaction { connection in
+                // Instances starting together wait for each other's migrations, however long they take.
+                try await Self.execute("SET LOCAL lock_timeout = '10min'", on: connection)
                 try await Self.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", on: connection)
                 try await Self.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)",
