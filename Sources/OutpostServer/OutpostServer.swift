@@ -98,14 +98,7 @@ public final class OutpostServer: Sendable {
     }
 
     func openStorage() async throws -> any Storage {
-        let storage = try await configuration.openStorage()
-        do {
-            try await storage.migrate()
-        } catch {
-            try? await storage.close()
-            throw error
-        }
-        return storage
+        try await DatabaseLocation.migrated(try await configuration.openStorage())
     }
 
     /// Bcrypt's own threads, so password hashing never holds the threads that run queries.

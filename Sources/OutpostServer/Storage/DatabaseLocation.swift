@@ -64,7 +64,11 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// Opens and migrates the storage; on a failed migration it is closed again.
     public func openMigrated(busyTimeout: Duration = .seconds(5), logger: Logger) async throws -> any Storage {
-        let storage = try await open(busyTimeout: busyTimeout, logger: logger)
+        try await Self.migrated(try await open(busyTimeout: busyTimeout, logger: logger))
+    }
+
+    /// `storage`, migrated; closed when the migration fails.
+    static func migrated(_ storage: any Storage) async throws -> any Storage {
         do {
             try await storage.migrate()
         } catch {
