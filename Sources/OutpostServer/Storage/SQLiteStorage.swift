@@ -10,7 +10,7 @@ import Synchronization
 /// recorded in `schema_migrations`; each runs once, in order.
 public final class SQLiteStorage: Storage {
     let connection: BusyBoundedConnection
-    /// A second connection for multi-statement transactions (``withTransaction(_:)``), so
+    /// A second connection for multi-statement transactions (`withTransaction(_:)`), so
     /// statements of concurrent requests on `connection` never land inside one; used by one task at a time.
     let writer: BusyBoundedConnection
     let writerLock = KeyedLock()

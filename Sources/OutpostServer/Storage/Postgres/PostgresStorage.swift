@@ -7,7 +7,7 @@ import PostgresNIO
 ///
 /// Opened by postgres-nio's connection pool. Every statement binds its values. A change of several
 /// statements runs as a transaction on one pooled connection, leased for its duration
-/// (``withTransaction(_:)``); row locks (`SELECT … FOR UPDATE`), unique constraints and
+/// (`withTransaction(_:)`); row locks (`SELECT … FOR UPDATE`), unique constraints and
 /// `INSERT … ON CONFLICT` keep instances from racing each other. Migrations are numbered and run
 /// under an advisory lock, so instances that start together apply each step once.
 public final class PostgresStorage: Storage {
@@ -20,6 +20,7 @@ public final class PostgresStorage: Storage {
     /// Connects to the database at `location` (which must exist) and checks that it answers.
     ///
     /// - Parameters:
+    ///   - location: The database; its password is never logged.
     ///   - busyTimeout: How long a statement waits for a row or table lock before the request fails
     ///     with 503 `storage_busy` (PostgreSQL's `lock_timeout`).
     ///   - maxConnections: The size of the connection pool.
