@@ -124,6 +124,18 @@ struct StorageConformanceTests {
         }
     }
 
+    @Test("Any JSON string is stored and read back as sent, a NUL character included", arguments: backends)
+    func unusualText(_ backend: ScratchDatabase.Backend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let fields: [String: JSONValue] = ["nul": "a\u{0}b", "emoji": "🦜", "quote": "\"\\", "big": 12_345_678_901_234]
+            let created = try await storage.createRecord(type: "text", fields: fields, owner: nil)
+            let read = try #require(try await storage.record(type: "text", id: created.id))
+            #expect(try read.fields == fields)
+            let query = RecordQuery(type: "text", filters: [("emoji", "🦜")], limit: 5)
+            #expect(try await storage.listRecords(query, from: nil, backwards: false).map(\.id) == [created.id])
+        }
+    }
+
     @Test("An update with a stale version or of a missing record changes nothing", arguments: backends)
     func updateFailures(_ backend: ScratchDatabase.Backend) async throws {
         try await withStorage(backend) { storage, _ in

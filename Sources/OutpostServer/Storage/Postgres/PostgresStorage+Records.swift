@@ -8,15 +8,19 @@ extension PostgresStorage {
     public func createRecord(type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool) async throws
         -> StoredRecord
     {
-        try await withTransaction { connection in
-            try await Self.insertRecord(
-                type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Identifiers.nowMilliseconds(),
-                on: connection)
+        // One statement on any pooled connection: no transaction needed.
+        try await translatingErrors {
+            try await client.withConnection { connection in
+                try await Self.insertRecord(
+                    type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Identifiers.nowMilliseconds(),
+                    on: connection)
+            }
         }
     }
 
-    /// Inserts a record with a fresh id on `connection`, inside the caller's transaction: an id
-    /// collision rolls back to a savepoint and draws again.
+    /// Inserts a record with a fresh id on `connection` (inside the caller's transaction, if any):
+    /// an id collision inserts nothing (`ON CONFLICT DO NOTHING`, which leaves a transaction
+    /// usable) and a new id is drawn.
     static func insertRecord(
         type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
         on connection: PostgresConnection
@@ -24,20 +28,14 @@ extension PostgresStorage {
         let body = JSONValue.object(fields).jsonString()
         for _ in 0..<5 {
             let id = Identifiers.random()
-            try await execute("SAVEPOINT insert_record", on: connection)
-            do {
-                let rows = try await Self.rows(
-                    """
-                    INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private)
-                    VALUES (\(type), \(id), \(owner), \(body), 1, \(now), \(now), \(isPrivate))
-                    RETURNING \(unescaped: columns)
-                    """, on: connection)
-                try await execute("RELEASE SAVEPOINT insert_record", on: connection)
-                if let row = rows.first { return try record(from: row) }
-            } catch  where isUniqueViolation(error, constraint: "records_by_id") {
-                try await execute("ROLLBACK TO SAVEPOINT insert_record", on: connection)
-                continue  // an identifier collision: draw again
-            }
+            let rows = try await Self.rows(
+                """
+                INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private)
+                VALUES (\(type), \(id), \(owner), \(body), 1, \(now), \(now), \(isPrivate))
+                ON CONFLICT (type, id) DO NOTHING
+                RETURNING \(unescaped: columns)
+                """, on: connection)
+            if let row = rows.first { return try record(from: row) }
         }
         throw ServerError(.internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
     }
