@@ -26,10 +26,19 @@ struct MultiInstanceTests {
             var children: [CrashRecoveryTests.Child] = []
             do {
                 // Started together: their migrations race, and must apply once.
-                try await withThrowingTaskGroup(of: CrashRecoveryTests.Child.self) { group in
-                    for _ in 0..<3 { group.addTask { try await .start(binary, database: scratch.argument) } }
-                    for try await child in group { children.append(child) }
+                // Every child that started is kept (and stopped below) even when another failed.
+                let started = await withTaskGroup(of: Result<CrashRecoveryTests.Child, any Error>.self) { group in
+                    for _ in 0..<3 {
+                        group.addTask {
+                            do { return .success(try await .start(binary, database: scratch.argument)) } catch {
+                                return .failure(error)
+                            }
+                        }
+                    }
+                    return await group.reduce(into: [Result<CrashRecoveryTests.Child, any Error>]()) { $0.append($1) }
                 }
+                children = started.compactMap { try? $0.get() }
+                for result in started { _ = try result.get() }
                 // The admin command through the same seam: a user made with `outpost users add`.
                 try Self.run(binary, ["users", "add", "ada", "--database", scratch.argument], input: password + "\n")
                 let storage = try await scratch.open()
@@ -74,10 +83,7 @@ struct MultiInstanceTests {
         func stop() async {
             for client in clients { try? await client.shutdown() }
             try? await browser.shutdown()
-            for child in children {
-                child.process.terminate()
-                child.process.waitUntilExit()
-            }
+            for child in children { child.kill9() }  // no graceful wait: nothing of theirs is checked after
             await scratch.remove()
         }
     }
