@@ -6,7 +6,7 @@ import Testing
 
 /// Three `outpost serve` processes on one PostgreSQL database, driven round-robin: nothing that
 /// must hold across requests lives in one process.
-@Suite("Several instances on one PostgreSQL database")
+@Suite("Several instances on one PostgreSQL database", .serialized)
 struct MultiInstanceTests {
     static let enabled =
         CrashRecoveryTests.binary != nil && (ScratchDatabase.postgresBase != nil || ScratchDatabase.postgresRequired)
