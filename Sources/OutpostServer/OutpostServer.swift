@@ -6,8 +6,8 @@ import NIOCore
 package import NIOPosix
 import ServiceLifecycle
 
-/// The reference backend: lambdas, handlers and records over JSON, in one process with an embedded
-/// SQLite database.
+/// The reference backend: lambdas, handlers and records over JSON, on an embedded SQLite database
+/// or, for several instances, a shared PostgreSQL one (``ServerConfiguration/databasePath``).
 ///
 /// ```swift
 /// let server = try OutpostServer(configuration: .init(port: 0, databasePath: path))
@@ -125,15 +125,7 @@ public final class OutpostServer: Sendable {
     }
 
     func openStorage() async throws -> any Storage {
-        let storage = try await SQLiteStorage.open(
-            path: configuration.databasePath, busyTimeout: configuration.storageBusyTimeout, logger: configuration.logger)
-        do {
-            try await storage.migrate()
-        } catch {
-            try? await storage.close()
-            throw error
-        }
-        return storage
+        try await DatabaseLocation.migrated(try await configuration.openStorage())
     }
 
     /// Bcrypt's own threads, so password hashing never holds the threads that run queries.

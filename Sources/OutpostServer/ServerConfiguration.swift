@@ -9,7 +9,9 @@ public struct ServerConfiguration: Sendable {
     public var host: String
     /// The port to listen on; `0` picks a free one (see ``RunningServer/port``). Default: 8080.
     public var port: Int
-    /// Where the SQLite database lives; created and migrated on start. Default: `./outpost.sqlite`.
+    /// Where the data lives (see ``DatabaseLocation``): a SQLite file path, created when missing, or
+    /// a `postgres://user:password@host:port/database` URL, for several instances on one database.
+    /// Migrated on start. Ignored when ``storageFactory`` is set. Default: `./outpost.sqlite`.
     public var databasePath: String
     /// Larger request bodies are refused with 413. Default: 1 MiB.
     public var maxBodyBytes: Int
@@ -59,6 +61,19 @@ public struct ServerConfiguration: Sendable {
     /// Threads that hash and check passwords (Bcrypt), apart from the threads that run queries, so
     /// sign-ups never starve storage. Default: 1.
     public var passwordHashingThreads: Int
+    /// Opens the server's storage instead of ``databasePath``: inject any ``Storage``. The server
+    /// migrates what it returns and closes it when it stops. Default: `nil`.
+    public var storageFactory: StorageFactory?
+
+    /// Makes the storage a server runs on (see ``storageFactory``).
+    public typealias StorageFactory = @Sendable () async throws -> any Storage
+
+    /// The storage this configuration names: ``storageFactory`` when set, else ``databasePath``.
+    /// Not migrated.
+    public func openStorage() async throws -> any Storage {
+        if let storageFactory { return try await storageFactory() }
+        return try await DatabaseLocation(databasePath).open(busyTimeout: storageBusyTimeout, logger: logger)
+    }
 
     public init(
         host: String = "127.0.0.1",

@@ -5,7 +5,7 @@ import OutpostSupport
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
 // Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--only GROUP,...]
 
-let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes"]
+let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage"]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
 if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
@@ -49,6 +49,7 @@ if only.contains("outbox") { results += try await OutboxBench.run(options) }
 if only.contains("cache") { results += try await CacheBench.run(options) }
 if only.contains("files") { results += try await FilesBench.run(options) }
 if only.contains("changes") { results += try await ChangesBench.run(options) }
+if only.contains("storage") { results += try await StorageBench.run(options) }
 
 let elapsed = ContinuousClock.now - started
 

@@ -93,8 +93,7 @@ extension AuthFixture {
 
     /// Expires every access token at the server, as time would.
     func expireAccessTokens() async throws {
-        let storage = try await SQLiteStorage.open(
-            path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
+        let storage = try await server.openStorage()
         try await storage.expireAccessTokensForTesting()
         try await storage.close()
     }

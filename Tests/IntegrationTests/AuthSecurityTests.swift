@@ -8,9 +8,8 @@ extension AuthFixture {
     static let loopback = "http://127.0.0.1:53682/callback"
 
     /// The fixture's database, opened beside the running server.
-    func withStorage<T>(_ body: (SQLiteStorage) async throws -> T) async throws -> T {
-        let storage = try await SQLiteStorage.open(
-            path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
+    func withStorage<T>(_ body: (any Storage) async throws -> T) async throws -> T {
+        let storage = try await server.openStorage()
         do {
             let result = try await body(storage)
             try await storage.close()
@@ -432,6 +431,7 @@ struct AuthSecurityTests {
                 logger: .init(label: "second", factory: { _ in SwiftLogNoOpLogHandler() }))
             configuration.auth.attemptsPerAccount = 2
             configuration.auth.passwordCost = 4
+            fixture.server.shareDatabase(with: &configuration)
             let second = try await OutpostServer(configuration: configuration).start()
             let page = try await fixture.browser.postForm(
                 second.baseURL.absoluteString + "/oauth/token",

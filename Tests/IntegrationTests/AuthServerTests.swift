@@ -19,8 +19,7 @@ struct AuthFixture {
 
     static func start(configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> AuthFixture {
         let server = try await LiveServer.start(configure: configure)
-        let storage = try await SQLiteStorage.open(
-            path: server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "fixture"))
+        let storage = try await server.openStorage()
         do {
             let (publicClient, _) = try await storage.registerClient(
                 name: "Test CLI", redirectURIs: [redirect, "outpost-test://x-callback-url/oauth"],

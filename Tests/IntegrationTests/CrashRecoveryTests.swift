@@ -1,5 +1,6 @@
 import Foundation
 import Outpost
+import OutpostServer
 import Synchronization
 import Testing
 
@@ -99,13 +100,22 @@ struct CrashRecoveryTests {
         return id
     }
 
-    @Test("kill -9 under load, restart: every acknowledged write is present exactly once", .enabled(if: binary != nil))
-    func killUnderLoad() async throws {
+    @Test(
+        "kill -9 under load, restart: every acknowledged write is present exactly once", .enabled(if: binary != nil),
+        arguments: ScratchDatabase.backends)
+    func killUnderLoad(_ backend: ScratchDatabase.Backend) async throws {
+        let scratch = try await ScratchDatabase.make(backend)
+        do {
+            try await killUnderLoad(database: scratch.argument)
+        } catch {
+            await scratch.remove()
+            throw error
+        }
+        await scratch.remove()
+    }
+
+    func killUnderLoad(database: String) async throws {
         let binary = try #require(Self.binary)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-crash-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let database = folder.appendingPathComponent("crash.sqlite").path
 
         let first = try await Child.start(binary, database: database)
         let ledger = Ledger(threshold: 40)

@@ -157,11 +157,11 @@ struct IdempotencyTests {
         try await withLiveServer { server, client in
             var logger = Logger(label: "outpost.test.second")
             logger.logLevel = .critical
-            let second = try await OutpostServer(
-                configuration: .init(
-                    host: "127.0.0.1", port: 0, databasePath: server.folder.appendingPathComponent("test.sqlite").path,
-                    logger: logger)
-            ).start()
+            var configuration = ServerConfiguration(
+                host: "127.0.0.1", port: 0, databasePath: server.folder.appendingPathComponent("test.sqlite").path,
+                logger: logger)
+            server.shareDatabase(with: &configuration)
+            let second = try await OutpostServer(configuration: configuration).start()
             let other = OutpostClient(configuration: .init(baseURL: second.baseURL))
             do {
                 let ids = try await withThrowingTaskGroup(of: JSONValue?.self) { group in

@@ -36,8 +36,7 @@ private final class PasswordGrantSession: OAuthSession {
 
 /// Sets a user's entitlements in the live server's database.
 private func setEntitlements(_ entitlements: [String], of username: String, on fixture: AuthFixture) async throws {
-    let storage = try await SQLiteStorage.open(
-        path: fixture.server.folder.appendingPathComponent("test.sqlite").path, logger: .init(label: "plugins-test"))
+    let storage = try await fixture.server.openStorage()
     do {
         let user = try #require(try await storage.user(username: username))
         try await storage.setEntitlements(entitlements, userID: user.id)

@@ -158,35 +158,54 @@ struct AuthService: Sendable {
     // MARK: Tokens
 
     /// Issues an access token and, unless `refresh` is false, a refresh token in `family`.
-    func issueTokens(client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true)
-        async throws -> JSONValue
-    {
+    ///
+    /// - Parameter rotating: the hash of the refresh token these replace: it is marked rotated and
+    ///   the new tokens saved in one storage transaction, or, when it is no longer active (a
+    ///   concurrent exchange, on any instance, won), nothing is saved and this throws.
+    func issueTokens(
+        client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true,
+        rotating previous: String? = nil
+    ) async throws -> JSONValue {
         let now = Self.now()
         let family = family ?? Secrets.token(prefix: "fam_")
         let access = Secrets.token(prefix: "opa_")
         let accessLifetime = Self.milliseconds(configuration.accessTokenLifetime)
-        try await storage.saveToken(
+        var tokens = [
             StoredToken(
                 hash: Secrets.hash(access), kind: .access, userID: userID, clientID: client.id, scope: scope, family: family,
-                expiresAt: now + accessLifetime, state: "active"))
+                expiresAt: now + accessLifetime, state: "active")
+        ]
         var reply: [String: JSONValue] = [
             "access_token": .string(access), "token_type": "Bearer", "expires_in": .int(Int(accessLifetime / 1000)),
             "scope": .string(scope),
         ]
         if refresh && client.grants.contains("refresh_token") {
             let refreshToken = Secrets.token(prefix: "opr_")
-            try await storage.saveToken(
+            tokens.append(
                 StoredToken(
                     hash: Secrets.hash(refreshToken), kind: .refresh, userID: userID, clientID: client.id, scope: scope,
                     family: family,
                     expiresAt: now + Self.milliseconds(configuration.refreshTokenLifetime), state: "active"))
             reply["refresh_token"] = .string(refreshToken)
         }
+        if let previous {
+            guard try await storage.rotateToken(hash: previous, replacements: tokens) else {
+                try await storage.revokeFamily(family)
+                throw Self.refreshReused
+            }
+        } else {
+            for token in tokens { try await storage.saveToken(token) }
+        }
         return .object(reply)
     }
 
+    static let refreshReused = OAuthError.invalidGrant(
+        "This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
+
     /// Exchanges a refresh token for a new pair. A refresh token that was already exchanged is a
-    /// sign of theft: its whole family is revoked.
+    /// sign of theft: its whole family is revoked. Of concurrent exchanges of one token (on any
+    /// instance) exactly one succeeds; the others find it rotated and revoke the family, the
+    /// winner's new tokens included, since those were saved in the rotation's transaction.
     func refresh(_ token: String, client: OAuthClient) async throws -> JSONValue {
         let hash = Secrets.hash(token)
         guard let stored = try await storage.token(hash: hash), stored.kind == .refresh, stored.clientID == client.id else {
@@ -195,18 +214,13 @@ struct AuthService: Sendable {
         if stored.state == "rotated" {
             try await storage.revokeFamily(stored.family)
             logger.warning("refresh token reuse detected; family revoked", metadata: ["client": "\(client.id)"])
-            throw OAuthError.invalidGrant(
-                "This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
+            throw Self.refreshReused
         }
         guard stored.state == "active", stored.expiresAt > Self.now() else {
             throw OAuthError.invalidGrant("The refresh token has expired or was revoked; sign in again")
         }
-        guard try await storage.transitionToken(hash: hash, from: "active", to: "rotated") else {
-            try await storage.revokeFamily(stored.family)
-            throw OAuthError.invalidGrant(
-                "This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
-        }
-        return try await issueTokens(client: client, userID: stored.userID, scope: stored.scope, family: stored.family)
+        return try await issueTokens(
+            client: client, userID: stored.userID, scope: stored.scope, family: stored.family, rotating: hash)
     }
 
     /// The user (and token) behind `Authorization: Bearer …`. `nil` when the request carries no
@@ -285,21 +299,34 @@ struct AuthService: Sendable {
             throw ServerError(
                 .unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
         }
-        let userID: String
-        if let existing = try await storage.userID(provider: provider, subject: identity.subject) {
-            userID = existing
-        } else {
-            let base = identity.username ?? "\(provider):\(identity.subject)"
-            var candidate = base
-            var suffix = 1
+        let userID = try await providerUser(provider: provider, identity: identity)
+        return try await issueTokens(client: client, userID: userID, scope: client.scopes.joined(separator: " "))
+    }
+
+    /// The user linked to a provider identity, created (and linked, in one storage transaction) on
+    /// the first sign-in. Two first sign-ins at once, on any instances, yield one user: the one
+    /// that loses the race finds the winner's link.
+    func providerUser(provider: String, identity: ProviderIdentity) async throws -> String {
+        let base = identity.username ?? "\(provider):\(identity.subject)"
+        var suffix = 1
+        for _ in 0..<32 {
+            if let existing = try await storage.userID(provider: provider, subject: identity.subject) { return existing }
+            var candidate = suffix == 1 ? base : "\(base)-\(suffix)"
             while try await storage.user(username: candidate) != nil {
                 suffix += 1
                 candidate = "\(base)-\(suffix)"
             }
-            userID = try await storage.createUser(username: candidate, passwordHash: nil).id
-            try await storage.link(provider: provider, subject: identity.subject, userID: userID)
+            do {
+                return try await storage.createUser(username: candidate, provider: provider, subject: identity.subject).id
+            } catch UserWriteFailure.identityLinked(let userID) {
+                return userID
+            } catch UserWriteFailure.usernameTaken {
+                continue  // taken meanwhile (perhaps by the concurrent sign-in): look again
+            }
         }
-        return try await issueTokens(client: client, userID: userID, scope: client.scopes.joined(separator: " "))
+        throw ServerError(
+            .serviceUnavailable, code: "sign_in_contention",
+            message: "Could not choose a free username for this sign-in; try again", headers: [.retryAfter: "1"])
     }
 
     // MARK: Form tokens

@@ -21,7 +21,7 @@ extension AuthStorage {
         }
         let secret = confidential ? Secrets.token(prefix: "ocs_") : nil
         let client = OAuthClient(
-            id: id ?? "oc_" + SQLiteStorage.newIdentifier(), name: name, secretHash: secret.map(Secrets.hash),
+            id: id ?? "oc_" + Identifiers.random(), name: name, secretHash: secret.map(Secrets.hash),
             redirectURIs: redirectURIs, grants: grants, scopes: scopes, createdAt: AuthService.now())
         try await saveClient(client)
         return (client, secret)

@@ -105,7 +105,7 @@ extension SQLiteStorage {
 
     public func saveOpenIDCode(hash: String, nonce: String?, authTime: Int64, expiresAt: Int64) async throws {
         _ = try await connection.query(
-            "DELETE FROM openid_codes WHERE expires_at < ?", [.integer(Int(Self.nowMilliseconds()))])
+            "DELETE FROM openid_codes WHERE expires_at < ?", [.integer(Int(Identifiers.nowMilliseconds()))])
         _ = try await connection.query(
             "INSERT INTO openid_codes (code_hash, nonce, auth_time, expires_at) VALUES (?, ?, ?, ?)",
             [.text(hash), nonce.map(SQLiteData.text) ?? .null, .integer(Int(authTime)), .integer(Int(expiresAt))])
@@ -122,7 +122,7 @@ extension SQLiteStorage {
 
     public func saveOpenIDFamily(_ family: String, authTime: Int64, expiresAt: Int64) async throws {
         _ = try await connection.query(
-            "DELETE FROM openid_families WHERE expires_at < ?", [.integer(Int(Self.nowMilliseconds()))])
+            "DELETE FROM openid_families WHERE expires_at < ?", [.integer(Int(Identifiers.nowMilliseconds()))])
         _ = try await connection.query(
             "INSERT OR REPLACE INTO openid_families (family, auth_time, expires_at) VALUES (?, ?, ?)",
             [.text(family), .integer(Int(authTime)), .integer(Int(expiresAt))])

@@ -1,5 +1,5 @@
 /// An async lock per key: callers with the same key run one at a time, in arrival order; other keys
-/// are not held up. Used to serialise read-modify-write patches of one record within this process.
+/// are not held up. Serialises the transactions of a SQLite storage on its one writer connection.
 actor KeyedLock {
     private var held: Set<String> = []
     private var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]

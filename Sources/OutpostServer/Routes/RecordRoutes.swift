@@ -9,8 +9,6 @@ struct RecordRoutes: Sendable {
     let storage: any Storage
     let auth: AuthService
     let cursors: CursorCodec
-    /// Patches of one record run one at a time, so concurrent patches never lose a race here.
-    let patchLocks = KeyedLock()
     let maxBodyBytes: Int
     let maxJSONDepth: Int
     /// Woken after every record write, so change streams deliver it at once.
@@ -135,35 +133,19 @@ struct RecordRoutes: Sendable {
             )
         }
         let expected = try await expectedVersion(request, type: type, id: id)
-        return try await patchLocks.withLock("\(type)/\(id)") {
-            try await applyPatch(patchValue, type: type, id: id, expected: expected)
-        }
-    }
-
-    func applyPatch(_ patchValue: JSONValue, type: String, id: String, expected: Int?) async throws -> Response {
-        // Read, apply, and write back only if nobody changed the record meanwhile; on a lost race
-        // without If-Match, start again from the newer version.
-        for _ in 0..<8 {
-            guard let current = try await storage.record(type: type, id: id) else { throw Self.notFound(type, id) }
-            if let expected, expected != current.version { throw Self.preconditionFailed(type, id, current: current.version) }
-            let patched = MergePatch.apply(patchValue, to: .object(try current.fields))
-            guard case .object(var fields) = patched else {
-                throw ServerError.badRequest("invalid_patch", "The patch must leave the record a JSON object")
-            }
-            for key in StoredRecord.serverKeys { fields[key] = nil }
-            do {
-                let record = try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: current.version)
-                changes?.changesCommitted()
-                return Self.recordResponse(record, headers: [.eTag: record.etag])
-            } catch RecordWriteFailure.versionMismatch(let now) {
-                if expected != nil { throw Self.preconditionFailed(type, id, current: now) }
-                continue
-            } catch RecordWriteFailure.notFound {
-                throw Self.notFound(type, id)
+        // Read, apply and write in one storage transaction that holds the record against every
+        // other writer, of this instance or another on the same database: no patch is lost.
+        let record = try await write(type, id) {
+            try await storage.updateRecord(type: type, id: id, expectedVersion: expected) { current in
+                let patched = MergePatch.apply(patchValue, to: .object(try current.fields))
+                guard case .object(var fields) = patched else {
+                    throw ServerError.badRequest("invalid_patch", "The patch must leave the record a JSON object")
+                }
+                for key in StoredRecord.serverKeys { fields[key] = nil }
+                return fields
             }
         }
-        throw ServerError(
-            .conflict, code: "write_contention", message: "Record \(type)/\(id) is changing too fast to patch; retry")
+        return Self.recordResponse(record, headers: [.eTag: record.etag])
     }
 
     func remove(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {

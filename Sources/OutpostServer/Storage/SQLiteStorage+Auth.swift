@@ -5,6 +5,12 @@ import SQLiteNIO
 public protocol AuthStorage: Sendable {
     /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
     func createUser(username: String, passwordHash: String?) async throws -> StoredUser
+    /// Creates a user without a password and links a provider identity to it, in one transaction.
+    ///
+    /// - Throws: ``UserWriteFailure/usernameTaken`` when the username is taken;
+    ///   ``UserWriteFailure/identityLinked(userID:)`` when another sign-in linked the identity first
+    ///   (nothing is created then).
+    func createUser(username: String, provider: String, subject: String) async throws -> StoredUser
     func user(id: String) async throws -> StoredUser?
     func user(username: String) async throws -> StoredUser?
     func setEntitlements(_ entitlements: [String], userID: String) async throws
@@ -21,6 +27,10 @@ public protocol AuthStorage: Sendable {
     /// Marks an active token with a new state; returns whether it was active.
     func transitionToken(hash: String, from: String, to: String) async throws -> Bool
     func revokeFamily(_ family: String) async throws
+    /// Marks the active refresh token `hash` rotated and saves its `replacements`, in one
+    /// transaction; returns `false`, saving nothing, when the token was not active (already rotated
+    /// by a concurrent exchange, or revoked).
+    func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool
 
     func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws
     /// Marks an unused code used and returns it; `nil` when unknown or already used.
@@ -47,18 +57,21 @@ public protocol AuthStorage: Sendable {
 /// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
 public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
     case usernameTaken
+    /// The provider identity belongs to this user already (a concurrent first sign-in won).
+    case identityLinked(userID: String)
 
     public var description: String {
         switch self {
         case .usernameTaken: "That username is taken (usernames ignore case); choose another"
+        case .identityLinked: "That provider identity is linked to a user already"
         }
     }
 }
 
 extension SQLiteStorage {
     public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
-        let id = "u_" + Self.newIdentifier()
-        let now = Self.nowMilliseconds()
+        let id = "u_" + Identifiers.random()
+        let now = Identifiers.nowMilliseconds()
         do {
             _ = try await connection.query(
                 "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
@@ -69,8 +82,32 @@ extension SQLiteStorage {
         return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
     }
 
+    public func createUser(username: String, provider: String, subject: String) async throws -> StoredUser {
+        let id = "u_" + Identifiers.random()
+        let now = Identifiers.nowMilliseconds()
+        return try await withTransaction { connection in
+            // Inside BEGIN IMMEDIATE: no other writer runs between this check and the inserts.
+            if let linked = try await connection.query(
+                "SELECT user_id FROM user_identities WHERE provider = ? AND subject = ?", [.text(provider), .text(subject)]
+            ).first?.column("user_id")?.string {
+                throw UserWriteFailure.identityLinked(userID: linked)
+            }
+            do {
+                _ = try await connection.query(
+                    "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, NULL, ?)",
+                    [.text(id), .text(username), .integer(Int(now))])
+            } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+                throw UserWriteFailure.usernameTaken
+            }
+            _ = try await connection.query(
+                "INSERT INTO user_identities (provider, subject, user_id) VALUES (?, ?, ?)",
+                [.text(provider), .text(subject), .text(id)])
+            return StoredUser(id: id, username: username, passwordHash: nil, entitlements: [], createdAt: now)
+        }
+    }
+
     public func user(id: String) async throws -> StoredUser? {
-        try await connection.query("SELECT * FROM users WHERE id = ?", [.text(id)]).first.map(Self.user(from:))
+        try await reader.query("SELECT * FROM users WHERE id = ?", [.text(id)]).first.map(Self.user(from:))
     }
 
     public func user(username: String) async throws -> StoredUser? {
@@ -79,7 +116,7 @@ extension SQLiteStorage {
 
     public func setEntitlements(_ entitlements: [String], userID: String) async throws {
         _ = try await connection.query(
-            "UPDATE users SET entitlements = ? WHERE id = ?", [.text(Self.json(entitlements)), .text(userID)])
+            "UPDATE users SET entitlements = ? WHERE id = ?", [.text(StoredText.json(entitlements)), .text(userID)])
     }
 
     public func userID(provider: String, subject: String) async throws -> String? {
@@ -99,13 +136,14 @@ extension SQLiteStorage {
             "INSERT OR REPLACE INTO oauth_clients (id, name, secret_hash, redirect_uris, grants, scopes, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 .text(client.id), .text(client.name), client.secretHash.map(SQLiteData.text) ?? .null,
-                .text(Self.json(client.redirectURIs)), .text(Self.json(client.grants)), .text(Self.json(client.scopes)),
+                .text(StoredText.json(client.redirectURIs)), .text(StoredText.json(client.grants)),
+                .text(StoredText.json(client.scopes)),
                 .integer(Int(client.createdAt)),
             ])
     }
 
     public func client(id: String) async throws -> OAuthClient? {
-        try await connection.query("SELECT * FROM oauth_clients WHERE id = ?", [.text(id)]).first.map(Self.client(from:))
+        try await reader.query("SELECT * FROM oauth_clients WHERE id = ?", [.text(id)]).first.map(Self.client(from:))
     }
 
     public func clients() async throws -> [OAuthClient] {
@@ -119,17 +157,21 @@ extension SQLiteStorage {
     }
 
     public func saveToken(_ token: StoredToken) async throws {
+        try await Self.insert(token, on: connection)
+    }
+
+    static func insert(_ token: StoredToken, on connection: BusyBoundedConnection) async throws {
         _ = try await connection.query(
             "INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 .text(token.hash), .text(token.kind.rawValue), token.userID.map(SQLiteData.text) ?? .null, .text(token.clientID),
                 .text(token.scope), .text(token.family), .integer(Int(token.expiresAt)), .text(token.state),
-                .integer(Int(Self.nowMilliseconds())),
+                .integer(Int(Identifiers.nowMilliseconds())),
             ])
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        guard let row = try await connection.query("SELECT * FROM tokens WHERE hash = ?", [.text(hash)]).first else { return nil }
+        guard let row = try await reader.query("SELECT * FROM tokens WHERE hash = ?", [.text(hash)]).first else { return nil }
         return StoredToken(
             hash: hash, kind: StoredToken.Kind(rawValue: row.column("kind")?.string ?? "") ?? .access,
             userID: row.column("user_id")?.string, clientID: row.column("client_id")?.string ?? "",
@@ -141,6 +183,16 @@ extension SQLiteStorage {
         let rows = try await connection.query(
             "UPDATE tokens SET state = ? WHERE hash = ? AND state = ? RETURNING hash", [.text(to), .text(hash), .text(from)])
         return !rows.isEmpty
+    }
+
+    public func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool {
+        try await withTransaction { connection in
+            let rotated = try await connection.query(
+                "UPDATE tokens SET state = 'rotated' WHERE hash = ? AND state = 'active' RETURNING hash", [.text(hash)])
+            guard !rotated.isEmpty else { return false }
+            for token in replacements { try await Self.insert(token, on: connection) }
+            return true
+        }
     }
 
     public func revokeFamily(_ family: String) async throws {
@@ -242,19 +294,11 @@ extension SQLiteStorage {
 
     // MARK: Rows
 
-    static func json(_ strings: [String]) -> String {
-        (try? String(decoding: JSONEncoder().encode(strings), as: UTF8.self)) ?? "[]"
-    }
-
-    static func strings(_ text: String?) -> [String] {
-        guard let text, let values = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else { return [] }
-        return values
-    }
-
     static func user(from row: SQLiteRow) -> StoredUser {
         StoredUser(
             id: row.column("id")?.string ?? "", username: row.column("username")?.string ?? "",
-            passwordHash: row.column("password_hash")?.string, entitlements: strings(row.column("entitlements")?.string),
+            passwordHash: row.column("password_hash")?.string,
+            entitlements: StoredText.strings(row.column("entitlements")?.string),
             createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
 
@@ -262,8 +306,9 @@ extension SQLiteStorage {
         OAuthClient(
             id: row.column("id")?.string ?? "", name: row.column("name")?.string ?? "",
             secretHash: row.column("secret_hash")?.string,
-            redirectURIs: strings(row.column("redirect_uris")?.string), grants: strings(row.column("grants")?.string),
-            scopes: strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
+            redirectURIs: StoredText.strings(row.column("redirect_uris")?.string),
+            grants: StoredText.strings(row.column("grants")?.string),
+            scopes: StoredText.strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
 
     static func deviceCode(from row: SQLiteRow) -> StoredDeviceCode {

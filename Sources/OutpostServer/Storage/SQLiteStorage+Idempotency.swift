@@ -33,35 +33,27 @@ extension SQLiteStorage {
     ) async throws -> (claim: IdempotencyClaim, response: StoredResponse?) {
         // The transaction runs on the writer connection, one at a time in this process; BEGIN
         // IMMEDIATE takes the database's write lock, so servers sharing the file take turns too.
-        try await writerLock.withLock("writer") {
-            _ = try await writer.query("BEGIN IMMEDIATE")
-            do {
-                let now = Self.nowMilliseconds()
-                try await purgeIdempotencyKeys(now: now, on: writer)
-                if let existing = try await idempotencyRow(key, on: writer) {
-                    _ = try await writer.query("COMMIT")
-                    return (Self.classify(existing, key: key, now: now).claim, nil)
-                }
-                let record = try await insertRecord(
-                    type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: now, on: writer)
-                let response = respond(record)
-                _ = try await writer.query(
-                    """
-                    INSERT INTO idempotency_keys
-                        (caller, key, fingerprint, state, claim, locked_until, status, headers, body, created_at, expires_at)
-                    VALUES (?, ?, ?, 'done', '', 0, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(key.caller), .text(key.key), .text(key.fingerprint), .integer(response.status),
-                        .text(Self.headerText(response.headers)), .blob(.init(bytes: response.body)), .integer(Int(now)),
-                        .integer(Int(now + Self.milliseconds(lifetime))),
-                    ])
-                _ = try await writer.query("COMMIT")
-                return (.claimed(token: ""), response)
-            } catch {
-                _ = try? await writer.query("ROLLBACK")
-                throw error
+        try await withTransaction { writer in
+            let now = Identifiers.nowMilliseconds()
+            try await purgeIdempotencyKeys(now: now, on: writer)
+            if let existing = try await idempotencyRow(key, on: writer) {
+                return (IdempotencyRow.classify(existing, key: key, now: now).claim, nil)
             }
+            let record = try await insertRecord(
+                type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: now, on: writer)
+            let response = respond(record)
+            _ = try await writer.query(
+                """
+                INSERT INTO idempotency_keys
+                    (caller, key, fingerprint, state, claim, locked_until, status, headers, body, created_at, expires_at)
+                VALUES (?, ?, ?, 'done', '', 0, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key.caller), .text(key.key), .text(key.fingerprint), .integer(response.status),
+                    .text(IdempotencyRow.headerText(response.headers)), .blob(.init(bytes: response.body)), .integer(Int(now)),
+                    .integer(Int(now + IdempotencyRow.milliseconds(lifetime))),
+                ])
+            return (.claimed(token: ""), response)
         }
     }
 
@@ -69,9 +61,9 @@ extension SQLiteStorage {
         -> IdempotencyClaim
     {
         for _ in 0..<3 {
-            let now = Self.nowMilliseconds()
+            let now = Identifiers.nowMilliseconds()
             try await purgeIdempotencyKeys(now: now, on: connection)
-            let token = Self.newIdentifier()
+            let token = Identifiers.random()
             let inserted = try await connection.query(
                 """
                 INSERT INTO idempotency_keys (caller, key, fingerprint, state, claim, locked_until, created_at, expires_at)
@@ -79,12 +71,12 @@ extension SQLiteStorage {
                 """,
                 [
                     .text(key.caller), .text(key.key), .text(key.fingerprint), .text(token),
-                    .integer(Int(now + Self.milliseconds(lease))), .integer(Int(now)),
-                    .integer(Int(now + Self.milliseconds(lifetime))),
+                    .integer(Int(now + IdempotencyRow.milliseconds(lease))), .integer(Int(now)),
+                    .integer(Int(now + IdempotencyRow.milliseconds(lifetime))),
                 ])
             if !inserted.isEmpty { return .claimed(token: token) }
             guard let existing = try await idempotencyRow(key, on: connection) else { continue }  // expired meanwhile
-            let (claim, stale) = Self.classify(existing, key: key, now: now)
+            let (claim, stale) = IdempotencyRow.classify(existing, key: key, now: now)
             guard stale else { return claim }
             // The request holding the key stopped without finishing (its server died): take over.
             let taken = try await connection.query(
@@ -93,7 +85,7 @@ extension SQLiteStorage {
                 WHERE caller = ? AND key = ? AND state = 'in_progress' AND claim = ? RETURNING claim
                 """,
                 [
-                    .text(token), .integer(Int(now + Self.milliseconds(lease))), .text(key.caller), .text(key.key),
+                    .text(token), .integer(Int(now + IdempotencyRow.milliseconds(lease))), .text(key.caller), .text(key.key),
                     .text(existing.claim),
                 ])
             return taken.isEmpty ? .inProgress : .claimed(token: token)
@@ -104,15 +96,15 @@ extension SQLiteStorage {
     public func completeIdempotencyKey(_ key: IdempotencyKey, token: String, response: StoredResponse, lifetime: Duration)
         async throws
     {
-        let now = Self.nowMilliseconds()
+        let now = Identifiers.nowMilliseconds()
         _ = try await connection.query(
             """
             UPDATE idempotency_keys SET state = 'done', status = ?, headers = ?, body = ?, expires_at = ?
             WHERE caller = ? AND key = ? AND claim = ? AND state = 'in_progress'
             """,
             [
-                .integer(response.status), .text(Self.headerText(response.headers)), .blob(.init(bytes: response.body)),
-                .integer(Int(now + Self.milliseconds(lifetime))), .text(key.caller), .text(key.key), .text(token),
+                .integer(response.status), .text(IdempotencyRow.headerText(response.headers)), .blob(.init(bytes: response.body)),
+                .integer(Int(now + IdempotencyRow.milliseconds(lifetime))), .text(key.caller), .text(key.key), .text(token),
             ])
     }
 
@@ -123,14 +115,6 @@ extension SQLiteStorage {
     }
 
     // MARK: Helpers
-
-    struct IdempotencyRow {
-        var fingerprint: String
-        var state: String
-        var claim: String
-        var lockedUntil: Int64
-        var response: StoredResponse?
-    }
 
     func idempotencyRow(_ key: IdempotencyKey, on connection: BusyBoundedConnection) async throws -> IdempotencyRow? {
         let rows = try await connection.query(
@@ -143,7 +127,7 @@ extension SQLiteStorage {
         var response: StoredResponse?
         if let status = row.column("status")?.integer, let headers = row.column("headers")?.string {
             let body = row.column("body")?.blob.map { Data($0.readableBytesView) } ?? Data()
-            response = StoredResponse(status: status, headers: Self.headers(fromText: headers), body: body)
+            response = StoredResponse(status: status, headers: IdempotencyRow.headers(fromText: headers), body: body)
         }
         return IdempotencyRow(
             fingerprint: row.column("fingerprint")?.string ?? "", state: row.column("state")?.string ?? "",
@@ -151,31 +135,7 @@ extension SQLiteStorage {
             response: response)
     }
 
-    /// What a row means for `key`, and whether it is an in-progress claim whose lease ran out.
-    static func classify(_ row: IdempotencyRow, key: IdempotencyKey, now: Int64) -> (claim: IdempotencyClaim, stale: Bool) {
-        guard row.fingerprint == key.fingerprint else { return (.mismatch, false) }
-        if row.state == "done", let response = row.response { return (.replay(response), false) }
-        return (.inProgress, row.lockedUntil < now)
-    }
-
     func purgeIdempotencyKeys(now: Int64, on connection: BusyBoundedConnection) async throws {
         _ = try await connection.query("DELETE FROM idempotency_keys WHERE expires_at < ?", [.integer(Int(now))])
-    }
-
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
-    static func headerText(_ headers: [[String]]) -> String {
-        JSONValue.array(headers.map { .array($0.map(JSONValue.string)) }).jsonString()
-    }
-
-    static func headers(fromText text: String) -> [[String]] {
-        guard case .array(let pairs)? = try? JSONValue(parsing: Data(text.utf8)) else { return [] }
-        return pairs.compactMap { pair in
-            guard case .array(let parts) = pair else { return nil }
-            let strings = parts.compactMap(\.stringValue)
-            return strings.count == 2 ? strings : nil
-        }
     }
 }

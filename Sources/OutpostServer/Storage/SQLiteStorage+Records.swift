@@ -9,7 +9,7 @@ extension SQLiteStorage {
         -> StoredRecord
     {
         try await insertRecord(
-            type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Self.nowMilliseconds(), on: connection)
+            type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Identifiers.nowMilliseconds(), on: connection)
     }
 
     /// Inserts a record with a fresh id on `connection` (inside a transaction when the caller opened one).
@@ -19,7 +19,7 @@ extension SQLiteStorage {
     ) async throws -> StoredRecord {
         let body = JSONValue.object(fields).jsonString()
         for _ in 0..<5 {
-            let id = Self.newIdentifier()
+            let id = Identifiers.random()
             do {
                 let rows = try await connection.query(
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private) VALUES (?, ?, ?, ?, 1, ?, ?, ?) RETURNING \(Self.columns)",
@@ -37,27 +37,48 @@ extension SQLiteStorage {
 
     /// Inserts many records in one transaction (for seeding and benchmarks).
     public func createRecords(type: String, bodies: [[String: JSONValue]], owner: String? = nil) async throws {
-        _ = try await connection.query("BEGIN IMMEDIATE")
-        do {
-            var now = Self.nowMilliseconds()
+        try await withTransaction { connection in
+            var now = Identifiers.nowMilliseconds()
             for fields in bodies {
                 now += 1
                 _ = try await connection.query(
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
                     [
-                        .text(type), .text(Self.newIdentifier()), owner.map(SQLiteData.text) ?? .null,
+                        .text(type), .text(Identifiers.random()), owner.map(SQLiteData.text) ?? .null,
                         .text(JSONValue.object(fields).jsonString()), .integer(Int(now)), .integer(Int(now)),
                     ])
             }
-            _ = try await connection.query("COMMIT")
-        } catch {
-            _ = try? await connection.query("ROLLBACK")
-            throw error
+        }
+    }
+
+    public func updateRecord(
+        type: String, id: String, expectedVersion: Int?,
+        _ change: @Sendable (StoredRecord) throws -> [String: JSONValue]
+    ) async throws -> StoredRecord {
+        // BEGIN IMMEDIATE takes the write lock first, so nobody changes the record between the read
+        // and the write, in this process or another on the same file.
+        try await withTransaction { connection in
+            let rows = try await connection.query(
+                "SELECT \(Self.columns) FROM records WHERE type = ? AND id = ?", [.text(type), .text(id)])
+            guard let row = rows.first else { throw RecordWriteFailure.notFound }
+            let current = try Self.record(from: row)
+            if let expectedVersion, expectedVersion != current.version {
+                throw RecordWriteFailure.versionMismatch(current: current.version)
+            }
+            let fields = try change(current)
+            let updated = try await connection.query(
+                "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE seq = ? RETURNING \(Self.columns)",
+                [
+                    .text(JSONValue.object(fields).jsonString()), .integer(Int(Identifiers.nowMilliseconds())),
+                    .integer(Int(current.seq)),
+                ])
+            guard let written = updated.first else { throw RecordWriteFailure.notFound }
+            return try Self.record(from: written)
         }
     }
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        let rows = try await connection.query(
+        let rows = try await reader.query(
             "SELECT \(Self.columns) FROM records WHERE type = ? AND id = ?", [.text(type), .text(id)])
         return try rows.first.map(Self.record(from:))
     }
@@ -68,7 +89,7 @@ extension SQLiteStorage {
     {
         var sql = "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE type = ? AND id = ?"
         var binds: [SQLiteData] = [
-            .text(JSONValue.object(fields).jsonString()), .integer(Int(Self.nowMilliseconds())), .text(type), .text(id),
+            .text(JSONValue.object(fields).jsonString()), .integer(Int(Identifiers.nowMilliseconds())), .text(type), .text(id),
         ]
         if let expectedVersion {
             sql += " AND version = ?"
@@ -110,7 +131,7 @@ extension SQLiteStorage {
         }
         sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT ?"
         binds.append(.integer(query.limit + 1))
-        return try await connection.query(sql, binds).map(Self.record(from:))
+        return try await reader.query(sql, binds).map(Self.record(from:))
     }
 
     /// One page by number (legacy): the records and the total count.
@@ -121,9 +142,10 @@ extension SQLiteStorage {
         var binds: [SQLiteData] = [.text(query.type)]
         appendVisibility(query.viewer, to: &filterSQL, binds: &binds)
         appendFilters(query.filters, to: &filterSQL, binds: &binds)
-        let countRows = try await connection.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
+        let reader = self.reader
+        let countRows = try await reader.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
         let total = countRows.first?.column("total")?.integer ?? 0
-        let rows = try await connection.query(
+        let rows = try await reader.query(
             "SELECT \(Self.columns) FROM records WHERE type = ?\(filterSQL) ORDER BY \(column) \(direction), seq \(direction) LIMIT ? OFFSET ?",
             binds + [.integer(query.limit), .integer((page - 1) * query.limit)])
         return (try rows.map(Self.record(from:)), total)
@@ -171,8 +193,7 @@ extension SQLiteStorage {
 
     /// A secret kept in the database, created on first use (e.g. the cursor-signing key).
     public func secret(named name: String) async throws -> Data {
-        var random = SystemRandomNumberGenerator()
-        let fresh = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) })
+        let fresh = Identifiers.secretBytes()
         _ = try await connection.query(
             "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)", [.text(name), .blob(.init(bytes: fresh))])
         let rows = try await connection.query("SELECT value FROM settings WHERE key = ?", [.text(name)])
@@ -193,17 +214,5 @@ extension SQLiteStorage {
             type: type, id: id, owner: row.column("owner")?.string, body: body, version: version,
             createdAt: Int64(created), updatedAt: Int64(updated), seq: Int64(seq),
             isPrivate: (row.column("private")?.integer ?? 0) != 0)
-    }
-
-    static func nowMilliseconds() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
-    }
-
-    /// 16 lower-case hex characters from the system's secure random source.
-    static func newIdentifier() -> String {
-        var random = SystemRandomNumberGenerator()
-        let value = random.next() as UInt64
-        let hex = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import NIOPosix
 import SQLiteNIO
+import Synchronization
 
 /// ``Storage`` in one SQLite file (WAL mode), opened by sqlite-nio.
 ///
@@ -9,10 +10,15 @@ import SQLiteNIO
 /// recorded in `schema_migrations`; each runs once, in order.
 public final class SQLiteStorage: Storage {
     let connection: BusyBoundedConnection
-    /// A second connection for multi-statement transactions (an idempotent create), so statements
-    /// of concurrent requests on `connection` never land inside one; used by one task at a time.
+    /// A second connection for multi-statement transactions (`withTransaction(_:)`), so
+    /// statements of concurrent requests on `connection` never land inside one; used by one task at a time.
     let writer: BusyBoundedConnection
     let writerLock = KeyedLock()
+    /// Read-only connections for the hot reads (a record, a list page, a token, a user), taken in
+    /// turn: in WAL mode they read the last committed state while `connection` and `writer` write,
+    /// so reads do not queue behind writes.
+    let readers: [BusyBoundedConnection]
+    let nextReader = Atomic<Int>(0)
     let logger: Logger
     public let path: String
 
@@ -40,34 +46,70 @@ public final class SQLiteStorage: Storage {
         }
         // sqlite-nio's busy handler retries forever, holding a thread and every request queued behind
         // it; turn SQLite's own waiting off and wait between attempts without holding anything.
-        _ = try await connection.query("PRAGMA busy_timeout = 0")
         let bounded = BusyBoundedConnection(connection: connection, busyTimeout: busyTimeout)
-        _ = try await bounded.query("PRAGMA journal_mode=WAL")
-        _ = try await bounded.query("PRAGMA synchronous=NORMAL")
-        _ = try await bounded.query("PRAGMA foreign_keys=ON")
-        _ = try await bounded.query(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        do {
+            _ = try await connection.query("PRAGMA busy_timeout = 0")
+            _ = try await bounded.query("PRAGMA journal_mode=WAL")
+            _ = try await bounded.query("PRAGMA synchronous=NORMAL")
+            _ = try await bounded.query("PRAGMA foreign_keys=ON")
+            _ = try await bounded.query(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
+        } catch {
+            try? await connection.close()  // sqlite-nio traps on a connection released unclosed
+            throw error
+        }
         // Opened once the file is in WAL mode.
         let writer: BusyBoundedConnection
+        var second: SQLiteConnection?
         do {
-            let second = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-            _ = try await second.query("PRAGMA busy_timeout = 0")
-            writer = BusyBoundedConnection(connection: second, busyTimeout: busyTimeout)
+            let opened = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            second = opened
+            _ = try await opened.query("PRAGMA busy_timeout = 0")
+            writer = BusyBoundedConnection(connection: opened, busyTimeout: busyTimeout)
             _ = try await writer.query("PRAGMA synchronous=NORMAL")
             _ = try await writer.query("PRAGMA foreign_keys=ON")
         } catch {
+            try? await second?.close()
             try? await connection.close()
             throw ServerError(
                 .internalServerError, code: "database_open_failed",
                 message: "Could not open the database at '\(path)': \(error). Check the path and its permissions")
         }
-        let storage = SQLiteStorage(connection: bounded, writer: writer, logger: logger, path: path)
+        var readers: [BusyBoundedConnection] = []
+        do {
+            for _ in 0..<Self.readerCount {
+                let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                readers.append(BusyBoundedConnection(connection: reader, busyTimeout: busyTimeout))
+                _ = try await reader.query("PRAGMA busy_timeout = 0")
+                _ = try await reader.query("PRAGMA query_only = 1")
+            }
+        } catch {
+            for reader in readers { try? await reader.close() }
+            try? await writer.close()
+            try? await connection.close()
+            throw ServerError(
+                .internalServerError, code: "database_open_failed",
+                message: "Could not open the database at '\(path)': \(error). Check the path and its permissions")
+        }
+        let storage = SQLiteStorage(connection: bounded, writer: writer, readers: readers, logger: logger, path: path)
         return storage
     }
 
-    init(connection: BusyBoundedConnection, writer: BusyBoundedConnection, logger: Logger, path: String) {
+    /// How many read-only connections a storage opens.
+    static let readerCount = 2
+
+    /// The next read-only connection (round robin).
+    var reader: BusyBoundedConnection {
+        readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
+    }
+
+    init(
+        connection: BusyBoundedConnection, writer: BusyBoundedConnection, readers: [BusyBoundedConnection], logger: Logger,
+        path: String
+    ) {
         self.connection = connection
         self.writer = writer
+        self.readers = readers
         self.logger = logger
         self.path = path
     }
@@ -201,21 +243,58 @@ public final class SQLiteStorage: Storage {
         (8, changesMigration),
     ]
 
-    public func migrate() async throws {
-        let current = try await schemaVersion()
-        for migration in Self.migrations where migration.version > current {
-            _ = try await connection.query("BEGIN IMMEDIATE")
+    /// Runs `body` as one transaction on the writer connection, which no other request uses
+    /// meanwhile: `BEGIN IMMEDIATE` takes the database's write lock (waiting for other processes up
+    /// to the busy timeout), `COMMIT` when `body` returns, `ROLLBACK` when it throws.
+    func withTransaction<T: Sendable>(_ body: @Sendable (BusyBoundedConnection) async throws -> T) async throws -> T {
+        try await writerLock.withLock("writer") {
+            _ = try await writer.query("BEGIN IMMEDIATE")
             do {
-                for statement in migration.statements {
-                    _ = try await connection.query(statement)
-                }
-                _ = try await connection.query(
-                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                    [.integer(migration.version), .integer(Int(Date().timeIntervalSince1970))])
-                _ = try await connection.query("COMMIT")
-                logger.info("database migrated", metadata: ["version": "\(migration.version)", "path": "\(path)"])
+                let value = try await body(writer)
+                _ = try await writer.query("COMMIT")
+                return value
             } catch {
-                _ = try? await connection.query("ROLLBACK")
+                _ = try? await writer.query("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Runs one migration transaction; while another process migrates the same file (servers
+    /// starting together) it waits for it, up to twelve busy timeouts, instead of failing the start.
+    private func migrationStep(_ body: @Sendable (BusyBoundedConnection) async throws -> Bool) async throws -> Bool {
+        var attempts = 0
+        while true {
+            do {
+                return try await withTransaction(body)
+            } catch let error as ServerError where error.code == "storage_busy" && attempts < 11 {
+                attempts += 1
+            }
+        }
+    }
+
+    /// Applies the migrations not applied yet. Each runs in its own transaction and the version is
+    /// read inside it, so servers starting together on one file apply each step once.
+    public func migrate() async throws {
+        for migration in Self.migrations {
+            do {
+                let applied = try await migrationStep { connection in
+                    let rows = try await connection.query(
+                        "SELECT 1 AS applied FROM schema_migrations WHERE version = ?", [.integer(migration.version)])
+                    guard rows.isEmpty else { return false }
+                    for statement in migration.statements {
+                        _ = try await connection.query(statement)
+                    }
+                    _ = try await connection.query(
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                        [.integer(migration.version), .integer(Int(Date().timeIntervalSince1970))])
+                    return true
+                }
+                if applied {
+                    logger.info("database migrated", metadata: ["version": "\(migration.version)", "path": "\(path)"])
+                }
+            } catch {
+                let current = (try? await schemaVersion()) ?? 0
                 throw ServerError(
                     .internalServerError, code: "migration_failed",
                     message:
@@ -235,6 +314,7 @@ public final class SQLiteStorage: Storage {
     }
 
     public func close() async throws {
+        for reader in readers { try? await reader.close() }
         try? await writer.close()
         try await connection.close()
     }

@@ -1,8 +1,13 @@
 public import Foundation
 public import OutpostCore
 
-/// The server's storage boundary. SQLite is the embedded default; a PostgreSQL store implements
-/// the same protocol to scale out.
+/// The server's storage boundary. SQLite (``SQLiteStorage``) is the embedded default;
+/// ``PostgresStorage`` implements the same protocol for several instances on one database.
+/// ``DatabaseLocation`` opens either; ``ServerConfiguration/storageFactory`` injects any other.
+///
+/// Every change that needs more than one statement (an idempotent create, a merge patch, a first
+/// provider sign-in) is one method here, which each backend runs as a transaction on one
+/// connection of its own: no backend runs `BEGIN` on a connection other requests share.
 public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage, IdempotencyStorage {
     /// Creates or upgrades the schema. Safe to call on every start.
     func migrate() async throws
@@ -21,6 +26,16 @@ public protocol RecordStorage: Sendable {
     func record(type: String, id: String) async throws -> StoredRecord?
     /// - Throws: ``RecordWriteFailure`` when the record is missing or its version differs.
     func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws -> StoredRecord
+    /// Reads the record, computes its new fields with `change`, and writes them, in one transaction
+    /// that holds the record against every other writer (of any instance) until it commits: a
+    /// read-modify-write (a merge patch) never loses a concurrent one.
+    ///
+    /// - Throws: ``RecordWriteFailure`` when the record is missing or, with `expectedVersion`, its
+    ///   version differs; whatever `change` throws (nothing is written then).
+    func updateRecord(
+        type: String, id: String, expectedVersion: Int?,
+        _ change: @Sendable (StoredRecord) throws -> [String: JSONValue]
+    ) async throws -> StoredRecord
     /// - Throws: ``RecordWriteFailure`` when the record is missing or its version differs.
     func deleteRecord(type: String, id: String, expectedVersion: Int?) async throws
     func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]

@@ -5,15 +5,14 @@ import OutpostServer
 
 /// Options for commands that work on the server's database directly (administration).
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "The server's SQLite database file.")
+    @Option(help: "The server's database: a SQLite file, or a postgres://user:password@host:port/database URL.")
     var database = "outpost.sqlite"
 
-    func withStorage<T>(_ body: (SQLiteStorage) async throws -> T) async throws -> T {
+    func withStorage<T>(_ body: (any Storage) async throws -> T) async throws -> T {
         var logger = Logger(label: "outpost.admin")
         logger.logLevel = .warning
-        let storage = try await SQLiteStorage.open(path: database, logger: logger)
+        let storage = try await DatabaseLocation(database).openMigrated(logger: logger)
         do {
-            try await storage.migrate()
             let result = try await body(storage)
             try await storage.close()
             return result
@@ -26,7 +25,7 @@ struct DatabaseOptions: ParsableArguments {
 
 struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "clients", abstract: "Register, list and remove OAuth clients (works on the database file).",
+        commandName: "clients", abstract: "Register, list and remove OAuth clients (works on the database directly).",
         subcommands: [Add.self, List.self, Remove.self])
 
     struct Add: AsyncParsableCommand {
@@ -101,7 +100,7 @@ struct ClientsCommand: AsyncParsableCommand {
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Add users and set their entitlements (works on the database file).",
+        commandName: "users", abstract: "Add users and set their entitlements (works on the database directly).",
         subcommands: [Add.self, Entitle.self])
 
     struct Entitle: AsyncParsableCommand {

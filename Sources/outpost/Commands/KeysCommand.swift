@@ -4,7 +4,7 @@ import OutpostServer
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "List and rotate the keys that sign ID tokens (works on the database file).",
+        commandName: "keys", abstract: "List and rotate the keys that sign ID tokens (works on the database directly).",
         subcommands: [List.self, Rotate.self])
 
     static func time(_ milliseconds: Int64) -> String {

@@ -13,7 +13,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0 picks a free one).")
     var port = 8080
 
-    @Option(help: "The SQLite database file; created and migrated on start.")
+    @Option(
+        help: """
+            Where the data lives, created and migrated on start: a SQLite file, or a PostgreSQL database \
+            (postgres://user:password@host:5432/database) that several instances can share.
+            """)
     var database = "outpost.sqlite"
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -37,6 +41,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        do {
+            _ = try DatabaseLocation(database)
+        } catch let error as ServerError {
+            throw ValidationError("--database: \(error.message)")
+        }
         if let publicURL {
             guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil,
                 url.query == nil, url.fragment == nil
@@ -60,7 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxFileBytes = maxFileBytes
         let server = try OutpostServer(configuration: configuration)
         let host = self.host
-        let database = self.database
+        let database = (try? DatabaseLocation(self.database).description) ?? self.database
         let publicURL = self.publicURL
         try await server.run(onRunning: { port in
             // Written unbuffered, so that a script reading our output sees it at once.

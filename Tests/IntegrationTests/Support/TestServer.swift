@@ -6,15 +6,24 @@ import OutpostTestSupport
 import Synchronization
 import Testing
 
-/// A live server on 127.0.0.1, port 0, with a fresh SQLite file, for one test.
+/// A live server on 127.0.0.1, port 0, with a fresh SQLite file, for one test; or a fresh
+/// PostgreSQL database when `OUTPOST_TEST_LIVE_BACKEND=postgres` (CI runs the records,
+/// idempotency and auth suites a second time so).
 struct LiveServer {
     let running: RunningServer
     let folder: URL
+    /// The PostgreSQL database the server runs on, when it does.
+    let scratch: ScratchDatabase?
 
     var baseURL: URL { running.baseURL }
 
     /// The secret of the built-in `outpost.test` provider in test servers.
     static let providerSecret = "test-provider-secret"
+
+    /// The backend live servers run on, from `OUTPOST_TEST_LIVE_BACKEND` (default SQLite).
+    static var backend: ScratchDatabase.Backend {
+        ProcessInfo.processInfo.environment["OUTPOST_TEST_LIVE_BACKEND"].flatMap(ScratchDatabase.Backend.init) ?? .sqlite
+    }
 
     static func start(
         plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()],
@@ -28,13 +37,40 @@ struct LiveServer {
             host: "127.0.0.1", port: 0, databasePath: folder.appendingPathComponent("test.sqlite").path, logger: logger)
         configuration.auth.passwordCost = 4
         configuration.auth.testProviderSecret = LiveServer.providerSecret
+        let scratch = backend == .postgres ? try await ScratchDatabase.make(.postgres) : nil
+        if let scratch {
+            configuration.storageFactory = { [logger] in try await scratch.location.open(logger: logger) }
+        }
         configure(&configuration)
-        let server = try OutpostServer(configuration: configuration, plugins: plugins)
-        return LiveServer(running: try await server.start(), folder: folder)
+        do {
+            let server = try OutpostServer(configuration: configuration, plugins: plugins)
+            return LiveServer(running: try await server.start(), folder: folder, scratch: scratch)
+        } catch {
+            await scratch?.remove()
+            try? FileManager.default.removeItem(at: folder)
+            throw error
+        }
+    }
+
+    /// A second storage on the server's database, for fixtures (the caller closes it).
+    func openStorage() async throws -> any Storage {
+        var logger = Logger(label: "outpost.test.fixture")
+        logger.logLevel = .critical
+        return try await (scratch?.location ?? .sqlite(path: folder.appendingPathComponent("test.sqlite").path))
+            .openMigrated(logger: logger)
+    }
+
+    /// Points `configuration` at this server's PostgreSQL database, when it runs on one (a SQLite
+    /// configuration names the file itself).
+    func shareDatabase(with configuration: inout ServerConfiguration) {
+        guard let scratch else { return }
+        let logger = configuration.logger
+        configuration.storageFactory = { try await scratch.location.open(logger: logger) }
     }
 
     func stop() async {
         await running.stop()
+        await scratch?.remove()
         try? FileManager.default.removeItem(at: folder)
     }
 }

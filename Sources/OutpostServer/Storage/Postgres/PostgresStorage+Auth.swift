@@ -1,0 +1,250 @@
+import Foundation
+import PostgresNIO
+
+extension PostgresStorage {
+    public func createUser(username: String, passwordHash: String?) async throws -> StoredUser {
+        let id = "u_" + Identifiers.random()
+        let now = Identifiers.nowMilliseconds()
+        do {
+            try await translatingErrors {
+                _ = try await client.query(
+                    "INSERT INTO users (id, username, password_hash, created_at) VALUES (\(id), \(username), \(passwordHash), \(now))",
+                    logger: logger
+                ).collect()
+            }
+        } catch  where Self.isUniqueViolation(error, constraint: "users_by_username") {
+            throw UserWriteFailure.usernameTaken
+        }
+        return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
+    }
+
+    public func createUser(username: String, provider: String, subject: String) async throws -> StoredUser {
+        let id = "u_" + Identifiers.random()
+        let now = Identifiers.nowMilliseconds()
+        do {
+            return try await withTransaction { connection in
+                try await Self.execute(
+                    "INSERT INTO users (id, username, password_hash, created_at) VALUES (\(id), \(username), NULL, \(now))",
+                    on: connection)
+                // A concurrent first sign-in of the same identity holds this key until it commits;
+                // then nothing is inserted here and the transaction (with its user) rolls back.
+                let linked = try await Self.rows(
+                    """
+                    INSERT INTO user_identities (provider, subject, user_id) VALUES (\(provider), \(subject), \(id))
+                    ON CONFLICT (provider, subject) DO NOTHING RETURNING user_id
+                    """, on: connection)
+                if linked.isEmpty {
+                    let winner = try await Self.rows(
+                        "SELECT user_id FROM user_identities WHERE provider = \(provider) AND subject = \(subject)",
+                        on: connection
+                    ).first?.string("user_id")
+                    throw UserWriteFailure.identityLinked(userID: winner ?? "")
+                }
+                return StoredUser(id: id, username: username, passwordHash: nil, entitlements: [], createdAt: now)
+            }
+        } catch  where Self.isUniqueViolation(error, constraint: "users_by_username") {
+            throw UserWriteFailure.usernameTaken
+        }
+    }
+
+    public func user(id: String) async throws -> StoredUser? {
+        try await rows("SELECT * FROM users WHERE id = \(id)").first.map(Self.user(from:))
+    }
+
+    public func user(username: String) async throws -> StoredUser? {
+        try await rows("SELECT * FROM users WHERE lower(username) = lower(\(username))").first.map(Self.user(from:))
+    }
+
+    public func setEntitlements(_ entitlements: [String], userID: String) async throws {
+        try await execute("UPDATE users SET entitlements = \(StoredText.json(entitlements)) WHERE id = \(userID)")
+    }
+
+    public func userID(provider: String, subject: String) async throws -> String? {
+        try await rows("SELECT user_id FROM user_identities WHERE provider = \(provider) AND subject = \(subject)").first?
+            .string("user_id")
+    }
+
+    public func link(provider: String, subject: String, userID: String) async throws {
+        try await execute(
+            """
+            INSERT INTO user_identities (provider, subject, user_id) VALUES (\(provider), \(subject), \(userID))
+            ON CONFLICT (provider, subject) DO UPDATE SET user_id = EXCLUDED.user_id
+            """)
+    }
+
+    public func saveClient(_ client: OAuthClient) async throws {
+        try await execute(
+            """
+            INSERT INTO oauth_clients (id, name, secret_hash, redirect_uris, grants, scopes, created_at)
+            VALUES (\(client.id), \(client.name), \(client.secretHash), \(StoredText.json(client.redirectURIs)),
+                    \(StoredText.json(client.grants)), \(StoredText.json(client.scopes)), \(client.createdAt))
+            ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, secret_hash = EXCLUDED.secret_hash,
+                redirect_uris = EXCLUDED.redirect_uris, grants = EXCLUDED.grants, scopes = EXCLUDED.scopes,
+                created_at = EXCLUDED.created_at
+            """)
+    }
+
+    public func client(id: String) async throws -> OAuthClient? {
+        try await rows("SELECT * FROM oauth_clients WHERE id = \(id)").first.map(Self.client(from:))
+    }
+
+    public func clients() async throws -> [OAuthClient] {
+        try await rows("SELECT * FROM oauth_clients ORDER BY created_at, id").map(Self.client(from:))
+    }
+
+    public func removeClient(id: String) async throws -> Bool {
+        try await withTransaction { connection in
+            let removed = try await Self.rows("DELETE FROM oauth_clients WHERE id = \(id) RETURNING id", on: connection)
+            try await Self.execute("UPDATE tokens SET state = 'revoked' WHERE client_id = \(id)", on: connection)
+            return !removed.isEmpty
+        }
+    }
+
+    public func saveToken(_ token: StoredToken) async throws {
+        try await translatingErrors { try await client.withConnection { try await Self.insert(token, on: $0) } }
+    }
+
+    static func insert(_ token: StoredToken, on connection: PostgresConnection) async throws {
+        try await execute(
+            """
+            INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at)
+            VALUES (\(token.hash), \(token.kind.rawValue), \(token.userID), \(token.clientID), \(token.scope),
+                    \(token.family), \(token.expiresAt), \(token.state), \(Identifiers.nowMilliseconds()))
+            """, on: connection)
+    }
+
+    public func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool {
+        // The UPDATE locks the row: a concurrent rotation of the same token waits for this commit,
+        // then finds it rotated; a reuse check after that revokes the replacements too.
+        try await withTransaction { connection in
+            let rotated = try await Self.rows(
+                "UPDATE tokens SET state = 'rotated' WHERE hash = \(hash) AND state = 'active' RETURNING hash", on: connection)
+            guard !rotated.isEmpty else { return false }
+            for token in replacements { try await Self.insert(token, on: connection) }
+            return true
+        }
+    }
+
+    public func token(hash: String) async throws -> StoredToken? {
+        guard let row = try await rows("SELECT * FROM tokens WHERE hash = \(hash)").first else { return nil }
+        return StoredToken(
+            hash: hash, kind: StoredToken.Kind(rawValue: try row.string("kind")) ?? .access,
+            userID: try row.optionalString("user_id"), clientID: try row.string("client_id"), scope: try row.string("scope"),
+            family: try row.string("family"), expiresAt: try row.int64("expires_at"), state: try row.string("state"))
+    }
+
+    public func transitionToken(hash: String, from: String, to: String) async throws -> Bool {
+        // One UPDATE: of concurrent transitions of one token (on any instance), the first takes the
+        // row lock, and the others re-check `state` after it commits and change nothing.
+        try await !rows("UPDATE tokens SET state = \(to) WHERE hash = \(hash) AND state = \(from) RETURNING hash").isEmpty
+    }
+
+    public func revokeFamily(_ family: String) async throws {
+        try await execute("UPDATE tokens SET state = 'revoked' WHERE family = \(family)")
+    }
+
+    public func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws {
+        try await execute(
+            """
+            INSERT INTO auth_codes (hash, client_id, user_id, redirect_uri, scope, code_challenge, expires_at, family)
+            VALUES (\(hash), \(code.clientID), \(code.userID), \(code.redirectURI), \(code.scope), \(code.codeChallenge),
+                    \(code.expiresAt), \(code.family))
+            """)
+    }
+
+    public func useCode(hash: String) async throws -> StoredAuthorizationCode? {
+        guard let row = try await rows("UPDATE auth_codes SET used = TRUE WHERE hash = \(hash) AND NOT used RETURNING *").first
+        else { return nil }
+        return StoredAuthorizationCode(
+            clientID: try row.string("client_id"), userID: try row.string("user_id"),
+            redirectURI: try row.string("redirect_uri"), scope: try row.string("scope"),
+            codeChallenge: try row.optionalString("code_challenge"), expiresAt: try row.int64("expires_at"), used: false,
+            family: try row.optionalString("family"))
+    }
+
+    public func codeFamily(hash: String) async throws -> String? {
+        try await rows("SELECT family FROM auth_codes WHERE hash = \(hash)").first?.optionalString("family")
+    }
+
+    public func saveDeviceCode(_ code: StoredDeviceCode) async throws {
+        try await execute(
+            """
+            INSERT INTO device_codes (hash, user_code, client_id, scope, expires_at, interval_seconds)
+            VALUES (\(code.hash), \(code.userCode), \(code.clientID), \(code.scope), \(code.expiresAt), \(Int64(code.intervalSeconds)))
+            """)
+    }
+
+    public func deviceCode(hash: String) async throws -> StoredDeviceCode? {
+        try await rows("SELECT * FROM device_codes WHERE hash = \(hash)").first.map(Self.deviceCode(from:))
+    }
+
+    public func deviceCode(userCode: String) async throws -> StoredDeviceCode? {
+        try await rows("SELECT * FROM device_codes WHERE user_code = \(userCode)").first.map(Self.deviceCode(from:))
+    }
+
+    public func updateDeviceCode(hash: String, status: String?, userID: String?, lastPoll: Int64?, interval: Int?) async throws {
+        let interval = interval.map(Int64.init)
+        try await execute(
+            """
+            UPDATE device_codes SET status = COALESCE(\(status), status), user_id = COALESCE(\(userID), user_id),
+                last_poll = COALESCE(\(lastPoll), last_poll), interval_seconds = COALESCE(\(interval), interval_seconds)
+            WHERE hash = \(hash)
+            """)
+    }
+
+    public func saveSession(hash: String, userID: String, expiresAt: Int64) async throws {
+        try await execute("INSERT INTO browser_sessions (hash, user_id, expires_at) VALUES (\(hash), \(userID), \(expiresAt))")
+    }
+
+    public func sessionUser(hash: String, now: Int64) async throws -> String? {
+        try await rows("SELECT user_id FROM browser_sessions WHERE hash = \(hash) AND expires_at > \(now)").first?.string(
+            "user_id")
+    }
+
+    public func removeSession(hash: String) async throws {
+        try await execute("DELETE FROM browser_sessions WHERE hash = \(hash)")
+    }
+
+    public func failures(key: String, since: Int64) async throws -> (count: Int, oldest: Int64?) {
+        let row = try await rows(
+            "SELECT COUNT(*)::BIGINT AS n, MIN(at) AS oldest FROM auth_failures WHERE key = \(key) AND at > \(since)"
+        ).first
+        return (Int(try row?.int64("n") ?? 0), try row?.optionalInt64("oldest"))
+    }
+
+    public func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws {
+        try await execute("DELETE FROM auth_failures WHERE expires_at <= \(at)")
+        try await execute("INSERT INTO auth_failures (key, at, expires_at) VALUES (\(key), \(at), \(expiresAt))")
+    }
+
+    public func clearFailures(key: String) async throws {
+        try await execute("DELETE FROM auth_failures WHERE key = \(key)")
+    }
+
+    /// Marks every access token expired, as time would. For tests of refresh behaviour.
+    package func expireAccessTokensForTesting() async throws {
+        try await execute("UPDATE tokens SET expires_at = 0 WHERE kind = 'access'")
+    }
+
+    static func user(from row: PostgresRandomAccessRow) throws -> StoredUser {
+        StoredUser(
+            id: try row.string("id"), username: try row.string("username"), passwordHash: try row.optionalString("password_hash"),
+            entitlements: StoredText.strings(try row.string("entitlements")), createdAt: try row.int64("created_at"))
+    }
+
+    static func client(from row: PostgresRandomAccessRow) throws -> OAuthClient {
+        OAuthClient(
+            id: try row.string("id"), name: try row.string("name"), secretHash: try row.optionalString("secret_hash"),
+            redirectURIs: StoredText.strings(try row.string("redirect_uris")),
+            grants: StoredText.strings(try row.string("grants")),
+            scopes: StoredText.strings(try row.string("scopes")), createdAt: try row.int64("created_at"))
+    }
+
+    static func deviceCode(from row: PostgresRandomAccessRow) throws -> StoredDeviceCode {
+        StoredDeviceCode(
+            hash: try row.string("hash"), userCode: try row.string("user_code"), clientID: try row.string("client_id"),
+            scope: try row.string("scope"), expiresAt: try row.int64("expires_at"),
+            intervalSeconds: Int(try row.int64("interval_seconds")), lastPoll: try row.int64("last_poll"),
+            status: try row.string("status"), userID: try row.optionalString("user_id"))
+    }
+}

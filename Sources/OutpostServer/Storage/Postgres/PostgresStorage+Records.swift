@@ -1,0 +1,162 @@
+public import Foundation
+public import OutpostCore
+import PostgresNIO
+
+extension PostgresStorage {
+    static let columns = "seq, type, id, owner, body, version, created_at, updated_at, private"
+
+    public func createRecord(type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool) async throws
+        -> StoredRecord
+    {
+        // One statement on any pooled connection: no transaction needed.
+        try await translatingErrors {
+            try await client.withConnection { connection in
+                try await Self.insertRecord(
+                    type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Identifiers.nowMilliseconds(),
+                    on: connection)
+            }
+        }
+    }
+
+    /// Inserts a record with a fresh id on `connection` (inside the caller's transaction, if any):
+    /// an id collision inserts nothing (`ON CONFLICT DO NOTHING`, which leaves a transaction
+    /// usable) and a new id is drawn.
+    static func insertRecord(
+        type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
+        on connection: PostgresConnection
+    ) async throws -> StoredRecord {
+        let body = JSONValue.object(fields).jsonString()
+        for _ in 0..<5 {
+            let id = Identifiers.random()
+            let rows = try await Self.rows(
+                """
+                INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private)
+                VALUES (\(type), \(id), \(owner), \(body), 1, \(now), \(now), \(isPrivate))
+                ON CONFLICT (type, id) DO NOTHING
+                RETURNING \(unescaped: columns)
+                """, on: connection)
+            if let row = rows.first { return try record(from: row) }
+        }
+        throw ServerError(.internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
+    }
+
+    public func record(type: String, id: String) async throws -> StoredRecord? {
+        try await rows("SELECT \(unescaped: Self.columns) FROM records WHERE type = \(type) AND id = \(id)").first.map(
+            Self.record(from:))
+    }
+
+    public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws
+        -> StoredRecord
+    {
+        var statement = PostgresStatement("UPDATE records SET body = ")
+        statement.sql += statement.bind(JSONValue.object(fields).jsonString())
+        statement.sql += ", version = version + 1, updated_at = " + statement.bind(Identifiers.nowMilliseconds())
+        statement.sql += " WHERE type = " + statement.bind(type) + " AND id = " + statement.bind(id)
+        if let expectedVersion { statement.sql += " AND version = " + statement.bind(Int64(expectedVersion)) }
+        statement.sql += " RETURNING \(Self.columns)"
+        if let row = try await rows(statement.query).first { return try Self.record(from: row) }
+        guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
+        throw RecordWriteFailure.versionMismatch(current: current.version)
+    }
+
+    public func updateRecord(
+        type: String, id: String, expectedVersion: Int?,
+        _ change: @Sendable (StoredRecord) throws -> [String: JSONValue]
+    ) async throws -> StoredRecord {
+        // FOR UPDATE holds the row until commit: a concurrent patch on any instance waits here and
+        // then reads the version this one wrote.
+        try await withTransaction { connection in
+            guard
+                let row = try await Self.rows(
+                    "SELECT \(unescaped: Self.columns) FROM records WHERE type = \(type) AND id = \(id) FOR UPDATE",
+                    on: connection
+                ).first
+            else { throw RecordWriteFailure.notFound }
+            let current = try Self.record(from: row)
+            if let expectedVersion, expectedVersion != current.version {
+                throw RecordWriteFailure.versionMismatch(current: current.version)
+            }
+            let body = JSONValue.object(try change(current)).jsonString()
+            let now = Identifiers.nowMilliseconds()
+            guard
+                let written = try await Self.rows(
+                    """
+                    UPDATE records SET body = \(body), version = version + 1, updated_at = \(now)
+                    WHERE seq = \(current.seq) RETURNING \(unescaped: Self.columns)
+                    """, on: connection
+                ).first
+            else { throw RecordWriteFailure.notFound }
+            return try Self.record(from: written)
+        }
+    }
+
+    public func deleteRecord(type: String, id: String, expectedVersion: Int?) async throws {
+        var statement = PostgresStatement("DELETE FROM records WHERE type = ")
+        statement.sql += statement.bind(type) + " AND id = " + statement.bind(id)
+        if let expectedVersion { statement.sql += " AND version = " + statement.bind(Int64(expectedVersion)) }
+        statement.sql += " RETURNING seq"
+        if try await !rows(statement.query).isEmpty { return }
+        guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
+        throw RecordWriteFailure.versionMismatch(current: current.version)
+    }
+
+    public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
+    {
+        let column = query.sort.column
+        let descending = query.sort.descending != backwards
+        var statement = PostgresStatement("SELECT \(Self.columns) FROM records WHERE type = ")
+        statement.sql += statement.bind(query.type)
+        Self.appendConditions(query, to: &statement)
+        if let position {
+            statement.sql += " AND (\(column), seq) \(descending ? "<" : ">") ("
+            statement.sql += statement.bind(position.time) + ", " + statement.bind(position.seq) + ")"
+        }
+        let direction = descending ? "DESC" : "ASC"
+        statement.sql += " ORDER BY \(column) \(direction), seq \(direction) LIMIT " + statement.bind(Int64(query.limit + 1))
+        return try await rows(statement.query).map(Self.record(from:))
+    }
+
+    public func listRecords(_ query: RecordQuery, page: Int) async throws -> (records: [StoredRecord], total: Int) {
+        var count = PostgresStatement("SELECT COUNT(*)::BIGINT AS total FROM records WHERE type = ")
+        count.sql += count.bind(query.type)
+        Self.appendConditions(query, to: &count)
+        let total = try await rows(count.query).first?.int64("total") ?? 0
+        let direction = query.sort.descending ? "DESC" : "ASC"
+        var select = PostgresStatement("SELECT \(Self.columns) FROM records WHERE type = ")
+        select.sql += select.bind(query.type)
+        Self.appendConditions(query, to: &select)
+        select.sql += " ORDER BY \(query.sort.column) \(direction), seq \(direction) LIMIT " + select.bind(Int64(query.limit))
+        select.sql += " OFFSET " + select.bind(Int64(max(0, page - 1) * query.limit))
+        return (try await rows(select.query).map(Self.record(from:)), Int(total))
+    }
+
+    /// Visibility (private records of others are left out) and equality on top-level fields,
+    /// compared as JSON values (`1` equals `1.0`, as in SQLite). Names and values are bound.
+    static func appendConditions(_ query: RecordQuery, to statement: inout PostgresStatement) {
+        if let viewer = query.viewer {
+            statement.sql += " AND (NOT private OR owner = " + statement.bind(viewer) + ")"
+        } else {
+            statement.sql += " AND NOT private"
+        }
+        for filter in query.filters {
+            statement.sql += " AND body_json -> " + statement.bind(filter.field)
+            statement.sql += " = " + statement.bind(filter.value.jsonString()) + "::jsonb"
+        }
+    }
+
+    public func secret(named name: String) async throws -> Data {
+        try await execute(
+            "INSERT INTO settings (key, value) VALUES (\(name), \(Identifiers.secretBytes())) ON CONFLICT (key) DO NOTHING")
+        guard let row = try await rows("SELECT value FROM settings WHERE key = \(name)").first else {
+            throw ServerError(.internalServerError, code: "secret_missing", message: "The setting '\(name)' could not be read")
+        }
+        return try row["value"].decode(Data.self)
+    }
+
+    static func record(from row: PostgresRandomAccessRow) throws -> StoredRecord {
+        StoredRecord(
+            type: try row.string("type"), id: try row.string("id"), owner: try row.optionalString("owner"),
+            body: try row.string("body"), version: Int(try row.int64("version")), createdAt: try row.int64("created_at"),
+            updatedAt: try row.int64("updated_at"), seq: try row.int64("seq"), isPrivate: try row["private"].decode(Bool.self))
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+public import Logging
+import NIOCore
+import PostgresNIO
+
+/// ``Storage`` in a PostgreSQL database, shared by any number of server instances.
+///
+/// Opened by postgres-nio's connection pool. Every statement binds its values. A change of several
+/// statements runs as a transaction on one pooled connection, leased for its duration
+/// (`withTransaction(_:)`); row locks (`SELECT … FOR UPDATE`), unique constraints and
+/// `INSERT … ON CONFLICT` keep instances from racing each other. Migrations are numbered and run
+/// under an advisory lock, so instances that start together apply each step once.
+public final class PostgresStorage: Storage {
+    let client: PostgresClient
+    let runner: Task<Void, Never>
+    let logger: Logger
+    /// The database, without its password.
+    public let location: PostgresLocation
+
+    /// Connects to the database at `location` (which must exist) and checks that it answers.
+    ///
+    /// - Parameters:
+    ///   - location: The database; its password is never logged.
+    ///   - busyTimeout: How long a statement waits for a row or table lock before the request fails
+    ///     with 503 `storage_busy` (PostgreSQL's `lock_timeout`).
+    ///   - maxConnections: The size of the connection pool.
+    ///   - logger: Receives the storage's own messages.
+    /// - Throws: ``ServerError`` `database_open_failed` when the database cannot be reached.
+    public static func open(
+        _ location: PostgresLocation, busyTimeout: Duration = .seconds(5), maxConnections: Int = 20, logger: Logger
+    ) async throws -> PostgresStorage {
+        let tls: PostgresClient.Configuration.TLS
+        switch location.tls {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(.makeClientConfiguration())
+        case .require: tls = .require(.makeClientConfiguration())
+        }
+        var configuration = PostgresClient.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: tls)
+        configuration.options.maximumConnections = max(1, maxConnections)
+        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.additionalStartupParameters = [
+            ("lock_timeout", "\(max(1, IdempotencyRow.milliseconds(busyTimeout)))"),
+            ("application_name", "outpost"),
+        ]
+        // The pool's own messages: errors only (it warns about leases asked for while its run task is
+        // still starting, which then proceed).
+        var background = logger
+        background.logLevel = max(logger.logLevel, .error)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
+        let runner = Task { await client.run() }
+        let storage = PostgresStorage(client: client, runner: runner, logger: logger, location: location)
+        do {
+            try await storage.checkHealth()
+        } catch {
+            try? await storage.close()
+            throw ServerError(
+                .internalServerError, code: "database_open_failed",
+                message:
+                    "Could not connect to the database \(location): \(Self.reason(error)). Check the URL and that PostgreSQL runs"
+            )
+        }
+        return storage
+    }
+
+    init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, location: PostgresLocation) {
+        self.client = client
+        self.runner = runner
+        self.logger = logger
+        self.location = location
+    }
+
+    /// The numbered schema steps. Append only; never edit a step that has shipped. Step 1 is the
+    /// schema SQLite reached with its migrations 1–7.
+    static let migrations: [(version: Int, statements: [String])] = [(1, schema)]
+
+    /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).
+    static let migrationLock: Int64 = 0x6F75_7470_6F73_74  // "outpost"
+
+    public func migrate() async throws {
+        let applied: [Int]
+        do {
+            applied = try await withTransaction { connection in
+                // Instances starting together wait for each other's migrations, however long they take.
+                try await Self.execute("SET LOCAL lock_timeout = '10min'", on: connection)
+                try await Self.execute("SELECT pg_advisory_xact_lock(\(Self.migrationLock))", on: connection)
+                try await Self.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)",
+                    on: connection)
+                let current =
+                    try await Self.rows(
+                        "SELECT COALESCE(MAX(version), 0)::BIGINT AS version FROM schema_migrations", on: connection
+                    ).first?["version"].decode(Int64.self) ?? 0
+                var applied: [Int] = []
+                for migration in Self.migrations where migration.version > current {
+                    for statement in migration.statements {
+                        try await Self.execute(PostgresQuery(unsafeSQL: statement), on: connection)
+                    }
+                    try await Self.execute(
+                        "INSERT INTO schema_migrations (version, applied_at) VALUES (\(Int64(migration.version)), \(Int64(Date().timeIntervalSince1970)))",
+                        on: connection)
+                    applied.append(migration.version)
+                }
+                return applied
+            }
+        } catch {
+            throw ServerError(
+                .internalServerError, code: "migration_failed",
+                message: "Migrating the database \(location) failed: \(Self.reason(error)). Nothing was changed")
+        }
+        for version in applied {
+            logger.info("database migrated", metadata: ["version": "\(version)", "database": "\(location)"])
+        }
+    }
+
+    public func schemaVersion() async throws -> Int {
+        let exists =
+            try await rows("SELECT to_regclass('schema_migrations') IS NOT NULL AS present").first?["present"]
+            .decode(Bool.self) ?? false
+        guard exists else { return 0 }
+        let version = try await rows("SELECT COALESCE(MAX(version), 0)::BIGINT AS version FROM schema_migrations").first?[
+            "version"
+        ].decode(Int64.self)
+        return Int(version ?? 0)
+    }
+
+    public func checkHealth() async throws {
+        try await execute("SELECT 1")
+    }
+
+    public func close() async throws {
+        runner.cancel()
+        await runner.value
+    }
+
+    // MARK: Running statements
+
+    /// Runs `body` as one transaction on one pooled connection, which no other request uses
+    /// meanwhile: `BEGIN`, then `COMMIT` when `body` returns or `ROLLBACK` when it throws (its error
+    /// is rethrown as it is).
+    func withTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let logger = self.logger
+        return try await translatingErrors {
+            try await client.withConnection { connection in
+                _ = try await connection.query("BEGIN", logger: logger)
+                do {
+                    let value = try await body(connection)
+                    _ = try await connection.query("COMMIT", logger: logger)
+                    return value
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// The rows of one statement on any pooled connection.
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
+        try await translatingErrors {
+            try await client.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
+        }
+    }
+
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await rows(query)
+    }
+
+    /// The rows of one statement on `connection` (inside a transaction).
+    static func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRandomAccessRow] {
+        try await connection.query(query, logger: connection.logger).collect().map { $0.makeRandomAccess() }
+    }
+
+    static func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
+        _ = try await rows(query, on: connection)
+    }
+
+    /// Lock waits past the busy timeout, deadlocks and lost connections become 503s with
+    /// `Retry-After`; other database errors pass through (and are answered 500).
+    func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PSQLError {
+            if error.code == .server {
+                switch error.serverInfo?[.sqlState] {
+                case "55P03", "40P01", "40001", "57014":
+                    throw ServerError(
+                        .serviceUnavailable, code: "storage_busy",
+                        message: "The database is busy (a lock was held too long); retry after 1 s", headers: [.retryAfter: "1"])
+                default:
+                    throw error
+                }
+            }
+            logger.warning("database unreachable", metadata: ["database": "\(location)", "error": "\(Self.reason(error))"])
+            throw ServerError(
+                .serviceUnavailable, code: "storage_unavailable",
+                message: "The database cannot be reached; retry after 1 s", headers: [.retryAfter: "1"])
+        }
+    }
+
+    /// Whether `error` is PostgreSQL's unique violation (on the constraint named `constraint`, if given).
+    static func isUniqueViolation(_ error: any Error, constraint: String? = nil) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server, error.serverInfo?[.sqlState] == "23505" else {
+            return false
+        }
+        return constraint.map { error.serverInfo?[.constraintName] == $0 } ?? true
+    }
+
+    /// A short, secret-free account of a database error.
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
+        }
+        return "\(error.code)" + (error.underlying.map { ": \($0)" } ?? "")
+    }
+}
+
+/// Builds a statement with a variable number of `$n` placeholders (filters, optional conditions).
+struct PostgresStatement {
+    var sql: String
+    var binds = PostgresBindings()
+
+    init(_ sql: String) {
+        self.sql = sql
+    }
+
+    /// Binds `value` and returns its placeholder.
+    mutating func bind(_ value: some PostgresEncodable & Sendable) -> String {
+        try? binds.append(value)
+        return "$\(binds.count)"
+    }
+
+    var query: PostgresQuery { PostgresQuery(unsafeSQL: sql, binds: binds) }
+}
+
+extension PostgresRandomAccessRow {
+    func string(_ column: String) throws -> String { try self[column].decode(String.self) }
+    func optionalString(_ column: String) throws -> String? { try self[column].decode(String?.self) }
+    func int64(_ column: String) throws -> Int64 { try self[column].decode(Int64.self) }
+    func optionalInt64(_ column: String) throws -> Int64? { try self[column].decode(Int64?.self) }
+}
