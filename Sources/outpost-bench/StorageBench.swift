@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import OutpostServer
+import OutpostSupport
 
 /// Issue 12, storage speed, per backend (SQLite always; PostgreSQL when `OUTPOST_TEST_POSTGRES_URL`
 /// names a server, e.g. from `bash .ci/postgres.sh start`): POST /records throughput at c=1, 8 and
@@ -139,6 +140,6 @@ enum StorageBench {
             }
             return try await group.reduce(0, +)
         }
-        return Double(created) / (clock.now - start).seconds
+        return Double(created) / (clock.now - start).inSeconds
     }
 }

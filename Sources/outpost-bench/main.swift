@@ -5,7 +5,9 @@ import OutpostSupport
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
 // Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--only GROUP,...]
 
-let groups = ["callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage"]
+let groups = [
+    "callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage",
+]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
 if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {

@@ -11,7 +11,9 @@ public protocol StreamingClientTransport: ClientTransport {
     /// read. ``TransportOptions/timeout`` bounds the wait for the head only; ``TransportOptions/maxResponseBytes``
     /// does not apply (the reader bounds what it keeps). Failures are reported as by
     /// ``ClientTransport/send(_:body:options:)``, also while the body is read.
-    func streamResponse(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, ResponseByteStream)
+    func streamResponse(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (
+        HTTPResponse, ResponseByteStream
+    )
 }
 
 /// A response body as it arrives, in chunks. Iterate it once; stop iterating (or cancel the task)
