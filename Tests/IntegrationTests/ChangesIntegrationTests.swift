@@ -169,6 +169,10 @@ struct ChangesIntegrationTests {
                 let bad = try await RawEventStream.open(http, url, headers: [("Last-Event-ID", "abc")])
                 #expect(bad.status == 400)
                 #expect(bad.errorBody.contains("invalid_position"))
+                // A malformed ?after= is refused even when Last-Event-ID (which wins) is good.
+                let badAfter = try await RawEventStream.open(http, url + "?after=", headers: [("Last-Event-ID", resumeAt)])
+                #expect(badAfter.status == 400)
+                #expect(badAfter.errorBody.contains("invalid_position"))
             } catch {
                 Issue.record(error)
             }
@@ -285,6 +289,35 @@ struct ChangesIntegrationTests {
             let stopping = Task { await server.running.stop() }
             #expect(try await two.readToEnd())
             await stopping.value
+        } catch {
+            Issue.record(error)
+        }
+        try await http.shutdown()
+        await server.stop()
+    }
+
+    @Test("maxStreamDuration ends a stream at a heartbeat; the client resumes with Last-Event-ID and misses nothing")
+    func streamTimeLimit() async throws {
+        let server = try await LiveServer.start { configuration in
+            configuration.changes.heartbeatInterval = .milliseconds(100)
+            configuration.changes.maxStreamDuration = .milliseconds(300)
+        }
+        let http = Self.rawClient()
+        do {
+            let url = server.baseURL.absoluteString + "/records/notes/changes"
+            let stream = try await RawEventStream.open(http, url + "?after=0")
+            let ready = try #require(try await stream.next())
+            #expect(ready.event == "ready")
+            // The server ends the stream by itself: reading to the end returns.
+            #expect(try await stream.readToEnd())
+            #expect(stream.heartbeats >= 1)
+            let client = OutpostClient(configuration: .init(baseURL: server.baseURL))
+            let note = try await client.entities().push(LiveNote(text: "after the limit"))
+            try await client.shutdown()
+            let resumed = try await RawEventStream.open(http, url, headers: [("Last-Event-ID", try #require(ready.id))])
+            #expect(try await resumed.next()?.event == "ready")
+            let event = try #require(try await resumed.nextChange())
+            #expect(try JSONValue(parsing: Data(event.data.utf8))["id"]?.stringValue == note.value.id)
         } catch {
             Issue.record(error)
         }

@@ -23,6 +23,18 @@ struct RouteTableTests {
         #expect(table.methods(for: "/").isEmpty)
     }
 
+    @Test("the most specific route's methods count: a literal segment wins over a parameter")
+    func specificity() {
+        let table = RouteTable(routes: [
+            ("/records/{type}/{id}", .get), ("/records/{type}/{id}", .put), ("/records/{type}/{id}", .delete),
+            ("/records/{type}/changes", .get), ("/records/{type}/changes", .head), ("/a/**", .post), ("/a/b", .get),
+        ])
+        #expect(table.methods(for: "/records/notes/changes") == [.get, .head])
+        #expect(table.methods(for: "/records/notes/r1") == [.get, .put, .delete])
+        #expect(table.methods(for: "/a/b") == [.get])
+        #expect(table.methods(for: "/a/c") == [.post])
+    }
+
     @Test("Allow lists the methods in a stable order")
     func allow() {
         #expect(RouteTable.allowValue([.post, .get, .head]) == "GET, HEAD, POST")

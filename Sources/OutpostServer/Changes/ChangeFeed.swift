@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OutpostSupport
 import ServiceLifecycle
 import Synchronization
 
@@ -267,8 +268,7 @@ package final class ChangeFeed: Service, Sendable {
     /// Removes changes older than the retention window.
     func prune() async {
         let cutoff =
-            Int64(Date().timeIntervalSince1970 * 1000) - Int64(configuration.retention.components.seconds * 1000)
-            - configuration.retention.components.attoseconds / 1_000_000_000_000_000
+            Int64(Date().timeIntervalSince1970 * 1000) - configuration.retention.inMilliseconds
         do {
             let removed = try await storage.pruneChanges(writtenBefore: cutoff)
             if removed > 0 { logger.debug("change feed pruned", metadata: ["removed": "\(removed)"]) }

@@ -16,6 +16,11 @@ public struct ChangeFeedConfiguration: Sendable {
     public var bufferSize: Int
     /// How often retention runs. Default: 1 minute.
     public var pruneInterval: Duration
+    /// A stream open this long is ended, at its next heartbeat, with a comment asking the client to
+    /// reconnect with `Last-Event-ID` (which loses nothing): behind a load balancer this moves
+    /// subscribers onto new instances. Default `nil`: streams stay open until the client or the
+    /// server leaves.
+    public var maxStreamDuration: Duration? = nil
 
     public init(
         retention: Duration = .seconds(24 * 3600),

@@ -36,14 +36,30 @@ struct RouteTable: Sendable {
         entries = order.compactMap { byPath[$0] }
     }
 
-    /// The methods some route accepts for `path`; empty when no route matches it.
+    /// The methods the route for `path` accepts; empty when no route matches it. Where several routes
+    /// match, the router takes the most specific one (a literal segment wins over a parameter, from
+    /// the left: `/records/{type}/changes` over `/records/{type}/{id}`), so only its methods count.
     func methods(for path: String) -> Set<HTTPRequest.Method> {
         let segments = path.split(separator: "/")
         var methods: Set<HTTPRequest.Method> = []
+        var best: [Bool]?
         for entry in entries where Self.matches(entry, segments) {
+            let literal = entry.segments.map { $0 != nil } + [!entry.matchesRest]
+            if let current = best {
+                if Self.isMoreSpecific(current, than: literal) { continue }
+                if Self.isMoreSpecific(literal, than: current) { methods = [] }
+            }
+            best = literal
             methods.formUnion(entry.methods)
         }
         return methods
+    }
+
+    /// Whether a route whose segments are literal where `a` is true wins over one shaped like `b`:
+    /// the first position where they differ is literal in `a`.
+    static func isMoreSpecific(_ a: [Bool], than b: [Bool]) -> Bool {
+        for (x, y) in zip(a, b) where x != y { return x }
+        return a.count > b.count
     }
 
     static func matches(_ entry: Entry, _ segments: [Substring]) -> Bool {

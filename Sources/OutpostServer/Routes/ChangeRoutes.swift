@@ -52,15 +52,18 @@ struct ChangeRoutes: Sendable {
             status: .ok, headers: headers,
             body: ResponseBody { writer in
                 defer { feed.leave(ticket) }
-                try await Self.pump(feed: feed, ticket: ticket, type: type, viewer: viewer, from: start, into: &writer)
+                try await Self.pump(
+                    feed: feed, ticket: ticket, type: type, viewer: viewer, from: start,
+                    until: feed.configuration.maxStreamDuration.map { ContinuousClock.now + $0 }, into: &writer)
                 try await writer.finish(nil)
             })
     }
 
-    /// Writes events until the feed closes (shutdown) or a write fails (the client left).
+    /// Writes events until the feed closes (shutdown), the stream's time is up (checked at each
+    /// heartbeat) or a write fails (the client left).
     static func pump(
         feed: ChangeFeed, ticket: ChangeFeed.Ticket, type: String, viewer: String?, from start: Int64,
-        into writer: inout any ResponseBodyWriter
+        until deadline: ContinuousClock.Instant?, into writer: inout any ResponseBodyWriter
     ) async throws {
         var position = start
         // Sent: the position the client knows (its last event id).
@@ -85,6 +88,10 @@ struct ChangeRoutes: Sendable {
                 let id = position > sent ? "id: \(position)\n" : ""
                 sent = position
                 try await writer.write(ByteBuffer(string: ": heartbeat\n\(id)\n"))
+                if let deadline, ContinuousClock.now >= deadline {
+                    try await writer.write(ByteBuffer(string: ": stream time is up; reconnect with Last-Event-ID\n\n"))
+                    return
+                }
             case .closed:
                 try await writer.write(ByteBuffer(string: ": server closing; reconnect with Last-Event-ID\n\n"))
                 return
@@ -94,13 +101,14 @@ struct ChangeRoutes: Sendable {
 
     /// `Last-Event-ID` (what an EventSource sends when it reconnects) or else `?after=`.
     static func requestedPosition(_ request: Request) throws -> Int64? {
-        let text: String?
-        if let header = request.headers[HTTPField.Name("Last-Event-ID")!] {
-            text = header.trimmingCharacters(in: .whitespaces)
-        } else {
-            text = try request.queryFields()["after"]
-        }
-        guard let text else { return nil }
+        // Both are checked when both are sent; the header (what an EventSource resends) wins.
+        let after = try request.queryFields()["after"].map { try position(from: $0) }
+        guard let header = request.headers[HTTPField.Name("Last-Event-ID")!] else { return after }
+        return try position(from: header.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// A position as sent in `Last-Event-ID` or `?after=`: up to ``maxPositionDigits`` digits.
+    static func position(from text: String) throws -> Int64 {
         guard (1...maxPositionDigits).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
             let position = Int64(text)
         else {

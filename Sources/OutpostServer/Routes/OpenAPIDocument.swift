@@ -197,7 +197,7 @@ enum OpenAPIDocument {
                   {"name": "after", "in": "query", "description": "Resume after this position; without either, the stream starts at the newest change", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}}
                 ],
                 "responses": {
-                  "200": {"description": "An endless event stream with heartbeat comments", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                  "200": {"description": "An endless event stream with heartbeat comments", "content": {"text/event-stream": {"schema": {"type": "object", "description": "One event: id is the resume position, event is ready, created, updated or deleted, data is JSON", "properties": {"id": {"type": "string"}, "event": {"type": "string"}, "data": {"type": "string"}, "retry": {"type": "integer"}}}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "410": {"$ref": "#/components/responses/Error"},
@@ -282,8 +282,8 @@ enum OpenAPIDocument {
                   {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}}
                 ],
                 "responses": {
-                  "200": {"description": "The whole file (or, with ?upload=ID, {name, upload, offset} and Upload-Offset)", "headers": {"ETag": {"schema": {"type": "string"}}, "Accept-Ranges": {"schema": {"type": "string"}}, "Repr-Digest": {"schema": {"type": "string"}}, "Upload-Offset": {"schema": {"type": "integer"}}}, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
-                  "206": {"description": "The requested range", "headers": {"Content-Range": {"schema": {"type": "string"}}}, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
+                  "200": {"description": "The whole file (or, with ?upload=ID, {name, upload, offset} and Upload-Offset)", "headers": {"ETag": {"schema": {"type": "string"}}, "Accept-Ranges": {"schema": {"type": "string"}}, "Repr-Digest": {"schema": {"type": "string"}}, "Upload-Offset": {"schema": {"type": "integer"}}}, "content": {"application/json": {"description": "a file stored as JSON, or the upload's {name, upload, offset}", "schema": {}}, "*/*": {"description": "the file's bytes, with the Content-Type it was uploaded with", "schema": {}}}},
+                  "206": {"description": "The requested range", "headers": {"Content-Range": {"schema": {"type": "string"}}}, "content": {"*/*": {"schema": {}}}},
                   "304": {"description": "Not modified"},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
@@ -297,9 +297,9 @@ enum OpenAPIDocument {
                 "parameters": [
                   {"name": "Upload-Offset", "in": "header", "required": false, "schema": {"type": "integer", "minimum": 0}},
                   {"name": "Upload-Complete", "in": "header", "required": false, "schema": {"type": "string", "enum": ["?0", "?1"]}},
-                  {"name": "Repr-Digest", "in": "header", "required": false, "description": "sha-256=:BASE64: (RFC 9530) of the whole file", "schema": {"type": "string"}}
+                  {"name": "Repr-Digest", "in": "header", "required": false, "description": "sha-256=:BASE64: (RFC 9530) of the whole file", "schema": {"type": "string", "pattern": "^sha-256=:[A-Za-z0-9+/]{43}=:$"}}
                 ],
-                "requestBody": {"required": true, "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}}},
+                "requestBody": {"required": true, "description": "The file's bytes; the Content-Type sent is stored and served back (application/octet-stream when none)", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
                 "responses": {
                   "200": {"description": "Replaced", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/File"}}}},
                   "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/File"}}}},
@@ -319,6 +319,7 @@ enum OpenAPIDocument {
                 "security": [{"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},
+                  "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"}

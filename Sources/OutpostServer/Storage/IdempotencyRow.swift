@@ -1,5 +1,6 @@
 import Foundation
 import OutpostCore
+import OutpostSupport
 
 /// A stored `Idempotency-Key` row as every backend reads it, and the rules for what it means.
 struct IdempotencyRow: Sendable {
@@ -17,7 +18,7 @@ struct IdempotencyRow: Sendable {
     }
 
     static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        duration.inMilliseconds
     }
 
     /// The stored form of a response's header fields: a JSON array of `[name, value]` pairs.

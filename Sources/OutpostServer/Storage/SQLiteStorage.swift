@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import NIOPosix
+import OutpostSupport
 import SQLiteNIO
 import Synchronization
 
@@ -355,7 +356,7 @@ struct BusyBoundedConnection: Sendable {
     }
 
     static func busy(_ waited: Duration) -> ServerError {
-        let seconds = max(1, Int(waited.components.seconds))
+        let seconds = max(1, Int(waited.inSeconds))
         return ServerError(
             .serviceUnavailable, code: "storage_busy",
             message: "The database is locked by another process and stayed locked for \(waited); retry after \(seconds) s",

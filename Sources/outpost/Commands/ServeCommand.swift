@@ -39,6 +39,18 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-file-bytes"), help: "The largest file PUT /files/{name} accepts (413 beyond). Default: 1 GiB.")
     var maxFileBytes: Int64 = 1 << 30
 
+    @Option(
+        name: .customLong("changes-heartbeat"),
+        help: "Seconds between heartbeat comments on an idle change stream (GET /records/{type}/changes). Default: 15.")
+    var changesHeartbeat: Int = 15
+
+    @Option(
+        name: .customLong("changes-max-stream"),
+        help:
+            "End a change stream after this many seconds (at its next heartbeat); clients resume with Last-Event-ID. Default: no limit."
+    )
+    var changesMaxStream: Int?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         do {
@@ -52,6 +64,10 @@ struct ServeCommand: AsyncParsableCommand {
             else {
                 throw ValidationError("--public-url must be an http or https URL without a query, like https://auth.example.com")
             }
+        }
+        guard changesHeartbeat >= 1 else { throw ValidationError("--changes-heartbeat must be at least 1 second") }
+        if let changesMaxStream, changesMaxStream < 1 {
+            throw ValidationError("--changes-max-stream must be at least 1 second")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
@@ -67,6 +83,8 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, databasePath: database, logger: logger, publicURL: publicURL.flatMap(URL.init(string:)))
         configuration.filesDirectory = filesDirectory
         configuration.maxFileBytes = maxFileBytes
+        configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
+        configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
         let server = try OutpostServer(configuration: configuration)
         let host = self.host
         let database = (try? DatabaseLocation(self.database).description) ?? self.database
