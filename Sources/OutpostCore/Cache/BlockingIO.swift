@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Runs blocking calls (file I/O) on a serial dispatch queue of their own, so they never hold a
 /// thread of Swift's cooperative pool.
