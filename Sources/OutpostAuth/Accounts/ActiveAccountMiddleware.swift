@@ -13,12 +13,17 @@ public struct ActiveAccountMiddleware: ClientMiddleware {
     public let accounts: AccountManager
     public var placement: AuthMiddleware.Placement
     public var trustedOrigins: [URL]
+    /// What to do with a request for another origin, as ``AuthMiddleware/crossOriginPolicy``.
+    public var crossOriginPolicy: AuthMiddleware.CrossOriginPolicy
 
-    public init(accounts: AccountManager, placement: AuthMiddleware.Placement = .authorizationHeader, trustedOrigins: [URL] = [])
-    {
+    public init(
+        accounts: AccountManager, placement: AuthMiddleware.Placement = .authorizationHeader, trustedOrigins: [URL] = [],
+        crossOriginPolicy: AuthMiddleware.CrossOriginPolicy = .refuse
+    ) {
         self.accounts = accounts
         self.placement = placement
         self.trustedOrigins = trustedOrigins
+        self.crossOriginPolicy = crossOriginPolicy
     }
 
     public func intercept(
@@ -26,7 +31,9 @@ public struct ActiveAccountMiddleware: ClientMiddleware {
         next: @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
     ) async throws -> ClientResponse {
         guard let authenticator = try await accounts.activeAuthenticator() else { return try await next(request, body) }
-        let signing = AuthMiddleware(authenticator: authenticator, placement: placement, trustedOrigins: trustedOrigins)
+        let signing = AuthMiddleware(
+            authenticator: authenticator, placement: placement, trustedOrigins: trustedOrigins,
+            crossOriginPolicy: crossOriginPolicy)
         return try await signing.intercept(request, body: body, context: context, next: next)
     }
 }

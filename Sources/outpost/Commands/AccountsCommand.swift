@@ -18,34 +18,10 @@ struct AccountsCommand: AsyncParsableCommand {
             name: .customLong("credentials"), help: "The credentials file (default: $XDG_CONFIG_HOME/outpost/credentials.json).")
         var credentialsPath: String?
 
-        var credentialsURL: URL {
-            credentialsPath.map { URL(fileURLWithPath: $0) } ?? FileCredentialStore.defaultLocation(application: "outpost")
-        }
+        var folder: AccountFolder { AccountFolder(accountsPath: accountsPath, credentialsPath: credentialsPath) }
 
-        var accountsURL: URL {
-            accountsPath.map { URL(fileURLWithPath: $0) }
-                ?? credentialsURL.deletingLastPathComponent().appending(path: "accounts.json")
-        }
-
-        /// Runs `body` with a manager whose authenticators share one transport, shut down afterwards.
         func withManager<T: Sendable>(_ body: (AccountManager) async throws -> T) async throws -> T {
-            let transport = AsyncHTTPClientTransport()
-            let manager = AccountManager(listFile: accountsURL, credentials: FileCredentialStore(fileURL: credentialsURL)) {
-                account, store in
-                Authenticator(
-                    configuration: .init(
-                        registration: ClientRegistration(clientID: SignInOptions.passwordClientID, scopes: SignInOptions.scopes),
-                        endpoints: .outpost(base: account.server), store: store),
-                    client: OutpostClient(configuration: .init(baseURL: account.server), transport: transport))
-            }
-            do {
-                let result = try await body(manager)
-                try await transport.shutdown()
-                return result
-            } catch {
-                try? await transport.shutdown()
-                throw error
-            }
+            try await folder.withManager(body)
         }
     }
 

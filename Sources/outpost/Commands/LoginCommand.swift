@@ -10,8 +10,21 @@ import Outpost
 
 /// Where the CLI keeps credentials, and how it builds an authenticator for a server.
 struct SignInOptions: ParsableArguments {
-    @Option(help: "The server's base URL.")
-    var server = "http://127.0.0.1:8080"
+    @Option(
+        name: .customLong("server"),
+        help: "The server's base URL (default: the active account's server, else http://127.0.0.1:8080).")
+    var serverOption: String?
+
+    @Option(
+        name: .customLong("account"),
+        help: "Sign requests as this account of `outpost accounts` (its id, as `accounts list` shows it).")
+    var accountID: String?
+
+    @Option(name: .customLong("accounts"), help: "The accounts file (default: beside the credentials file).")
+    var accountsPath: String?
+
+    /// `--server`, or the default local server.
+    var server: String { serverOption ?? "http://127.0.0.1:8080" }
 
     @Option(
         name: .customLong("client-id"),
@@ -77,13 +90,36 @@ struct SignInOptions: ParsableArguments {
 
     /// A client that signs its requests with the stored credential, when there is one.
     func signedClient(timeout: Duration = .seconds(10)) async throws -> OutpostClient {
-        let base = try baseURL
-        let plain = OutpostClient(configuration: .init(baseURL: base, timeout: timeout))
+        try await signing(timeout: timeout).client
+    }
+
+    /// A client and the account of `outpost accounts` it signs as, if any. In order: `--account`;
+    /// the active account, when it is for `--server` (or `--server` is not given); the credential
+    /// of `outpost login` for the server; none (the requests go out unsigned).
+    func signing(timeout: Duration = .seconds(10)) async throws -> (client: OutpostClient, account: Account?) {
+        let explicitServer = try serverOption.map { _ in try baseURL }
+        let folder = AccountFolder(accountsPath: accountsPath, credentialsPath: credentialsPath)
+        if let account = try await folder.account(id: accountID, server: explicitServer) {
+            let plain = OutpostClient(configuration: .init(baseURL: account.server, timeout: timeout))
+            let auth: Authenticator
+            do {
+                auth = try await folder.manager(transport: plain.transport).authenticator(for: account.id)
+            } catch {
+                try? await plain.shutdown()
+                throw error
+            }
+            let client = OutpostClient(
+                configuration: plain.configuration, ownedTransport: plain.transport,
+                middlewares: [AuthMiddleware(authenticator: auth)])
+            return (client, account)
+        }
+        let plain = OutpostClient(configuration: .init(baseURL: try baseURL, timeout: timeout))
         let auth = try authenticator(client: plain, clientID: await storedClientID())
-        guard (try? await auth.credential()) != nil else { return plain }
-        return OutpostClient(
+        guard (try? await auth.credential()) != nil else { return (plain, nil) }
+        let client = OutpostClient(
             configuration: plain.configuration, ownedTransport: plain.transport,
             middlewares: [AuthMiddleware(authenticator: auth)])
+        return (client, nil)
     }
 }
 
@@ -160,7 +196,8 @@ struct LoginCommand: AsyncParsableCommand {
         for other in [SignInOptions.defaultClientID, SignInOptions.passwordClientID] where other != clientID {
             try? await options.store.remove(account: options.account(for: other))
         }
-        let signed = try await options.signedClient()
+        let signed = OutpostClient(
+            configuration: .init(baseURL: try options.baseURL), middlewares: [AuthMiddleware(authenticator: auth)])
         let me = try? await signed.send(.get("/me"), decoding: JSONValue.self)
         try? await signed.shutdown()
         print("Signed in as \(me?["username"]?.stringValue ?? "?") at \(options.server).")
@@ -219,26 +256,33 @@ struct WhoamiCommand: AsyncParsableCommand {
     @OptionGroup var options: SignInOptions
 
     func run() async throws {
-        let client = try await options.signedClient()
+        let (client, account) = try await options.signing()
+        let me: JSONValue
         do {
-            let me = try await client.send(.get("/me"), decoding: JSONValue.self)
+            me = try await client.send(.get("/me"), decoding: JSONValue.self)
             try? await client.shutdown()
-            let entitlements = me["entitlements"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            print(
-                "\(me["username"]?.stringValue ?? "(a client without a user)") at \(options.server)"
-                    + (entitlements.isEmpty ? "" : "; entitlements: \(entitlements.joined(separator: ", "))"))
-            let plain = OutpostClient(configuration: .init(baseURL: try options.baseURL))
-            let auth = try? options.authenticator(client: plain, clientID: await options.storedClientID())
-            if let credential = try? await auth?.credential(), let claims = credential.idToken?.claims {
-                print(
-                    "ID token (verified at sign-in): sub \(claims.subject), iss \(claims.issuer), "
-                        + "signed in \(claims.authTime.map { "\($0)" } ?? "?"), expires \(claims.expiresAt)")
-            }
-            try? await plain.shutdown()
         } catch let error as OutpostError where error.code == .unauthorized {
             try? await client.shutdown()
-            print("Not signed in at \(options.server). Run `outpost login`.")
+            print("Not signed in at \(client.configuration.baseURL.absoluteString). Run `outpost login`.")
+            throw ExitCode.failure
+        } catch {
+            try? await client.shutdown()
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
         }
+        let entitlements = me["entitlements"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        print(
+            "\(me["username"]?.stringValue ?? "(a client without a user)") at \(client.configuration.baseURL.absoluteString)"
+                + (account.map { " (account \($0.id))" } ?? "")
+                + (entitlements.isEmpty ? "" : "; entitlements: \(entitlements.joined(separator: ", "))"))
+        guard account == nil else { return }
+        let plain = OutpostClient(configuration: .init(baseURL: try options.baseURL))
+        let auth = try? options.authenticator(client: plain, clientID: await options.storedClientID())
+        if let credential = try? await auth?.credential(), let claims = credential.idToken?.claims {
+            print(
+                "ID token (verified at sign-in): sub \(claims.subject), iss \(claims.issuer), "
+                    + "signed in \(claims.authTime.map { "\($0)" } ?? "?"), expires \(claims.expiresAt)")
+        }
+        try? await plain.shutdown()
     }
 }
