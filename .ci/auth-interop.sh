@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The sign-in interop suites against a real `outpost serve`: the HTML pages in headless Chromium
-# (selenium) and OAuth 2.0 / OpenID Connect conformance with Authlib. Screenshots of every page go
+# The interop suites against a real `outpost serve`: the sign-in pages in headless Chromium
+# (selenium), OAuth 2.0 / OpenID Connect conformance with Authlib, and files and live changes with
+# curl, Python requests and Chromium's EventSource. Screenshots of every page go
 # to $OUTPOST_SCREENSHOTS (default .build-screenshots/).
 # Usage: .ci/auth-interop.sh            (OUTPOST_BINARY overrides .build/debug/outpost)
 set -euo pipefail
@@ -15,6 +16,10 @@ if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; t
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver > /dev/null
 fi
+if ! command -v curl > /dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl > /dev/null
+fi
 export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
 export CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}"
 # Selenium must use the driver above, never fetch one.
@@ -27,5 +32,7 @@ echo "== auth interop: browser pages (headless Chromium)"
 "$python" Tests/Interop/auth/browser_test.py || status=1
 echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
 "$python" Tests/Interop/auth/authlib_test.py || status=1
+echo "== files and live changes interop (curl, requests, Chromium EventSource)"
+"$python" Tests/Interop/live/live_test.py || status=1
 [ "$status" -eq 0 ] && echo "auth interop: all suites passed" || echo "auth interop: FAILED (see above)"
 exit "$status"

@@ -114,10 +114,11 @@ class OutpostServer:
 
     # The server process.
 
-    def start(self):
+    def start(self, extra_args=()):
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [self.binary, "serve", "--port", "0", "--database", self.database, "--log-level", "warning"],
+                [self.binary, "serve", "--port", "0", "--database", self.database, "--log-level", "warning",
+                 *extra_args],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
