@@ -52,6 +52,10 @@ public final class OutpostServer: Sendable {
     ) async throws -> Router<OutpostRequestContext> {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
+        // First, so that they wrap every route and the answer to a request that matches none.
+        let routes = RouteTableReference()
+        router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
+        router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
         ServiceRoutes(storage: storage).add(to: router)
         let auth = try await AuthService.make(
             storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
@@ -72,6 +76,7 @@ public final class OutpostServer: Sendable {
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
         FileRoutes(files: files, auth: auth, maxFileBytes: configuration.maxFileBytes).add(to: router)
+        routes.fill(from: router, generatesHead: true)
         return router
     }
 
@@ -101,10 +106,7 @@ public final class OutpostServer: Sendable {
         let router = try await makeRouter(
             storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed)
         let host = configuration.host
-        let inner = router.buildResponder()
-        // After buildResponder, so the generated HEAD routes are listed too.
-        let routes = RouteTable(routes: router.routes.map { (path: $0.path.description, method: $0.method) })
-        let responder = EnvelopeResponder(inner: inner, routes: routes, logger: configuration.logger)
+        let responder = router.buildResponder()
         let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout))
         let headerTimeout = TimeAmount(configuration.headerReadTimeout)
         let bodyTimeout = TimeAmount(configuration.bodyReadTimeout)
