@@ -89,7 +89,8 @@ public final class OutpostServer: Sendable {
     /// The services to run: the HTTP server, and after it the change feed, which shuts down first
     /// (ending every stream) so that the HTTP server's graceful shutdown is not held up by them.
     func makeServices(
-        storage: any Storage, passwordPool: NIOThreadPool, onRunning: @escaping @Sendable (Int) async -> Void
+        storage: any Storage, passwordPool: NIOThreadPool,
+        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> [any Service] {
         let feed = makeChangeFeed(storage: storage)
         let app = try await makeApplication(storage: storage, passwordPool: passwordPool, changeFeed: feed, onRunning: onRunning)
@@ -100,12 +101,14 @@ public final class OutpostServer: Sendable {
 
     func makeApplication(
         storage: any Storage, passwordPool: NIOThreadPool, changeFeed: ChangeFeed?,
-        onRunning: @escaping @Sendable (Int) async -> Void
+        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
         let router = try await makeRouter(
             storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed)
-        let host = configuration.host
+        // The configured host, unless `application.address` was set apart from it: then what was bound.
+        let configuredHost = configuration.bindsHostAndPort ? configuration.host : nil
+        let fallbackHost = configuration.host
         let responder = router.buildResponder()
         let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout))
         let headerTimeout = TimeAmount(configuration.headerReadTimeout)
@@ -117,11 +120,12 @@ public final class OutpostServer: Sendable {
                     inner: HTTP1Channel(responder: responder, configuration: http1), headerTimeout: headerTimeout,
                     bodyTimeout: bodyTimeout)
             },
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Outpost"),
+            configuration: configuration.application,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
+                let host = configuredHost ?? channel.localAddress?.ipAddress ?? fallbackHost
                 publicBase.listening(host: host, port: port)
-                await onRunning(port)
+                await onRunning(host, port)
             },
             logger: configuration.logger)
     }
@@ -153,7 +157,8 @@ public final class OutpostServer: Sendable {
         let storage = try await openStorage()
         let pool = startPasswordPool()
         do {
-            let services = try await makeServices(storage: storage, passwordPool: pool, onRunning: onRunning)
+            let services = try await makeServices(
+                storage: storage, passwordPool: pool, onRunning: { _, port in await onRunning(port) })
             let group = ServiceGroup(
                 configuration: .init(
                     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
@@ -173,10 +178,11 @@ public final class OutpostServer: Sendable {
     public func start() async throws -> RunningServer {
         let storage = try await openStorage()
         let pool = startPasswordPool()
-        let (ports, portSink) = AsyncThrowingStream.makeStream(of: Int.self)
+        let (ports, portSink) = AsyncThrowingStream.makeStream(of: (host: String, port: Int).self)
         let services: [any Service]
         do {
-            services = try await makeServices(storage: storage, passwordPool: pool, onRunning: { port in portSink.yield(port) })
+            services = try await makeServices(
+                storage: storage, passwordPool: pool, onRunning: { host, port in portSink.yield((host, port)) })
         } catch {
             try? await pool.shutdownGracefully()
             try? await storage.close()
@@ -194,12 +200,12 @@ public final class OutpostServer: Sendable {
             try? await storage.close()
         }
         var iterator = ports.makeAsyncIterator()
-        guard let port = try await iterator.next() else {
+        guard let (host, port) = try await iterator.next() else {
             throw ServerError(
                 .internalServerError, code: "server_stopped",
                 message: "The server stopped before it listened on \(configuration.host):\(configuration.port)")
         }
-        return RunningServer(host: configuration.host, port: port, group: group, task: task)
+        return RunningServer(host: host, port: port, group: group, task: task)
     }
 }
 
