@@ -26,31 +26,19 @@ struct AuthenticationMiddlewareTests {
         tokens: [String: (userID: String?, scope: String)],
         _ body: (AuthService) async throws -> Void
     ) async throws {
-        let database = try await ScratchDatabase.make(.sqlite)
-        do {
-            let storage = try await database.open(logger: Self.quiet)
-            do {
-                for (token, owner) in tokens {
-                    try await storage.saveToken(
-                        StoredToken(
-                            hash: Secrets.hash(token), kind: .access, userID: owner.userID, clientID: "client-1",
-                            scope: owner.scope, family: "family-\(token)", expiresAt: AuthService.now() + 600_000,
-                            state: "active"))
-                }
-                let auth = try await AuthService.make(
-                    storage: storage, configuration: AuthConfiguration(), providers: [:],
-                    publicBase: PublicBase(configuration: ServerConfiguration(port: 0)), logger: Self.quiet)
-                try await body(auth)
-                try await storage.close()
-            } catch {
-                try? await storage.close()
-                throw error
+        try await StorageConformanceTests().withStorage(.sqlite) { storage, _ in
+            for (token, owner) in tokens {
+                try await storage.saveToken(
+                    StoredToken(
+                        hash: Secrets.hash(token), kind: .access, userID: owner.userID, clientID: "client-1",
+                        scope: owner.scope, family: "family-\(token)", expiresAt: AuthService.now() + 600_000,
+                        state: "active"))
             }
-        } catch {
-            await database.remove()
-            throw error
+            let auth = try await AuthService.make(
+                storage: storage, configuration: AuthConfiguration(), providers: [:],
+                publicBase: PublicBase(configuration: ServerConfiguration(port: 0)), logger: Self.quiet)
+            try await body(auth)
         }
-        await database.remove()
     }
 
     static func describe(_ caller: AuthenticatedCaller?) -> JSONValue {
