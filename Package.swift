@@ -172,6 +172,7 @@ let package = Package(
                 "OutpostServer", "OutpostCore", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strict),
         // Compiles a middleware, a transport and a log handler with `import Outpost` alone.

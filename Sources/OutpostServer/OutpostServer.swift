@@ -52,6 +52,10 @@ public final class OutpostServer: Sendable {
     ) async throws -> Router<OutpostRequestContext> {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
+        // First, so that they wrap every route and the answer to a request that matches none.
+        let routes = RouteTableReference()
+        router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
+        router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
         ServiceRoutes(storage: storage).add(to: router)
         let auth = try await AuthService.make(
             storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
@@ -72,6 +76,7 @@ public final class OutpostServer: Sendable {
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
         FileRoutes(files: files, auth: auth, maxFileBytes: configuration.maxFileBytes).add(to: router)
+        routes.fill(from: router, generatesHead: true)
         return router
     }
 
@@ -84,7 +89,8 @@ public final class OutpostServer: Sendable {
     /// The services to run: the HTTP server, and after it the change feed, which shuts down first
     /// (ending every stream) so that the HTTP server's graceful shutdown is not held up by them.
     func makeServices(
-        storage: any Storage, passwordPool: NIOThreadPool, onRunning: @escaping @Sendable (Int) async -> Void
+        storage: any Storage, passwordPool: NIOThreadPool,
+        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> [any Service] {
         let feed = makeChangeFeed(storage: storage)
         let app = try await makeApplication(storage: storage, passwordPool: passwordPool, changeFeed: feed, onRunning: onRunning)
@@ -95,16 +101,15 @@ public final class OutpostServer: Sendable {
 
     func makeApplication(
         storage: any Storage, passwordPool: NIOThreadPool, changeFeed: ChangeFeed?,
-        onRunning: @escaping @Sendable (Int) async -> Void
+        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
         let router = try await makeRouter(
             storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed)
-        let host = configuration.host
-        let inner = router.buildResponder()
-        // After buildResponder, so the generated HEAD routes are listed too.
-        let routes = RouteTable(routes: router.routes.map { (path: $0.path.description, method: $0.method) })
-        let responder = EnvelopeResponder(inner: inner, routes: routes, logger: configuration.logger)
+        // The configured host, unless `application.address` was set apart from it: then what was bound.
+        let configuredHost = configuration.bindsHostAndPort ? configuration.host : nil
+        let fallbackHost = configuration.host
+        let responder = router.buildResponder()
         let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout))
         let headerTimeout = TimeAmount(configuration.headerReadTimeout)
         let bodyTimeout = TimeAmount(configuration.bodyReadTimeout)
@@ -115,11 +120,12 @@ public final class OutpostServer: Sendable {
                     inner: HTTP1Channel(responder: responder, configuration: http1), headerTimeout: headerTimeout,
                     bodyTimeout: bodyTimeout)
             },
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Outpost"),
+            configuration: configuration.application,
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
+                let host = configuredHost ?? channel.localAddress?.ipAddress ?? fallbackHost
                 publicBase.listening(host: host, port: port)
-                await onRunning(port)
+                await onRunning(host, port)
             },
             logger: configuration.logger)
     }
@@ -151,7 +157,8 @@ public final class OutpostServer: Sendable {
         let storage = try await openStorage()
         let pool = startPasswordPool()
         do {
-            let services = try await makeServices(storage: storage, passwordPool: pool, onRunning: onRunning)
+            let services = try await makeServices(
+                storage: storage, passwordPool: pool, onRunning: { _, port in await onRunning(port) })
             let group = ServiceGroup(
                 configuration: .init(
                     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
@@ -171,10 +178,11 @@ public final class OutpostServer: Sendable {
     public func start() async throws -> RunningServer {
         let storage = try await openStorage()
         let pool = startPasswordPool()
-        let (ports, portSink) = AsyncThrowingStream.makeStream(of: Int.self)
+        let (ports, portSink) = AsyncThrowingStream.makeStream(of: (host: String, port: Int).self)
         let services: [any Service]
         do {
-            services = try await makeServices(storage: storage, passwordPool: pool, onRunning: { port in portSink.yield(port) })
+            services = try await makeServices(
+                storage: storage, passwordPool: pool, onRunning: { host, port in portSink.yield((host, port)) })
         } catch {
             try? await pool.shutdownGracefully()
             try? await storage.close()
@@ -192,12 +200,12 @@ public final class OutpostServer: Sendable {
             try? await storage.close()
         }
         var iterator = ports.makeAsyncIterator()
-        guard let port = try await iterator.next() else {
+        guard let (host, port) = try await iterator.next() else {
             throw ServerError(
                 .internalServerError, code: "server_stopped",
                 message: "The server stopped before it listened on \(configuration.host):\(configuration.port)")
         }
-        return RunningServer(host: configuration.host, port: port, group: group, task: task)
+        return RunningServer(host: host, port: port, group: group, task: task)
     }
 }
 

@@ -1,14 +1,27 @@
 public import Foundation
+public import Hummingbird
 public import Logging
 
 /// How the reference server runs. Every field has a default.
 public struct ServerConfiguration: Sendable {
     /// The default of ``maxJSONDepth``.
     public static let defaultMaxJSONDepth = 64
-    /// The address to listen on. Default: `127.0.0.1` (loopback only).
-    public var host: String
-    /// The port to listen on; `0` picks a free one (see ``RunningServer/port``). Default: 8080.
-    public var port: Int
+    /// Hummingbird's own settings of the listening server: the bind address (kept equal to
+    /// ``host`` and ``port``, which set it), the `Server` header's value (default `Outpost`), the
+    /// accept backlog, address reuse, and a limit on open connections (`availableConnectionsDelegate`).
+    ///
+    /// Setting `application.address` to another host name or a Unix domain socket works too: the
+    /// server then reports the address it actually bound (set ``publicURL`` for a socket path).
+    public var application: ApplicationConfiguration
+    /// The address to listen on; sets ``application``'s address. Default: `127.0.0.1` (loopback only).
+    public var host: String {
+        didSet { application.address = .hostname(host, port: port) }
+    }
+    /// The port to listen on; `0` picks a free one (see ``RunningServer/port``). Sets
+    /// ``application``'s address. Default: 8080.
+    public var port: Int {
+        didSet { application.address = .hostname(host, port: port) }
+    }
     /// Where the data lives (see ``DatabaseLocation``): a SQLite file path, created when missing, or
     /// a `postgres://user:password@host:port/database` URL, for several instances on one database.
     /// Migrated on start. Ignored when ``storageFactory`` is set. Default: `./outpost.sqlite`.
@@ -95,6 +108,7 @@ public struct ServerConfiguration: Sendable {
     ) {
         self.host = host
         self.port = port
+        self.application = ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Outpost")
         self.databasePath = databasePath
         self.maxBodyBytes = maxBodyBytes
         self.lambdaTimeout = lambdaTimeout
@@ -113,6 +127,9 @@ public struct ServerConfiguration: Sendable {
 }
 
 extension ServerConfiguration {
+    /// Whether ``application``'s address is still ``host`` and ``port`` (not set apart from them).
+    var bindsHostAndPort: Bool { application.address == .hostname(host, port: port) }
+
     /// ``filesDirectory``, or its default next to the database.
     public var resolvedFilesDirectory: String {
         if let filesDirectory { return filesDirectory }

@@ -1,11 +1,14 @@
 public import Hummingbird
 public import NIOCore
 
-/// The request context of every Outpost route: Hummingbird's core context plus the peer's address,
-/// which sign-in rate limiting keys on.
+/// The request context of every Outpost route: Hummingbird's core context, the peer's address,
+/// which sign-in rate limiting keys on, and who is calling, which the authentication middleware
+/// sets before the route runs.
 public struct OutpostRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// What the authentication middleware found; routes read `caller`.
+    var authentication = Authentication.unchecked
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -19,13 +19,14 @@ struct OpenIDRoutes: Sendable {
         router.get("/.well-known/jwks.json") { _, _ in try await jwks() }
         // The access token comes in the Authorization header, or on POST in a form body (RFC 6750 §2.2,
         // OpenID Connect Core §5.3.1); tokens in the query are refused (RFC 9700 §4.3.2).
-        router.get("/userinfo") { request, _ in try await userInfo(request, formToken: nil) }
-        router.post("/userinfo") { request, _ in
+        let userInfoRoutes = router.group().add(middleware: AuthenticationMiddleware(auth: provider.auth))
+        userInfoRoutes.get("/userinfo") { request, context in try await userInfo(request, context, formToken: nil) }
+        userInfoRoutes.post("/userinfo") { request, context in
             var formToken: String?
             if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
                 formToken = try await request.formFields(limit: maxBodyBytes)["access_token"]
             }
-            return try await userInfo(request, formToken: formToken)
+            return try await userInfo(request, context, formToken: formToken)
         }
     }
 
@@ -70,7 +71,7 @@ struct OpenIDRoutes: Sendable {
     }
 
     /// UserInfo (OpenID Connect Core §5.3): `sub` always, `preferred_username` with the `profile` scope.
-    func userInfo(_ request: Request, formToken: String?) async throws -> Response {
+    func userInfo(_ request: Request, _ context: OutpostRequestContext, formToken: String?) async throws -> Response {
         if formToken != nil, request.headers[.authorization] != nil {
             throw ServerError.badRequest(
                 "invalid_request", "Send the access token once: in the Authorization header or in the form, not both")
@@ -79,7 +80,7 @@ struct OpenIDRoutes: Sendable {
         if let formToken {
             found = try await provider.auth.caller(accessToken: formToken)
         } else {
-            found = try await provider.auth.authenticate(request)
+            found = try context.caller
         }
         guard let caller = found else {
             throw ServerError(

@@ -21,13 +21,13 @@ struct ChangeRoutes: Sendable {
     static let maxPositionDigits = 18
 
     func add(to router: Router<OutpostRequestContext>) {
+        let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
         router.get("/records/{type}/changes") { request, context in try await stream(request, context) }
     }
 
     func stream(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try RecordRoutes.type(context)
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsRead)
+        let caller = try context.caller(requiring: Scope.recordsRead)
         guard let feed else {
             throw ServerError(
                 .notImplemented, code: "changes_unsupported",

@@ -27,6 +27,7 @@ struct FileRoutes: Sendable {
     static let reprDigest = HTTPField.Name("Repr-Digest")!
 
     func add(to router: Router<OutpostRequestContext>) {
+        let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
         router.put("/files/{name}") { request, context in try await put(request, context) }
         router.get("/files/{name}") { request, context in try await get(request, context) }
         router.delete("/files/{name}") { request, context in try await delete(request, context) }
@@ -36,8 +37,7 @@ struct FileRoutes: Sendable {
 
     func get(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let name = try Self.name(context)
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsRead)
+        let caller = try context.caller(requiring: Scope.recordsRead)
         if let id = try Self.uploadID(request) {
             return try await uploadStatus(UploadKey(owner: try Self.user(caller), name: name, id: id))
         }
@@ -89,7 +89,7 @@ struct FileRoutes: Sendable {
 
     func put(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let name = try Self.name(context)
-        let user = try Self.user(try await writer(request))
+        let user = try Self.user(try writer(context))
         let uploadID = try Self.uploadID(request)
         let contentType = request.headers[.contentType] ?? "application/octet-stream"
         guard FileNames.isValidContentType(contentType) else {
@@ -200,7 +200,7 @@ struct FileRoutes: Sendable {
 
     func delete(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let name = try Self.name(context)
-        let user = try Self.user(try await writer(request))
+        let user = try Self.user(try writer(context))
         if let id = try Self.uploadID(request) {
             let key = UploadKey(owner: user, name: name, id: id)
             try await locks.withLock("upload:" + key.digest) { try await files.deleteUpload(key) }
@@ -218,10 +218,8 @@ struct FileRoutes: Sendable {
     // MARK: Checks
 
     /// The caller of a write: a signed-in user's token with `records:write`.
-    func writer(_ request: Request) async throws -> AuthenticatedCaller? {
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsWrite)
-        return caller
+    func writer(_ context: OutpostRequestContext) throws -> AuthenticatedCaller? {
+        try context.caller(requiring: Scope.recordsWrite)
     }
 
     func checkOwner(_ name: String, user: String) async throws {

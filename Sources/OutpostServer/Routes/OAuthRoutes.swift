@@ -27,11 +27,11 @@ struct OAuthRoutes: Sendable {
             if response.status == .found { response.status = .seeOther }
             return response
         }
-        router.post("/oauth/token") { request, context in await oauthReply { try await token(request, context) } }
-        router.post("/oauth/revoke") { request, context in await oauthReply { try await revoke(request, context) } }
-        router.post("/oauth/device_authorization") { request, context in
-            await oauthReply { try await deviceAuthorization(request, context) }
-        }
+        // The RFC 6749 endpoints: their errors in RFC 6749's shape, nothing cached.
+        let endpoints = router.group().add(middleware: OAuthReplyMiddleware(logger: auth.logger))
+        endpoints.post("/oauth/token") { request, context in try await token(request, context) }
+        endpoints.post("/oauth/revoke") { request, context in try await revoke(request, context) }
+        endpoints.post("/oauth/device_authorization") { request, context in try await deviceAuthorization(request, context) }
         router.get("/device") { request, _ in
             try await devicePage(request, userCode: try request.queryFields()["user_code"], message: nil)
         }
@@ -70,45 +70,6 @@ struct OAuthRoutes: Sendable {
             "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
             "revocation_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
         ])
-    }
-
-    /// Runs an RFC 6749 endpoint, rendering its failures in RFC 6749's shape. Every answer, success
-    /// or failure, carries `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
-    func oauthReply(_ body: () async throws -> Response) async -> Response {
-        var response = await oauthAnswer(body)
-        response.headers[.cacheControl] = "no-store"
-        response.headers[.pragma] = "no-cache"
-        return response
-    }
-
-    func oauthAnswer(_ body: () async throws -> Response) async -> Response {
-        do {
-            return try await body()
-        } catch let error as OAuthError {
-            var headers = error.headers
-            headers[.cacheControl] = "no-store"
-            return Response.json(
-                ["error": .string(error.code), "error_description": .string(error.description)], status: error.status,
-                headers: headers)
-        } catch AuthFailure.badCredentials {
-            return Response.json(
-                ["error": "invalid_grant", "error_description": "The username or password is wrong"], status: .badRequest)
-        } catch AuthFailure.rateLimited(let wait) {
-            return Response.json(
-                ["error": "slow_down", "error_description": .string("Too many sign-in attempts; wait \(wait) s and try again")],
-                status: .tooManyRequests, headers: [.retryAfter: "\(wait)"])
-        } catch let error as ServerError {
-            // A malformed form (too many or repeated parameters) is RFC 6749's invalid_request.
-            let code = error.status == .badRequest ? "invalid_request" : error.code
-            return Response.json(
-                ["error": .string(code), "error_description": .string(error.message)], status: error.status,
-                headers: error.headers)
-        } catch {
-            auth.logger.error("token endpoint failed", metadata: ["error": "\(error)"])
-            return Response.json(
-                ["error": "server_error", "error_description": "The server failed; its log has the details"],
-                status: .internalServerError)
-        }
     }
 
     func form(_ request: Request) async throws -> [String: String] {

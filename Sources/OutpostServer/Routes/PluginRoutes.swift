@@ -13,6 +13,8 @@ struct PluginRoutes: Sendable {
     let auth: AuthService
 
     func add(to router: Router<OutpostRequestContext>) {
+        // Another Authorization scheme is left to the plugin, which sees it in the headers.
+        let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth, otherSchemes: .leftToRoute))
         router.post("/lambdas/{name}") { request, context in
             try await callLambda(request, context: context)
         }
@@ -27,7 +29,7 @@ struct PluginRoutes: Sendable {
             throw ServerError.notFound(
                 "unknown_lambda", "No lambda named '\(name)'; the server has: \(lambdas.keys.sorted().joined(separator: ", "))")
         }
-        let (caller, key) = try await callerAndKey(request)
+        let (caller, key) = try callerAndKey(request, context)
         let data = try await request.collectBody(limit: configuration.maxBodyBytes)
         let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
         let arguments: LambdaArguments
@@ -63,7 +65,7 @@ struct PluginRoutes: Sendable {
                 "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))"
             )
         }
-        let (caller, key) = try await callerAndKey(request)
+        let (caller, key) = try callerAndKey(request, context)
         let data = try await request.collectBody(limit: configuration.maxBodyBytes)
         let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
         var logger = context.logger
@@ -85,11 +87,8 @@ struct PluginRoutes: Sendable {
     }
 
     /// The caller (an invalid bearer token is 401) and the request's `Idempotency-Key`, if any.
-    /// Another `Authorization` scheme is left to the plugin, which sees it in the headers.
-    func callerAndKey(_ request: Request) async throws -> (AuthenticatedCaller?, String?) {
-        let bearer = request.headers[.authorization]?.lowercased().hasPrefix("bearer ") == true
-        let caller = bearer ? try await auth.authenticate(request) : nil
-        return (caller, try Idempotency.key(of: request))
+    func callerAndKey(_ request: Request, _ context: OutpostRequestContext) throws -> (AuthenticatedCaller?, String?) {
+        (try context.caller, try Idempotency.key(of: request))
     }
 
     static func identity(_ caller: AuthenticatedCaller?) -> CallerIdentity? {

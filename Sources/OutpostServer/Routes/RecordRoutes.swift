@@ -17,6 +17,7 @@ struct RecordRoutes: Sendable {
     static let defaultPageSize = 20
 
     func add(to router: Router<OutpostRequestContext>) {
+        let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
         router.post("/records/{type}") { request, context in try await create(request, context) }
         router.get("/records/{type}") { request, context in
             Self.conditionalList(try await list(request, context), request: request)
@@ -31,8 +32,7 @@ struct RecordRoutes: Sendable {
 
     func create(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsWrite)
+        let caller = try context.caller(requiring: Scope.recordsWrite)
         let isPrivate = try Self.isPrivate(request, owner: caller?.userID)
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
@@ -95,8 +95,7 @@ struct RecordRoutes: Sendable {
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsRead)
+        let caller = try context.caller(requiring: Scope.recordsRead)
         guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
             throw Self.notFound(type, id)
         }
@@ -106,7 +105,7 @@ struct RecordRoutes: Sendable {
 
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await checkOwnership(request, type: type, id: id)
+        try await checkOwnership(context, type: type, id: id)
         let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
         let expected = try await expectedVersion(request, type: type, id: id)
         let record = try await write(type, id) {
@@ -117,7 +116,7 @@ struct RecordRoutes: Sendable {
 
     func patch(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await checkOwnership(request, type: type, id: id)
+        try await checkOwnership(context, type: type, id: id)
         let contentType = request.headers[.contentType]?.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
@@ -150,7 +149,7 @@ struct RecordRoutes: Sendable {
 
     func remove(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await checkOwnership(request, type: type, id: id)
+        try await checkOwnership(context, type: type, id: id)
         let expected = try await expectedVersion(request, type: type, id: id)
         _ = try await write(type, id) {
             try await storage.deleteRecord(type: type, id: id, expectedVersion: expected)
@@ -162,9 +161,8 @@ struct RecordRoutes: Sendable {
     /// A record that belongs to a user may be changed or deleted by that user only (403 otherwise);
     /// records without an owner may be changed by anyone. Reading is open to everyone. A token must
     /// carry `records:write`.
-    func checkOwnership(_ request: Request, type: String, id: String) async throws {
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsWrite)
+    func checkOwnership(_ context: OutpostRequestContext, type: String, id: String) async throws {
+        let caller = try context.caller(requiring: Scope.recordsWrite)
         guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
             throw Self.notFound(type, id)
         }
@@ -206,8 +204,7 @@ struct RecordRoutes: Sendable {
 
     func list(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let type = try Self.type(context)
-        let caller = try await auth.authenticate(request)
-        try caller?.require(Scope.recordsRead)
+        let caller = try context.caller(requiring: Scope.recordsRead)
         var cursor: String?
         var page: Int?
         var limit: Int?

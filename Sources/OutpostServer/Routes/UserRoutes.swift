@@ -39,11 +39,10 @@ struct UserRoutes: Sendable {
                 ["id": .string(user.id), "username": .string(user.username)], status: .created,
                 headers: [.location: "/me"])
         }
-        router.get("/me") { request, _ in
-            guard let caller = try await auth.authenticate(request) else {
-                throw AuthService.unauthorized("Sign in first: send 'Authorization: Bearer <access token>'")
-            }
-            try caller.require(Scope.profile)
+        let signedIn = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
+            .add(middleware: RequireCallerMiddleware(scope: Scope.profile))
+        signedIn.get("/me") { _, context in
+            let caller = try context.requireCaller()
             guard let userID = caller.userID, let user = try await auth.storage.user(id: userID) else {
                 return Response.json(["client_id": .string(caller.clientID), "scope": .string(caller.scope), "user": nil])
             }
