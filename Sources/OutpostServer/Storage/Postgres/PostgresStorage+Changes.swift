@@ -109,7 +109,7 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
         }
     }
 
-    /// Keeps one pooled connection `LISTEN`ing on ``changesChannel`` until the task is cancelled,
+    /// Keeps one pooled connection `LISTEN`ing on `outpost_record_changes` until the task is cancelled,
     /// calling `committed` for each notification, and once each time listening (re)starts, so
     /// that changes committed while no connection listened are read too. A lost connection is
     /// replaced after a pause that doubles from 100 ms up to 5 s while attempts keep failing.
