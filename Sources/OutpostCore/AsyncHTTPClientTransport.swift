@@ -22,6 +22,8 @@
         private let requests = CancellableRequests<HTTPClient.Task<HTTPClient.Response>> {
             $0.fail(reason: AsyncHTTPClientTransport.ShutDown())
         }
+        /// The connections of response streams that do not end, apart from `client`'s request pool.
+        let eventStreams: EventStreamPool
 
         /// Creates a transport that owns its `HTTPClient`.
         ///
@@ -31,6 +33,7 @@
         public init(configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration) {
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.owned = true
+            self.eventStreams = EventStreamPool(configuration: configuration)
             self.eventLoop = client.eventLoopGroup.next()
         }
 
@@ -42,9 +45,14 @@
         }
 
         /// Creates a transport over an `HTTPClient` that the caller owns and shuts down.
+        ///
+        /// Change streams (``StreamingClientTransport``) then run on this client too, each holding one
+        /// of its connections while it is open: size its per-host connection limit for them and the
+        /// requests together. (A transport that owns its client opens streams on a pool of their own.)
         public init(borrowing client: HTTPClient) {
             self.client = client
             self.owned = false
+            self.eventStreams = EventStreamPool(configuration: nil)
             self.eventLoop = client.eventLoopGroup.next()
         }
 
@@ -181,9 +189,14 @@
         public func shutdown() async throws {
             requests.cancelAll()
             await exchanges.cancelAll()
-            guard owned else { return }
-            let client = client
-            let closing = Task { try await client.shutdown() }
+            let client = owned ? client : nil
+            let streams = eventStreams
+            let closing = Task {
+                var failure: (any Error)?
+                do { try await streams.shutdown() } catch { failure = error }
+                try await client?.shutdown()
+                if let failure { throw failure }
+            }
             try await ShutdownWait.waitBriefly(for: closing, grace: .seconds(1))
         }
 

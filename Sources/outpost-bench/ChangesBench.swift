@@ -119,28 +119,41 @@ enum ChangesBench {
         // the subscribers. Subscribers: each a change stream that has received its `ready` event, then idle.
         let streams = try await residentDelta {
             let http = client(connections: count)
-            let (readies, ready) = AsyncStream.makeStream(of: Void.self)
+            // Each subscriber reports once: ready (nil) or the error that stopped it.
+            let (readies, ready) = AsyncStream.makeStream(of: (any Error)?.self)
             for _ in 0..<count {
                 Task {
-                    var request = HTTPClientRequest(url: base + "/records/ticks/changes")
-                    request.headers.add(name: "Accept", value: "text/event-stream")
-                    let response = try await http.execute(request, timeout: .seconds(30))
-                    var body = response.body.makeAsyncIterator()
-                    _ = try await body.next()
-                    ready.yield()
+                    var body: HTTPClientResponse.Body.AsyncIterator
+                    do {
+                        var request = HTTPClientRequest(url: base + "/records/ticks/changes")
+                        request.headers.add(name: "Accept", value: "text/event-stream")
+                        let response = try await http.execute(request, timeout: .seconds(30))
+                        guard response.status == .ok else { throw BenchFailure("a subscription answered \(response.status)") }
+                        body = response.body.makeAsyncIterator()
+                        _ = try await body.next()
+                    } catch {
+                        ready.yield(error)
+                        return
+                    }
+                    ready.yield(nil)
                     // Idle until the client shuts down.
-                    while try await body.next() != nil {}
+                    while (try? await body.next()) != nil {}
                 }
             }
             var remaining = count
-            for await _ in readies {
+            for await failure in readies {
+                if let failure { throw failure }
                 remaining -= 1
                 if remaining == 0 { break }
             }
             return http
         }
-        // The server still answers while it holds them.
-        let health = try await streams.http.execute(HTTPClientRequest(url: base + "/health"), timeout: .seconds(30))
+        // The server still answers while it holds them. On a client of its own: every connection
+        // of the subscribers' client is taken by a stream, so a request there would wait for one
+        // until AsyncHTTPClient gave up (getConnectionFromPoolTimeout, after the connect timeout).
+        let probe = client(connections: 1)
+        let health = try await probe.execute(HTTPClientRequest(url: base + "/health"), timeout: .seconds(30))
+        try await probe.shutdown()
         guard health.status == .ok else { throw BenchFailure("/health answered \(health.status) with \(count) subscribers") }
         try await streams.http.shutdown()
         try await baseline.http.shutdown()
@@ -153,9 +166,13 @@ enum ChangesBench {
         ]
     }
 
+    /// A client with room for `connections` connections to the server. Thousands of connections
+    /// opened at once on a small machine take longer than AsyncHTTPClient's default connect timeout
+    /// (10 s, also the longest a request waits for a pooled connection): a minute instead.
     static func client(connections: Int) -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool = .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: connections)
+        configuration.timeout.connect = .seconds(60)
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

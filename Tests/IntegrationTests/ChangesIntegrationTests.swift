@@ -109,7 +109,7 @@ struct ChangesIntegrationTests {
             // Stopping ends the stream (graceful shutdown does not wait for it); the SDK starts reconnecting.
             await first.running.stop()
             // Meanwhile another process writes to the same database.
-            let other = try await SQLiteStorage.open(path: database, logger: Logger(label: "other"))
+            let other = try await first.openStorage()
             for index in 0..<10 {
                 written.append(
                     try await other.createRecord(type: "notes", fields: ["text": .string("offline \(index)")], owner: nil).id)
@@ -118,6 +118,7 @@ struct ChangesIntegrationTests {
             second = try await LiveServer.start { configuration in
                 configuration.port = port
                 configuration.databasePath = database
+                first.shareDatabase(with: &configuration)
             }
             for index in 0..<10 {
                 written.append(try #require(try await writer.entities().push(LiveNote(text: "after \(index)")).value.id))
@@ -230,8 +231,7 @@ struct ChangesIntegrationTests {
         try await withLiveServer { server, client in
             let store = client.entities()
             for index in 0..<3 { _ = try await store.push(LiveNote(text: "old \(index)")) }
-            let storage = try await SQLiteStorage.open(
-                path: server.folder.appendingPathComponent("test.sqlite").path, logger: Logger(label: "retention"))
+            let storage = try #require(try await server.openStorage() as? any ChangeFeedStorage & Storage)
             // Everything written so far is older than a cutoff a minute ahead.
             let cutoff = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
             let removed = try await storage.pruneChanges(writtenBefore: cutoff)

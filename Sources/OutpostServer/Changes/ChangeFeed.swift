@@ -234,7 +234,8 @@ package final class ChangeFeed: Service, Sendable {
         wakeAll(.closed) { $0.closed = true }
     }
 
-    /// Heartbeats, the poll for other instances' writes and retention, until graceful shutdown.
+    /// Heartbeats, the poll for other instances' writes, retention and (with a
+    /// ``ChangeNotifyingStorage``) the database's commit notifications, until graceful shutdown.
     package func run() async throws {
         await withGracefulShutdownHandler {
             await cancelWhenGracefulShutdown {
@@ -244,6 +245,10 @@ package final class ChangeFeed: Service, Sendable {
                     }
                     group.addTask { await self.every(self.configuration.pollInterval) { self.changesCommitted() } }
                     group.addTask { await self.every(self.configuration.pruneInterval) { await self.prune() } }
+                    if let notifying = self.storage as? any ChangeNotifyingStorage {
+                        // Commits through any instance (PostgreSQL NOTIFY) wake the subscribers at once.
+                        group.addTask { await notifying.listenForChanges { self.changesCommitted() } }
+                    }
                     await group.waitForAll()
                 }
             }

@@ -11,6 +11,8 @@ public struct ChangeFeedConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// How often the server looks in the database for changes written by another server instance
     /// sharing it (its own writes wake subscribers at once). Only while someone subscribes. Default: 1 s.
+    /// On PostgreSQL, `LISTEN`/`NOTIFY` wakes subscribers at once for every instance's writes, and
+    /// this poll is only a second path.
     public var pollInterval: Duration
     /// Recent changes kept in memory, so that one database read serves every subscriber. Default: 4096.
     public var bufferSize: Int

@@ -70,12 +70,13 @@ public struct ChangeBounds: Sendable, Hashable {
 /// What a backend must guarantee:
 ///
 /// - every record write (create, replace, patch, delete) inserts its ``RecordChange`` in the same
-///   transaction (``SQLiteStorage`` does it with triggers on `records`, migration 8);
+///   transaction (``SQLiteStorage`` does it with triggers on `records`, migration 8;
+///   ``PostgresStorage`` with one trigger, its migration 2);
 /// - positions become visible in increasing order: once a reader sees position `n`, no change
 ///   with a smaller position commits later. SQLite serializes writers, so this holds as is. A
-///   PostgreSQL backend must serialize the insertion into `record_changes` too (for example
-///   `LOCK TABLE record_changes IN EXCLUSIVE MODE` or `pg_advisory_xact_lock` before the insert),
-///   since sequence values are handed out before commit;
+///   PostgreSQL backend must serialize the insertion into `record_changes` too, since sequence
+///   values are handed out before commit (``PostgresStorage``'s trigger takes a
+///   `pg_advisory_xact_lock` before the insert);
 /// - ``changes(type:after:limit:)`` answers from the shared database, so a change written through
 ///   another server instance is found on the next read.
 ///
@@ -95,4 +96,16 @@ public protocol ChangeFeedStorage: Sendable {
     /// - Returns: how many changes were removed.
     @discardableResult
     func pruneChanges(writtenBefore cutoff: Int64) async throws -> Int
+}
+
+/// A ``ChangeFeedStorage`` that is told when changes commit through any server instance sharing
+/// the database (``PostgresStorage``, with `LISTEN`/`NOTIFY`). The change feed runs
+/// ``listenForChanges(_:)`` while it serves, so a write through one instance wakes the subscribers
+/// of every instance at once instead of at their next ``ChangeFeedConfiguration/pollInterval``.
+public protocol ChangeNotifyingStorage: ChangeFeedStorage {
+    /// Calls `committed` after changes commit, through this instance or another; also whenever
+    /// listening starts again after a lost connection (changes may have committed meanwhile:
+    /// subscribers then read on from their own positions, so none is lost). Returns when the task
+    /// is cancelled; reconnects on its own until then.
+    func listenForChanges(_ committed: @escaping @Sendable () -> Void) async
 }

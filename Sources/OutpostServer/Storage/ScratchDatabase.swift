@@ -107,6 +107,26 @@ package struct ScratchDatabase: Sendable {
         }
     }
 
+    /// Ends the sessions of this PostgreSQL database that listen for record changes (each server's
+    /// change-feed listener), as a lost connection would, and waits until they are gone.
+    ///
+    /// - Returns: how many sessions were ended.
+    package func terminateChangeListeners() async throws -> Int {
+        guard case .postgres(let location) = location, let base = Self.postgresBase else {
+            throw ServerError(.internalServerError, code: "unsupported", message: "Change listeners are PostgreSQL sessions")
+        }
+        var ended = 0
+        try await Self.withAdmin(base) { admin in
+            ended = try await admin.rows(
+                """
+                SELECT pid FROM pg_stat_activity
+                WHERE datname = \(location.database) AND query LIKE 'LISTEN %' AND pg_terminate_backend(pid, 10000)
+                """
+            ).count
+        }
+        return ended
+    }
+
     /// Opens and migrates a storage on this database; each call is a separate "instance".
     package func open(logger: Logger = Logger(label: "outpost.test.storage")) async throws -> any Storage {
         try await location.openMigrated(logger: logger)

@@ -72,8 +72,8 @@ public final class PostgresStorage: Storage {
     }
 
     /// The numbered schema steps. Append only; never edit a step that has shipped. Step 1 is the
-    /// schema SQLite reached with its migrations 1–7.
-    static let migrations: [(version: Int, statements: [String])] = [(1, schema)]
+    /// schema SQLite reached with its migrations 1–7; step 2 is the change feed (SQLite's 8).
+    static let migrations: [(version: Int, statements: [String])] = [(1, schema), (2, changesSchema)]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).
     static let migrationLock: Int64 = 0x6F75_7470_6F73_74  // "outpost"

@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
+    /// The channel every instance `LISTEN`s on; the trigger `NOTIFY`s it with each record write.
+    static let changesChannel = "outpost_record_changes"
+
+    /// Serialises the writers of `record_changes` (`pg_advisory_xact_lock`), so positions become
+    /// visible in increasing order.
+    static let changesLock: Int64 = 0x6F75_7470_6F73_75  // "outpost" + 1
+
+    /// Migration 2 (issue 14): the change feed, as SQLite's migration 8.
+    ///
+    /// One trigger on `records` writes a `record_changes` row per record write, inside the write's
+    /// own transaction, whichever instance makes it. An identity column hands out positions before
+    /// commit, so two transactions could commit them out of order and a reader that had seen the
+    /// later one would skip the earlier: the trigger first takes a transaction-level advisory lock,
+    /// held until commit, so positions are drawn and made visible one writer at a time (record
+    /// writes serialise from their change row to their commit; a single statement commits at once).
+    /// It then `NOTIFY`s ``changesChannel``: PostgreSQL delivers the notification at commit to the
+    /// listening connection of every instance, which wakes its subscribers.
+    /// `record_changes_pruned` keeps the highest position retention removed.
+    static let changesSchema: [String] = [
+        """
+        CREATE TABLE record_changes (
+            position BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            type TEXT NOT NULL,
+            record_id TEXT NOT NULL,
+            change TEXT NOT NULL,
+            version BIGINT NOT NULL,
+            owner TEXT,
+            private BOOLEAN NOT NULL DEFAULT FALSE,
+            body TEXT,
+            created_at BIGINT NOT NULL,
+            updated_at BIGINT NOT NULL,
+            at BIGINT NOT NULL
+        )
+        """,
+        "CREATE INDEX record_changes_by_type ON record_changes (type, position)",
+        "CREATE INDEX record_changes_by_time ON record_changes (at)",
+        "CREATE TABLE record_changes_pruned (id INTEGER PRIMARY KEY CHECK (id = 1), through BIGINT NOT NULL)",
+        "INSERT INTO record_changes_pruned (id, through) VALUES (1, 0)",
+        """
+        CREATE FUNCTION outpost_record_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(\(changesLock));
+            IF TG_OP = 'DELETE' THEN
+                INSERT INTO record_changes (type, record_id, change, version, owner, private, body, created_at, updated_at, at)
+                VALUES (OLD.type, OLD.id, 'deleted', OLD.version, OLD.owner, OLD.private, NULL, OLD.created_at,
+                        OLD.updated_at, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT);
+            ELSE
+                INSERT INTO record_changes (type, record_id, change, version, owner, private, body, created_at, updated_at, at)
+                VALUES (NEW.type, NEW.id, CASE WHEN TG_OP = 'INSERT' THEN 'created' ELSE 'updated' END, NEW.version,
+                        NEW.owner, NEW.private, NEW.body, NEW.created_at, NEW.updated_at,
+                        (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT);
+            END IF;
+            PERFORM pg_notify('\(changesChannel)', '');
+            RETURN NULL;
+        END
+        $$
+        """,
+        """
+        CREATE TRIGGER record_changed AFTER INSERT OR UPDATE OR DELETE ON records
+        FOR EACH ROW EXECUTE FUNCTION outpost_record_changed()
+        """,
+    ]
+
+    static let changeColumns = "position, type, record_id, change, version, owner, private, body, created_at, updated_at, at"
+
+    public func changes(type: String?, after position: Int64, limit: Int) async throws -> [RecordChange] {
+        var statement = PostgresStatement("SELECT \(Self.changeColumns) FROM record_changes WHERE position > ")
+        statement.sql += statement.bind(position)
+        if let type { statement.sql += " AND type = " + statement.bind(type) }
+        statement.sql += " ORDER BY position LIMIT " + statement.bind(Int64(max(0, limit)))
+        return try await rows(statement.query).map(Self.change(from:))
+    }
+
+    public func changeBounds() async throws -> ChangeBounds {
+        let row = try await rows(
+            """
+            SELECT (SELECT through FROM record_changes_pruned WHERE id = 1) AS pruned,
+                   (SELECT COALESCE(MAX(position), 0)::BIGINT FROM record_changes) AS latest
+            """
+        ).first
+        let pruned = try row?.optionalInt64("pruned") ?? 0
+        // Retention may have removed every change: the newest position handed out is then the pruned one.
+        return ChangeBounds(prunedThrough: pruned, latest: max(pruned, try row?.optionalInt64("latest") ?? 0))
+    }
+
+    @discardableResult
+    public func pruneChanges(writtenBefore cutoff: Int64) async throws -> Int {
+        try await withTransaction { connection in
+            // A prefix of the feed goes: everything up to the newest change older than the cutoff.
+            guard
+                let through = try await Self.rows(
+                    "SELECT MAX(position) AS through FROM record_changes WHERE at < \(cutoff)", on: connection
+                ).first?.optionalInt64("through")
+            else { return 0 }
+            let removed = try await Self.rows(
+                """
+                WITH gone AS (DELETE FROM record_changes WHERE position <= \(through) RETURNING 1)
+                SELECT COUNT(*)::BIGINT AS count FROM gone
+                """, on: connection
+            ).first?.int64("count")
+            try await Self.execute(
+                "UPDATE record_changes_pruned SET through = GREATEST(through, \(through)) WHERE id = 1", on: connection)
+            return Int(removed ?? 0)
+        }
+    }
+
+    /// Keeps one pooled connection `LISTEN`ing on `outpost_record_changes` until the task is cancelled,
+    /// calling `committed` for each notification, and once each time listening (re)starts, so
+    /// that changes committed while no connection listened are read too. A lost connection is
+    /// replaced after a pause that doubles from 100 ms up to 5 s while attempts keep failing.
+    public func listenForChanges(_ committed: @escaping @Sendable () -> Void) async {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: Self.changesChannel) { notifications in
+                        failures = 0
+                        committed()
+                        for try await _ in notifications { committed() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning(
+                    "change feed listener lost its database connection; reconnecting",
+                    metadata: ["database": "\(location)", "error": "\(Self.reason(error))"])
+            }
+            if Task.isCancelled { return }
+            failures += 1
+            let pause = Duration.milliseconds(min(5_000, 100 << min(failures - 1, 6)))
+            do { try await Task.sleep(for: pause) } catch { return }
+        }
+    }
+
+    static func change(from row: PostgresRandomAccessRow) throws -> RecordChange {
+        let text = try row.string("change")
+        guard let kind = RecordChange.Kind(rawValue: text) else {
+            throw ServerError(.internalServerError, code: "corrupt_change", message: "A stored change has the kind '\(text)'")
+        }
+        let record = StoredRecord(
+            type: try row.string("type"), id: try row.string("record_id"), owner: try row.optionalString("owner"),
+            body: try row.optionalString("body") ?? "{}", version: Int(try row.int64("version")),
+            createdAt: try row.int64("created_at"), updatedAt: try row.int64("updated_at"), seq: 0,
+            isPrivate: try row["private"].decode(Bool.self))
+        return RecordChange(position: try row.int64("position"), kind: kind, record: record, at: try row.int64("at"))
+    }
+}
