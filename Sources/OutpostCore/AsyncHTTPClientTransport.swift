@@ -79,32 +79,6 @@
             return (url, headers)
         }
 
-        /// AsyncHTTPClient's request for `request`, without a body (the streaming path).
-        static func outgoing(_ request: HTTPRequest) throws -> HTTPClientRequest {
-            let (url, headers) = try urlAndHeaders(of: request)
-            var outgoing = HTTPClientRequest(url: url)
-            outgoing.method = Self.method(request.method)
-            outgoing.headers = headers
-            return outgoing
-        }
-
-        /// The response's header fields as swift-http-types fields.
-        static func fields(of response: HTTPClientResponse) -> HTTPFields {
-            fields(response.headers)
-        }
-
-        /// AsyncHTTPClient's request for `request`, with `body` (the change-stream path).
-        static func clientRequest(_ request: HTTPRequest, body: Data?) throws -> HTTPClientRequest {
-            var prepared = try outgoing(request)
-            if let body { prepared.body = .bytes(ByteBuffer(bytes: body)) }
-            return prepared
-        }
-
-        /// The status and header fields of AsyncHTTPClient's response.
-        static func head(of response: HTTPClientResponse) -> HTTPResponse {
-            HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields(of: response))
-        }
-
         /// NIO header fields as swift-http-types fields.
         static func fields(_ headers: HTTPHeaders) -> HTTPFields {
             var fields = HTTPFields()
