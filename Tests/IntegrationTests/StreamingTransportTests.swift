@@ -46,6 +46,22 @@ struct StreamingTransportTests {
         }
     }
 
+    @Test("a file goes up (streamed request body) and comes back through the transport", arguments: Kind.allCases)
+    func fileRoundTrip(kind: Kind) async throws {
+        try await FilesIntegrationTests.withFixture { fixture in
+            let size = 3 * 1024 * 1024 + 17
+            let (source, sha) = try fixture.makeFile("up.bin", size: size)
+            let client = try await fixture.client("ada", transport: kind.make())
+            let uploaded = try await client.files.upload(from: source, as: "up.bin").result
+            #expect(uploaded.file.sha256 == sha)
+            #expect(uploaded.file.size == Int64(size))
+            let target = fixture.folder.appendingPathComponent("down.bin")
+            let downloaded = try await client.files.download("up.bin", to: target).result
+            #expect(downloaded.sha256 == sha)
+            #expect(try FilesIntegrationTests.Fixture.sha256(of: target) == sha)
+        }
+    }
+
     @Test(
         "a slow reader of a 24 MiB download: the transport holds at most its buffer bound in memory; the bytes arrive intact",
         arguments: Kind.allCases)
