@@ -46,7 +46,7 @@
 
         /// Creates a transport over an `HTTPClient` that the caller owns and shuts down.
         ///
-        /// Change streams (``StreamingClientTransport``) then run on this client too, each holding one
+        /// Streams (``ClientTransport/stream(_:body:options:)``: change feeds, file transfers) then run on this client too, each holding one
         /// of its connections while it is open: size its per-host connection limit for them and the
         /// requests together. (A transport that owns its client opens streams on a pool of their own.)
         public init(borrowing client: HTTPClient) {
@@ -85,32 +85,6 @@
                 headers.add(name: field.name.rawName, value: field.value)
             }
             return (url, headers)
-        }
-
-        /// AsyncHTTPClient's request for `request`, without a body (the streaming path).
-        static func outgoing(_ request: HTTPRequest) throws -> HTTPClientRequest {
-            let (url, headers) = try urlAndHeaders(of: request)
-            var outgoing = HTTPClientRequest(url: url)
-            outgoing.method = Self.method(request.method)
-            outgoing.headers = headers
-            return outgoing
-        }
-
-        /// The response's header fields as swift-http-types fields.
-        static func fields(of response: HTTPClientResponse) -> HTTPFields {
-            fields(response.headers)
-        }
-
-        /// AsyncHTTPClient's request for `request`, with `body` (the change-stream path).
-        static func clientRequest(_ request: HTTPRequest, body: Data?) throws -> HTTPClientRequest {
-            var prepared = try outgoing(request)
-            if let body { prepared.body = .bytes(ByteBuffer(bytes: body)) }
-            return prepared
-        }
-
-        /// The status and header fields of AsyncHTTPClient's response.
-        static func head(of response: HTTPClientResponse) -> HTTPResponse {
-            HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields(of: response))
         }
 
         /// NIO header fields as swift-http-types fields.

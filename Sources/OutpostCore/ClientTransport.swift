@@ -3,14 +3,22 @@ public import HTTPTypes
 
 /// What a transport needs to know besides the request itself.
 public struct TransportOptions: Sendable {
-    /// The longest one attempt may take, from sending to the last byte of the response.
+    /// The longest one attempt may take, from sending to the last byte of the response. For a
+    /// streamed exchange with an ``idleTimeout``, the longest wait for the response head only.
     public var timeout: Duration
     /// A response body larger than this fails with ``OutpostError/Code/responseTooLarge``.
     public var maxResponseBytes: Int
+    /// For ``ClientTransport/stream(_:body:options:)`` only: when set, the exchange has no overall
+    /// deadline; instead the body fails with ``OutpostError/Code/timeout`` after this long without
+    /// a byte (while the caller is ready for more: a slow reader is not a silent server). For
+    /// responses that do not end, such as a change feed; `nil` (the default) keeps ``timeout`` as a
+    /// deadline for the whole exchange, as for a file transfer.
+    public var idleTimeout: Duration?
 
-    public init(timeout: Duration = .seconds(10), maxResponseBytes: Int = 32 * 1024 * 1024) {
+    public init(timeout: Duration = .seconds(10), maxResponseBytes: Int = 32 * 1024 * 1024, idleTimeout: Duration? = nil) {
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+        self.idleTimeout = idleTimeout
     }
 }
 
@@ -30,12 +38,24 @@ public protocol ClientTransport: Sendable {
     /// Sends `request` (whose URL is absolute) with an optional body.
     func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data)
 
-    /// Sends `request` with a body that is read as it goes out, and returns the response head once
-    /// it arrives with a body that is read as it comes in: files larger than memory. The body's
-    /// length, when known, is sent as `Content-Length`. ``TransportOptions/timeout`` bounds the
-    /// whole exchange and ``TransportOptions/maxResponseBytes`` does not apply. The default
-    /// implementation collects both bodies in memory through ``send(_:body:options:)``; streaming
-    /// transports replace it.
+    /// Sends `request` with an optional body that is read as it goes out, and returns as soon as the
+    /// response head arrives, with a body that is read as it comes in: files larger than memory and
+    /// responses that do not end (Server-Sent Events). The one streaming path of the SDK: file
+    /// transfers and ``EntityStore/changes(of:after:retry:limits:)`` both use it.
+    ///
+    /// - The request body's length, when known, is sent as `Content-Length`.
+    /// - Timeouts: the head must come within ``TransportOptions/timeout``. Without an
+    ///   ``TransportOptions/idleTimeout``, `timeout` also bounds the whole exchange (a file
+    ///   transfer); with one, only silences of the body are bounded (a stream that may never end).
+    ///   ``TransportOptions/maxResponseBytes`` does not apply: the reader decides what it keeps.
+    /// - Backpressure: the built-in transports read from the network only as fast as the body is
+    ///   iterated, holding at most about 1 MiB ahead of the reader.
+    /// - Cancellation: cancelling the calling task, the task iterating the body, or dropping the
+    ///   body stream stops the request and closes its connection.
+    /// - Failures are reported as by ``send(_:body:options:)``, also while the body is read.
+    ///
+    /// The default implementation collects both bodies in memory through ``send(_:body:options:)``
+    /// (right for any transport, but neither bounded nor endless); the built-in transports replace it.
     func stream(_ request: HTTPRequest, body: ByteStream?, options: TransportOptions) async throws -> (HTTPResponse, ByteStream)
 
     /// Releases the transport's resources. Called by a client that owns the transport.

@@ -17,17 +17,21 @@ public final class URLSessionTransport: ClientTransport {
     public let session: URLSession
     private let owned: Bool
     private let exchanges = InFlightExchanges<(Data, URLResponse)>()
+    /// The session and delegate of streamed exchanges (``stream(_:body:options:)``).
+    let streams: URLSessionStreams
 
     /// Creates a transport that owns an ephemeral session (no cookies or cache on disk).
     public init(configuration: URLSessionConfiguration = .ephemeral) {
         self.session = URLSession(configuration: configuration)
         self.owned = true
+        self.streams = URLSessionStreams(configuration: configuration)
     }
 
     /// Creates a transport over a session that the caller owns.
     public init(borrowing session: URLSession) {
         self.session = session
         self.owned = false
+        self.streams = URLSessionStreams(configuration: session.configuration)
     }
 
     public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
@@ -58,18 +62,13 @@ public final class URLSessionTransport: ClientTransport {
         if data.count > options.maxResponseBytes {
             throw OutpostError.responseTooLarge(options, underlying: nil)
         }
-        var fields = HTTPFields()
-        for (key, value) in http.allHeaderFields {
-            if let key = key as? String, let name = HTTPField.Name(key), let value = value as? String {
-                fields.append(HTTPField(name: name, value: value))
-            }
-        }
-        return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), data)
+        return (Self.head(of: http), data)
     }
 
     /// Cancels the requests in flight, then invalidates the session if this transport owns it.
     public func shutdown() async throws {
         await exchanges.cancelAll()
+        streams.shutdown()
         if owned { session.invalidateAndCancel() }
     }
 

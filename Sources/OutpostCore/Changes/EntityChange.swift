@@ -62,7 +62,7 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
         var position: String?
         /// The position of the last change delivered, to drop repeats.
         var delivered: Int64?
-        var connection: ResponseByteStream.AsyncIterator?
+        var connection: ByteStream.AsyncIterator?
         var parser: ServerSentEventParser
         var pending: [EntityChange<E>] = []
         var pendingIndex = 0
@@ -121,7 +121,7 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
         }
 
         /// Opens the stream, resuming after ``position``; a fresh parser per connection.
-        mutating func open() async throws -> ResponseByteStream.AsyncIterator {
+        mutating func open() async throws -> ByteStream.AsyncIterator {
             let store = sequence.store
             let path = store.configuration.collectionPath(resource: E.resourcePath) + "/changes"
             var request = Request.get(path)
@@ -201,7 +201,7 @@ extension EntityStore {
     /// ```
     ///
     /// The client's middlewares (an `AuthMiddleware`, say) apply to every connection; its
-    /// transport must be a ``StreamingClientTransport``, as both built-in ones are.
+    /// transport streams the response through ``ClientTransport/stream(_:body:options:)``.
     ///
     /// - Parameters:
     ///   - type: the entity type whose changes to watch.

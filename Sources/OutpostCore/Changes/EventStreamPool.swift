@@ -2,7 +2,8 @@
     import AsyncHTTPClient
     import Synchronization
 
-    /// Where an `AsyncHTTPClientTransport` opens responses that do not end (change streams): an
+    /// Where an `AsyncHTTPClientTransport` opens its streams (change feeds, which do not end, and file
+    /// transfers, which may take long): an
     /// `HTTPClient` of their own, made on the first stream, so that they never hold the connections
     /// of the request pool.
     ///

@@ -12,10 +12,18 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// The total number of bytes, when known in advance (it becomes `Content-Length`).
     public let length: Int64?
     private let next: @Sendable () async throws -> Data?
+    /// The transport's exchange this body comes from, when a built-in transport streamed it: its
+    /// buffer can be observed (tests, benchmarks).
+    package let exchange: StreamedExchange?
 
     /// A stream whose chunks come from `next`, which returns `nil` at the end.
     public init(length: Int64?, next: @escaping @Sendable () async throws -> Data?) {
+        self.init(length: length, exchange: nil, next: next)
+    }
+
+    package init(length: Int64?, exchange: StreamedExchange?, next: @escaping @Sendable () async throws -> Data?) {
         self.length = length
+        self.exchange = exchange
         self.next = next
     }
 

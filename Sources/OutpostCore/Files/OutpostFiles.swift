@@ -297,44 +297,15 @@ public struct OutpostFiles: Sendable {
 
     // MARK: Plumbing
 
-    /// Runs `request` through the client's middlewares to the transport's streaming path. `receive`
-    /// consumes a 2xx body (and returns what the middlewares and the status check see as the body);
-    /// other bodies are read up to 64 KiB for the error.
+    /// Runs `request` through the client's middlewares to the transport's streaming path, with
+    /// ``Options/timeout`` bounding the whole exchange (see ``PreparedRequest/stream(options:body:receive:)``).
     func exchange(
         _ request: Request, operation: String, body: (@Sendable () throws -> ByteStream)?,
         receive: @escaping @Sendable (HTTPResponse, ByteStream) async throws -> Data
     ) async throws -> ClientResponse {
         let prepared = try client.prepare(request, operationName: operation)
-        let method = prepared.request.method.rawValue
-        let path = PreparedRequest.pathWithoutQuery(prepared.request.path)
-        let transport = client.transport
         let transportOptions = TransportOptions(timeout: options.timeout, maxResponseBytes: client.configuration.maxResponseBytes)
-        let terminal: @Sendable (HTTPRequest, Data?) async throws -> ClientResponse = { request, _ in
-            let head: HTTPResponse
-            let stream: ByteStream
-            do {
-                (head, stream) = try await transport.stream(request, body: try body?(), options: transportOptions)
-            } catch let error as OutpostError {
-                throw error
-            } catch {
-                throw OutpostError.wrap(error, layer: .transport("\(type(of: transport))"), method: nil, path: nil)
-            }
-            guard (200..<300).contains(head.status.code) else {
-                return ClientResponse(response: head, body: try await stream.prefix(64 * 1024))
-            }
-            return ClientResponse(response: head, body: try await receive(head, stream))
-        }
-        do {
-            try Task.checkCancellation()
-            let context = MiddlewareContext(
-                logger: client.configuration.logger, operationName: operation, baseURL: client.configuration.baseURL)
-            let response = try await PreparedRequest.chain(
-                client.middlewares[...], request: prepared.request, body: nil, context: context, terminal: terminal)
-            try client.checkStatus(response, method: method, path: path)
-            return response
-        } catch {
-            throw OutpostError.wrap(error, method: method, path: path)
-        }
+        return try await prepared.stream(options: transportOptions, body: body, receive: receive)
     }
 
     static func request(_ method: HTTPRequest.Method, _ name: String, query: [URLQueryItem] = []) throws -> Request {
@@ -399,20 +370,4 @@ extension HTTPField.Name {
     static let uploadOffset = HTTPField.Name("Upload-Offset")!
     static let uploadComplete = HTTPField.Name("Upload-Complete")!
     static let reprDigest = HTTPField.Name("Repr-Digest")!
-}
-
-extension ByteStream {
-    /// Reads and drops the rest of the stream.
-    func discard() async throws {
-        while try await nextChunk() != nil {}
-    }
-
-    /// Up to `limit` bytes, dropping the rest.
-    func prefix(_ limit: Int) async throws -> Data {
-        var data = Data()
-        while let chunk = try await nextChunk() {
-            if data.count < limit { data.append(chunk.prefix(limit - data.count)) }
-        }
-        return data
-    }
 }

@@ -1,0 +1,79 @@
+#if canImport(AsyncHTTPClient)
+    import AsyncHTTPClient
+    import Foundation
+    public import HTTPTypes
+    import NIOCore
+    import OutpostSupport
+
+    extension AsyncHTTPClientTransport {
+        /// Streams both bodies (see ``ClientTransport/stream(_:body:options:)``): the request body is
+        /// read chunk by chunk as AsyncHTTPClient writes it; the response body is read from the
+        /// connection only while the buffer of the exchange has room, so memory stays bounded
+        /// whatever the size of the body and the speed of the reader.
+        public func stream(_ request: HTTPRequest, body: ByteStream?, options: TransportOptions) async throws -> (
+            HTTPResponse, ByteStream
+        ) {
+            var outgoing = try Self.outgoing(request)
+            if let body {
+                let length = body.length.map { HTTPClientRequest.Body.Length.known($0) } ?? .unknown
+                outgoing.body = .stream(ByteBufferChunks(base: body), length: length)
+            }
+            let exchange = StreamedExchange(options: options)
+            // Streams (file transfers, change feeds) hold their connection for as long as they last:
+            // they run on a pool of their own, so that they never leave requests without one.
+            let client = eventStreams.client(fallback: client)
+            let prepared = outgoing
+            // The exchange runs in a task of its own, which the exchange cancels when it ends early.
+            let work = Task {
+                do {
+                    // AsyncHTTPClient's deadline covers the wait for the head; the exchange's
+                    // watchdog covers the rest.
+                    let response = try await client.execute(
+                        prepared, deadline: .now() + .nanoseconds(options.timeout.inNanoseconds))
+                    let length = response.headers.first(name: "content-length").flatMap { Int64($0) }
+                    exchange.receive(head: Self.head(of: response), length: length)
+                    // AsyncHTTPClient reads from the connection only when this loop asks for the next part.
+                    for try await buffer in response.body {
+                        if exchange.append(Data(buffer.readableBytesView)) { await exchange.drained() }
+                        if exchange.isOver { return }
+                    }
+                    exchange.finish(nil)
+                } catch {
+                    exchange.finish(Self.classify(error, options: options))
+                }
+            }
+            exchange.onCancel { work.cancel() }
+            return try await exchange.open()
+        }
+
+        /// The status and header fields of AsyncHTTPClient's response.
+        static func head(of response: HTTPClientResponse) -> HTTPResponse {
+            HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields(response.headers))
+        }
+
+        /// AsyncHTTPClient's request for `request`, without a body.
+        static func outgoing(_ request: HTTPRequest) throws -> HTTPClientRequest {
+            let (url, headers) = try urlAndHeaders(of: request)
+            var outgoing = HTTPClientRequest(url: url)
+            outgoing.method = Self.method(request.method)
+            outgoing.headers = headers
+            return outgoing
+        }
+    }
+
+    /// A ``ByteStream`` as AsyncHTTPClient's body chunks.
+    struct ByteBufferChunks: AsyncSequence, Sendable {
+        typealias Element = ByteBuffer
+        let base: ByteStream
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var base: ByteStream.AsyncIterator
+            mutating func next() async throws -> ByteBuffer? {
+                guard let data = try await base.next() else { return nil }
+                return ByteBuffer(bytes: data)
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator()) }
+    }
+#endif
