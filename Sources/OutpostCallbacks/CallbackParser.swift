@@ -186,7 +186,7 @@ enum PercentDecoding {
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<end]), as: UTF8.self)
         }
         // Decoding never makes text longer: `range.count` bytes are room enough. The bytes before
-        // the first `%` are copied in one go; from there on byte by byte (the runs between escapes
+        // the first `%` are copied without looking for escapes; from there on byte by byte (the runs between escapes
         // are a few bytes long in a URL given as a value, too short for a copy to pay).
         return String(unsafeUninitializedCapacity: range.count) { out in
             var written = copy(bytes, range.lowerBound..<percent, into: out)
@@ -312,9 +312,10 @@ enum XField {
 
     /// Whether `name` holds the bytes of `literal`.
     private static func `is`(_ name: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
-        guard name.count == literal.utf8CodeUnitCount else { return false }
-        let bytes = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-        for index in 0..<bytes.count where name[index] != bytes[index] { return false }
-        return true
+        literal.withUTF8Buffer { bytes in
+            guard name.count == bytes.count else { return false }
+            for index in 0..<bytes.count where name[index] != bytes[index] { return false }
+            return true
+        }
     }
 }
