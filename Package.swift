@@ -158,7 +158,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks"], swiftSettings: strict),
+        .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport"], swiftSettings: strict),
         .testTarget(
             name: "OutpostPluginsTests",
             dependencies: [

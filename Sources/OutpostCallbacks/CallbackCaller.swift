@@ -86,11 +86,36 @@ public final class CallbackCaller: Sendable {
 
     /// Creates a caller and registers its answer actions on `router`.
     ///
+    /// With a ``Configuration/storeURL``, the store file is read on the calling thread; from async
+    /// code, ``opening(configuration:router:)`` reads it off Swift's cooperative pool instead.
+    ///
     /// - Throws: ``CallbackError/Code/storeFailed`` when the store file exists but cannot be read.
-    public init(configuration: Configuration, router: CallbackRouter) throws(CallbackError) {
+    public convenience init(configuration: Configuration, router: CallbackRouter) throws(CallbackError) {
+        let store = try configuration.storeURL.map { url throws(CallbackError) in try PendingCallStore(fileURL: url) }
+        self.init(configuration: configuration, router: router, store: store)
+    }
+
+    /// Creates a caller like ``init(configuration:router:)``, reading the store file (if any) on the
+    /// client modules' blocking threads, so that a slow disk never holds a thread of Swift's
+    /// cooperative pool.
+    ///
+    /// - Throws: ``CallbackError/Code/storeFailed`` when the store file exists but cannot be read.
+    public static func opening(configuration: Configuration, router: CallbackRouter) async throws(CallbackError)
+        -> CallbackCaller
+    {
+        let store: PendingCallStore?
+        if let url = configuration.storeURL {
+            store = try await PendingCallStore.opening(fileURL: url)
+        } else {
+            store = nil
+        }
+        return CallbackCaller(configuration: configuration, router: router, store: store)
+    }
+
+    private init(configuration: Configuration, router: CallbackRouter, store: PendingCallStore?) {
         self.configuration = configuration
         self.opener = router.opener
-        self.store = try configuration.storeURL.map { url throws(CallbackError) in try PendingCallStore(fileURL: url) }
+        self.store = store
         (lateReplies, lateContinuation) = AsyncStream.makeStream(of: LateReply.self)
         for kind in ["success", "error", "cancel"] {
             router.register(scheme: configuration.scheme, action: "\(configuration.replyAction)/\(kind)") {

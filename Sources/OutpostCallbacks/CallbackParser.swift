@@ -178,17 +178,19 @@ enum PercentDecoding {
     static func string(
         _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, droppingTrailing last: UInt8? = nil
     ) -> String {
-        let firstPercent = CallbackParser.firstIndex(in: bytes, range, of: CallbackParser.percent)
-        guard firstPercent < range.upperBound else {
+        let percent = CallbackParser.firstIndex(in: bytes, range, of: CallbackParser.percent)
+        guard percent < range.upperBound else {
             // Nothing to decode: the bytes as they are (copied in one go).
             var end = range.upperBound
             if let last, end > range.lowerBound, bytes[end - 1] == last { end -= 1 }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[range.lowerBound..<end]), as: UTF8.self)
         }
-        // Decoding never makes text longer: `range.count` bytes are room enough.
+        // Decoding never makes text longer: `range.count` bytes are room enough. The bytes before
+        // the first `%` are copied without looking for escapes; from there on byte by byte (the runs between escapes
+        // are a few bytes long in a URL given as a value, too short for a copy to pay).
         return String(unsafeUninitializedCapacity: range.count) { out in
-            var written = 0
-            var index = range.lowerBound
+            var written = copy(bytes, range.lowerBound..<percent, into: out)
+            var index = percent
             while index < range.upperBound {
                 if let byte = escapedByte(bytes, at: index, end: range.upperBound) {
                     out[written] = byte
@@ -202,6 +204,14 @@ enum PercentDecoding {
             if let last, written > 0, out[written - 1] == last { written -= 1 }
             return written
         }
+    }
+
+    /// Copies `bytes[run]` to the start of `out`; returns how many bytes it copied.
+    private static func copy(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ run: Range<Int>, into out: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
+        for (offset, index) in run.enumerated() { out[offset] = bytes[index] }
+        return run.count
     }
 
     /// The byte that `%XX` at `index` stands for, or `nil` when there is no such escape there.
@@ -237,35 +247,75 @@ struct QueryFields {
                 continue
             }
             let end = CallbackParser.firstIndex(in: bytes, (nameEnd + 1)..<query.upperBound, of: CallbackParser.ampersand)
-            if nameEnd > start {
-                add(
-                    name: PercentDecoding.string(bytes, start..<nameEnd),
-                    value: PercentDecoding.string(bytes, (nameEnd + 1)..<end))
-            }
+            if nameEnd > start { add(bytes, name: start..<nameEnd, value: (nameEnd + 1)..<end) }
             start = end + 1
         }
     }
 
-    /// Files one decoded parameter. An x- parameter with an empty value counts as absent.
-    /// (`consuming`: the strings move into their place instead of being copied.)
-    private mutating func add(name: consuming String, value: consuming String) {
-        guard Self.isXParameter(name) else {
-            parameters[name] = value
-            return
-        }
-        let present = value.isEmpty ? nil : value
-        switch name {
-        case "x-source": source = present
-        case "x-success": success = present
-        case "x-error": error = present
-        case "x-cancel": cancel = present
-        default: break  // other x- parameters are not the action's
+    /// Files one parameter: an x- parameter in its field (an empty value counts as absent), any
+    /// other by its decoded name.
+    private mutating func add(_ bytes: UnsafeBufferPointer<UInt8>, name: Range<Int>, value: Range<Int>) {
+        let written = UnsafeBufferPointer(rebasing: bytes[name])
+        if !written.contains(CallbackParser.percent) {
+            // The usual case: the name is spelled out, so an x- name is recognised from its bytes,
+            // without making a String of it.
+            guard let field = XField(written) else {
+                parameters[String(decoding: written, as: UTF8.self)] = PercentDecoding.string(bytes, value)
+                return
+            }
+            set(field, to: bytes, value)
+        } else {
+            var decoded = PercentDecoding.string(bytes, name)
+            guard let field = decoded.withUTF8({ XField($0) }) else {
+                parameters[decoded] = PercentDecoding.string(bytes, value)
+                return
+            }
+            set(field, to: bytes, value)
         }
     }
 
-    /// Whether `name` starts with `x-`.
-    private static func isXParameter(_ name: borrowing String) -> Bool {
-        var bytes = name.utf8.makeIterator()
-        return bytes.next() == UInt8(ascii: "x") && bytes.next() == UInt8(ascii: "-")
+    /// Sets `field` to the decoded `bytes[value]`, or to `nil` when the value is empty.
+    private mutating func set(_ field: XField, to bytes: UnsafeBufferPointer<UInt8>, _ value: Range<Int>) {
+        // Decoding never makes a non-empty value empty, so an empty value is the only absent one.
+        let present = value.isEmpty ? nil : PercentDecoding.string(bytes, value)
+        switch field {
+        case .source: source = present
+        case .success: success = present
+        case .error: error = present
+        case .cancel: cancel = present
+        case .other: break  // other x- parameters are not the action's
+        }
+    }
+}
+
+/// Which x- parameter a decoded name is.
+enum XField {
+    case source, success, error, cancel
+    /// Any other name that starts with `x-`.
+    case other
+
+    /// The field named by the UTF-8 bytes `name`; `nil` when it does not start with `x-`.
+    init?(_ name: UnsafeBufferPointer<UInt8>) {
+        guard name.count >= 2, name[0] == UInt8(ascii: "x"), name[1] == UInt8(ascii: "-") else { return nil }
+        if Self.is(name, "x-source") {
+            self = .source
+        } else if Self.is(name, "x-success") {
+            self = .success
+        } else if Self.is(name, "x-error") {
+            self = .error
+        } else if Self.is(name, "x-cancel") {
+            self = .cancel
+        } else {
+            self = .other
+        }
+    }
+
+    /// Whether `name` holds the bytes of `literal`.
+    private static func `is`(_ name: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        literal.withUTF8Buffer { bytes in
+            guard name.count == bytes.count else { return false }
+            for index in 0..<bytes.count where name[index] != bytes[index] { return false }
+            return true
+        }
     }
 }

@@ -35,28 +35,58 @@ final class PendingCallStore: Sendable {
     /// overlap and the last one leaves the newest entries.
     private let written = Mutex(0)
 
-    /// Loads the file (a missing file is an empty store) and drops expired entries.
-    init(fileURL: URL, now: Date = Date()) throws(CallbackError) {
-        self.fileURL = fileURL
-        var loaded: [String: PendingCall] = [:]
-        var dropped = false
-        if FileManager.default.fileExists(atPath: fileURL.path) {
-            let file: File
-            do {
-                let decoder = JSONDecoder()
-                decoder.dateDecodingStrategy = .secondsSince1970
-                file = try decoder.decode(File.self, from: Data(contentsOf: fileURL))
-            } catch {
-                throw CallbackError(
-                    code: .storeFailed, url: fileURL.path,
-                    detail: "\(fileURL.path) is not a readable pending-call store; move it away to start afresh: \(error)")
-            }
-            for call in file.pending {
-                if call.expiresAt > now { loaded[call.id] = call } else { dropped = true }
-            }
+    /// Loads the file (a missing file is an empty store) and drops expired entries. Reads the file
+    /// on the calling thread; ``opening(fileURL:now:pool:)`` reads it on the blocking pool.
+    convenience init(fileURL: URL, now: Date = Date()) throws(CallbackError) {
+        self.init(fileURL: fileURL, loaded: try Self.load(fileURL, now: now))
+    }
+
+    /// Loads the file like ``init(fileURL:now:)``, but reads and decodes it on `pool`'s threads, off
+    /// the cooperative pool.
+    static func opening(fileURL: URL, now: Date = Date(), pool: BlockingPool = .shared) async throws(CallbackError)
+        -> PendingCallStore
+    {
+        let loaded: Loaded
+        do {
+            loaded = try await pool.run { try Self.load(fileURL, now: now) }
+        } catch let error as CallbackError {
+            throw error
+        } catch {
+            throw CallbackError(code: .storeFailed, url: fileURL.path, detail: "\(error)")
         }
-        entries = Mutex(Entries(calls: loaded, generation: dropped ? 1 : 0))
-        if dropped { persistInBackground() }
+        return PendingCallStore(fileURL: fileURL, loaded: loaded)
+    }
+
+    /// What the file held: the calls not yet expired, and whether expired ones were dropped.
+    private struct Loaded: Sendable {
+        var calls: [String: PendingCall] = [:]
+        var dropped = false
+    }
+
+    private init(fileURL: URL, loaded: Loaded) {
+        self.fileURL = fileURL
+        entries = Mutex(Entries(calls: loaded.calls, generation: loaded.dropped ? 1 : 0))
+        if loaded.dropped { persistInBackground() }
+    }
+
+    /// Reads and decodes the file. Blocks.
+    private static func load(_ fileURL: URL, now: Date) throws(CallbackError) -> Loaded {
+        var loaded = Loaded()
+        guard FileManager.default.fileExists(atPath: fileURL.path) else { return loaded }
+        let file: File
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .secondsSince1970
+            file = try decoder.decode(File.self, from: Data(contentsOf: fileURL))
+        } catch {
+            throw CallbackError(
+                code: .storeFailed, url: fileURL.path,
+                detail: "\(fileURL.path) is not a readable pending-call store; move it away to start afresh: \(error)")
+        }
+        for call in file.pending {
+            if call.expiresAt > now { loaded.calls[call.id] = call } else { loaded.dropped = true }
+        }
+        return loaded
     }
 
     /// The pending calls, oldest first.

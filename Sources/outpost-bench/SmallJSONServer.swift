@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// A minimal Hummingbird app for the client benchmarks: `GET /small` answers a fixed JSON object of
@@ -18,8 +19,9 @@ final class SmallJSONServer: Sendable {
         self.task = task
     }
 
-    /// Starts the server and returns once it listens.
-    static func start() async throws -> SmallJSONServer {
+    /// Starts the server and returns once it listens, on `eventLoopGroup` (NIO's shared singleton
+    /// group, which the clients use too, when `nil`).
+    static func start(eventLoopGroup: (any EventLoopGroup)? = nil) async throws -> SmallJSONServer {
         let router = Router()
         let bytes = ByteBuffer(string: body)
         router.get("/small") { _, _ in
@@ -35,6 +37,7 @@ final class SmallJSONServer: Sendable {
                 portSink.yield(channel.localAddress?.port ?? 0)
                 portSink.finish()
             },
+            eventLoopGroupProvider: eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger)
         let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
         let task = Task {

@@ -20,7 +20,7 @@ import OutpostSupport
 ///   credential store that keeps each account's credential under a key of its own: give the
 ///   authenticator that store, or accounts would share a credential.
 /// - The list (ids, servers, names, the active id; no secret) is a JSON file written atomically with
-///   mode 0600, its I/O on a dispatch queue, off Swift's cooperative pool.
+///   mode 0600, its I/O in order on the shared blocking threads, off Swift's cooperative pool.
 /// - ``remove(_:revoke:)`` signs one account out (revokes its tokens, deletes its credential) and
 ///   leaves the others alone.
 /// - ``changes()`` reports every addition, removal and switch.
@@ -33,7 +33,7 @@ public actor AccountManager {
     public nonisolated let listFile: URL
     private let credentials: any CredentialStore
     private let makeAuthenticator: AuthenticatorFactory
-    private let io = BlockingIO(label: "outpost.accounts")
+    private let io = SerialBlockingQueue()
 
     private var list: AccountList?
     private var authenticators: [String: Authenticator] = [:]

@@ -73,12 +73,12 @@ struct MemoryTier: Sendable {
 
 /// The disk tier: one file per entry in a folder of its own (mode 0700), each written atomically
 /// (mode 0600) and checked when read; up to a byte limit, evicting the least recently used. All file
-/// work runs on a serial dispatch queue, never on the cooperative pool; writes do not make the
-/// caller wait.
+/// work runs in order on a `SerialBlockingQueue` (threads of the shared `BlockingPool`), never on
+/// the cooperative pool; writes do not make the caller wait.
 final class DiskTier: Sendable {
     let folder: URL
     let limit: Int
-    private let io: BlockingIO
+    private let io: SerialBlockingQueue
     private let state: Mutex<State>
 
     private struct State: Sendable {
@@ -98,7 +98,7 @@ final class DiskTier: Sendable {
     init(folder: URL, limit: Int) {
         self.folder = folder
         self.limit = limit
-        self.io = BlockingIO(label: "outpost.cache.disk")
+        self.io = SerialBlockingQueue()
         self.state = Mutex(State())
     }
 

@@ -30,7 +30,7 @@ enum CallbacksTour {
         log.detail("opened: \(opened) → \(opener.urls.last?.absoluteString ?? "nothing")")
 
         log.step("Call another app and await its answer")
-        let caller = try CallbackCaller(
+        let caller = try await CallbackCaller.opening(
             configuration: .init(scheme: "outpost-demo", source: "Outpost Demo", timeout: .seconds(10)),
             router: router)
         async let answer = caller.call(scheme: "shouty", action: "uppercase", parameters: [("text", "hello")])
