@@ -133,20 +133,35 @@ struct StatementCacheBookkeepingTests {
     /// Stand-ins for statements: the cache only stores and returns them.
     static func fake(_ number: Int) -> RawPointer { RawPointer(OpaquePointer(bitPattern: 0x1000 * (number + 1))!) }
 
-    @Test("a second copy of a statement in use is handed back for finalizing; closing returns the kept ones")
-    func duplicates() {
-        var cache = StatementCache(capacity: 2)
+    @Test("copies of a statement used at once are kept up to a limit; closing returns the kept ones")
+    func copies() {
+        var cache = StatementCache(capacity: 8, copiesPerStatement: 2)
         #expect(cache.take("a") == nil)  // first run: prepare
-        #expect(cache.take("a") == nil)  // concurrent run: prepare another
+        #expect(cache.take("a") == nil)  // concurrent runs: prepare more copies
+        #expect(cache.take("a") == nil)
         #expect(cache.put("a", Self.fake(1)) == nil)
-        #expect(cache.put("a", Self.fake(2))?.pointer == Self.fake(2).pointer)
-        #expect(cache.take("a")?.pointer == Self.fake(1).pointer)
-        #expect(cache.put("a", Self.fake(1)) == nil)
-        #expect(cache.put("b", Self.fake(3)) == nil)
-        #expect(cache.statistics == .init(reused: 1, prepared: 2, evicted: 0, kept: 2))
-        let finalized = cache.close().map(\.pointer)
-        #expect(Set(finalized.map { Int(bitPattern: $0) }) == [0x1000 * 2, 0x1000 * 4])
+        #expect(cache.put("a", Self.fake(2)) == nil)
+        #expect(cache.put("a", Self.fake(3))?.pointer == Self.fake(3).pointer)  // a third copy is not kept
+        #expect(cache.take("a") != nil)
+        #expect(cache.put("b", Self.fake(4)) == nil)
+        #expect(cache.statistics == .init(reused: 1, prepared: 3, evicted: 1, kept: 2))
+        let finalized = Set(cache.close().map { Int(bitPattern: $0.pointer) })
+        #expect(finalized.count == 2 && finalized.contains(Int(bitPattern: Self.fake(4).pointer)))
         #expect(cache.put("c", Self.fake(5))?.pointer == Self.fake(5).pointer)
         #expect(cache.statistics.kept == 0)
+    }
+
+    @Test("over capacity, the least recently used SQL text gives up a statement")
+    func eviction() {
+        var cache = StatementCache(capacity: 2, copiesPerStatement: 2)
+        _ = cache.take("old")
+        #expect(cache.put("old", Self.fake(1)) == nil)
+        _ = cache.take("new")
+        _ = cache.take("new")
+        #expect(cache.put("new", Self.fake(2)) == nil)
+        #expect(cache.put("new", Self.fake(3))?.pointer == Self.fake(1).pointer)
+        #expect(cache.statistics.kept == 2)
+        #expect(cache.take("old") == nil)
+        #expect(cache.take("new") != nil)
     }
 }

@@ -14,8 +14,11 @@ internal import VaporCSQLite
 /// it instead of parsing and planning it again. The cache is bounded (least recently used
 /// statements are finalized), so SQL built from a query's filters cannot grow it without limit.
 ///
-/// The connection is opened in serialized mode (`SQLITE_OPEN_FULLMUTEX`), so statements of
-/// concurrent queries may run on different pool threads; a statement itself is used by one query
+/// Each connection runs its statements on a thread of its own, one after another. (On a shared
+/// pool, as sqlite-nio does it, a second statement for a busy connection blocks a pool thread on the
+/// connection's mutex: under a write load every pool thread ended up waiting for the write
+/// connection, and reads on the read-only connections queued behind them.) The connection is
+/// still opened in serialized mode (`SQLITE_OPEN_FULLMUTEX`), and a statement is used by one query
 /// at a time (it leaves the cache while it runs).
 final class SQLiteHandle: Sendable {
     /// The `sqlite3` handle. Only touched on the thread pool, and closed once.
@@ -39,9 +42,18 @@ final class SQLiteHandle: Sendable {
     /// Opens (creating if needed) the database file at `path`. No busy handler is installed: a
     /// statement that meets another connection's lock fails at once with a busy ``SQLiteFailure``,
     /// and ``BusyBoundedConnection`` decides how long to keep trying.
-    static func open(
-        path: String, capacity: Int = defaultCapacity, threadPool: NIOThreadPool = .singleton
-    ) async throws -> SQLiteHandle {
+    static func open(path: String, capacity: Int = defaultCapacity) async throws -> SQLiteHandle {
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        do {
+            return try await open(path: path, capacity: capacity, threadPool: threadPool)
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func open(path: String, capacity: Int, threadPool: NIOThreadPool) async throws -> SQLiteHandle {
         try await threadPool.runIfActive {
             _ = initialized
             var handle: OpaquePointer?
@@ -67,14 +79,15 @@ final class SQLiteHandle: Sendable {
         cache.withLock { $0.statistics }
     }
 
-    /// Finalizes the kept statements and closes the connection. A statement still running is
-    /// finalized when it finishes (`sqlite3_close_v2` waits for it).
+    /// Finalizes the kept statements, closes the connection and stops its thread (after the
+    /// statements queued before the close).
     func close() async throws {
         try await threadPool.runIfActive {
             let statements = self.cache.withLock { $0.close() }
             for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
             sqlite_nio_sqlite3_close_v2(self.raw.pointer)
         }
+        try await threadPool.shutdownGracefully()
     }
 
     // MARK: On the thread pool
