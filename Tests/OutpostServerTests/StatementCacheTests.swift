@@ -7,18 +7,25 @@ import Testing
 
 @Suite("SQLite statement reuse")
 struct StatementCacheTests {
-    func withHandle(capacity: Int, _ body: (SQLiteHandle) async throws -> Void) async throws {
+    /// A database file in a fresh temporary folder, removed afterwards.
+    func withDatabasePath(_ body: (String) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-statements-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let handle = try await SQLiteHandle.open(path: folder.appendingPathComponent("db.sqlite").path, capacity: capacity)
-        do {
-            try await body(handle)
-        } catch {
-            try? await handle.close()
-            throw error
+        try await body(folder.appendingPathComponent("db.sqlite").path)
+    }
+
+    func withHandle(capacity: Int, _ body: (SQLiteHandle) async throws -> Void) async throws {
+        try await withDatabasePath { path in
+            let handle = try await SQLiteHandle.open(path: path, capacity: capacity)
+            do {
+                try await body(handle)
+            } catch {
+                try? await handle.close()
+                throw error
+            }
+            try await handle.close()
         }
-        try await handle.close()
     }
 
     @Test("a query run again reuses its prepared statement, with the new bindings")
@@ -101,30 +108,28 @@ struct StatementCacheTests {
 
     @Test("record reads through the storage reuse the readers' statements")
     func storageReads() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-statements-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let storage = try await SQLiteStorage.open(
-            path: folder.appendingPathComponent("db.sqlite").path, logger: Logger(label: "test"))
-        do {
-            try await storage.migrate()
-            let record = try await storage.createRecord(type: "note", fields: ["n": .int(1)], owner: nil, isPrivate: false)
-            func readerTotals() -> (prepared: Int, reused: Int) {
-                storage.readers.map(\.connection.statistics).reduce((0, 0)) { ($0.0 + $1.prepared, $0.1 + $1.reused) }
+        try await withDatabasePath { path in
+            let storage = try await SQLiteStorage.open(path: path, logger: Logger(label: "test"))
+            do {
+                try await storage.migrate()
+                let record = try await storage.createRecord(type: "note", fields: ["n": .int(1)], owner: nil, isPrivate: false)
+                func readerTotals() -> (prepared: Int, reused: Int) {
+                    storage.readers.map(\.connection.statistics).reduce((0, 0)) { ($0.0 + $1.prepared, $0.1 + $1.reused) }
+                }
+                let before = readerTotals()
+                for _ in 0..<10 {
+                    #expect(try await storage.record(type: "note", id: record.id)?.id == record.id)
+                }
+                let after = readerTotals()
+                // Two readers, taken in turn: each prepares the statement once at most.
+                #expect(after.prepared - before.prepared <= storage.readers.count)
+                #expect(after.reused - before.reused >= 10 - storage.readers.count)
+            } catch {
+                try? await storage.close()
+                throw error
             }
-            let before = readerTotals()
-            for _ in 0..<10 {
-                #expect(try await storage.record(type: "note", id: record.id)?.id == record.id)
-            }
-            let after = readerTotals()
-            // Two readers, taken in turn: each prepares the statement once at most.
-            #expect(after.prepared - before.prepared <= storage.readers.count)
-            #expect(after.reused - before.reused >= 10 - storage.readers.count)
-        } catch {
-            try? await storage.close()
-            throw error
+            try await storage.close()
         }
-        try await storage.close()
     }
 }
 

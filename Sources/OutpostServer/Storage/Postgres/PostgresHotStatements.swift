@@ -7,7 +7,7 @@ import PostgresNIO
 /// later migration that adds a column does not change what a prepared statement returns.
 extension PostgresStorage {
     /// A record by type and id.
-    struct RecordByID: PostgresPreparedStatement {
+    struct RecordByID: RecordStatement {
         static let sql = "SELECT \(PostgresStorage.columns) FROM records WHERE type = $1 AND id = $2"
         var type: String
         var id: String
@@ -18,14 +18,10 @@ extension PostgresStorage {
             bindings.append(id)
             return bindings
         }
-
-        func decodeRow(_ row: PostgresRow) throws -> StoredRecord {
-            try PostgresStorage.record(from: row.makeRandomAccess())
-        }
     }
 
     /// A new record; no row when the id is taken (the caller draws another).
-    struct InsertRecord: PostgresPreparedStatement {
+    struct InsertRecord: RecordStatement {
         static let sql = """
             INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private)
             VALUES ($1, $2, $3, $4, 1, $5, $5, $6)
@@ -48,10 +44,6 @@ extension PostgresStorage {
             bindings.append(now)
             bindings.append(isPrivate)
             return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> StoredRecord {
-            try PostgresStorage.record(from: row.makeRandomAccess())
         }
     }
 
@@ -91,5 +83,14 @@ extension PostgresStorage {
         var rows: [Statement.Row] = []
         for try await row in try await connection.execute(statement, logger: connection.logger) { rows.append(row) }
         return rows
+    }
+}
+
+/// A prepared statement whose rows are records (``PostgresStorage/columns``).
+protocol RecordStatement: PostgresPreparedStatement where Row == StoredRecord {}
+
+extension RecordStatement {
+    func decodeRow(_ row: PostgresRow) throws -> StoredRecord {
+        try PostgresStorage.record(from: row.makeRandomAccess())
     }
 }
