@@ -6,7 +6,7 @@ import SQLiteNIO
 import Synchronization
 
 /// ``Storage`` in one SQLite file (WAL mode), on connections that keep their prepared statements
-/// (``SQLiteHandle``).
+/// (`SQLiteHandle`).
 ///
 /// Every statement binds its values (no SQL is built from input). Migrations are numbered and
 /// recorded in `schema_migrations`; each runs once, in order.
