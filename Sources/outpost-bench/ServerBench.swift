@@ -196,7 +196,11 @@ enum ServerBench {
     /// Creates `count` anonymous records of type `bench` over HTTP and returns the path of one in the
     /// middle and of the first list page at the server's default size (20). For ``run(_:recordPath:listPath:seed:)``.
     @Sendable static func seedRecords(_ baseURL: URL) async throws -> (recordPath: String?, listPath: String?) {
-        let count = 200
+        try await seedRecords(baseURL, count: 200)
+    }
+
+    /// ``seedRecords(_:)`` with `count` records.
+    static func seedRecords(_ baseURL: URL, count: Int) async throws -> (recordPath: String?, listPath: String?) {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         var middle: String?
         do {

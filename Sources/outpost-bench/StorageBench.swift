@@ -6,32 +6,41 @@ import OutpostServer
 import OutpostSupport
 
 /// Issue 12, storage speed, per backend (SQLite always; PostgreSQL when `OUTPOST_TEST_POSTGRES_URL`
-/// names a server, e.g. from `bash .ci/postgres.sh start`): POST /records throughput at c=1, 8 and
-/// 64; a record GET against the trivial route; and record GETs under a concurrent POST load of c=8
-/// against the same GETs unloaded. Medians of interleaved rounds, all in one run.
+/// names a server, e.g. from `bash .ci/postgres.sh start`, or `--postgres URL` is given): a record
+/// GET and a list page of 20 against a bare Hummingbird route in the same process; record GETs under
+/// a concurrent POST load of c=8 against the same GETs unloaded; POST /records throughput at c=1, 8
+/// and 64. The server runs at `info` with its access log, as `outpost serve` does by default.
+/// Medians of interleaved rounds (the order of the read routes rotates each round), all in one run.
 enum StorageBench {
     static let readConcurrency = 8
     static let writeConcurrency = 8
 
     static func run(_ options: BenchOptions) async throws -> [BenchResult] {
         var results: [BenchResult] = []
-        for backend in ScratchDatabase.backends {
-            results += try await run(options, backend: backend)
+        let bare = try await SmallJSONServer.start()
+        do {
+            for backend in ScratchDatabase.backends {
+                results += try await run(options, backend: backend, bareURL: bare.baseURL + "/small")
+            }
+        } catch {
+            await bare.stop()
+            throw error
         }
+        await bare.stop()
         return results
     }
 
-    static func run(_ options: BenchOptions, backend: ScratchDatabase.Backend) async throws -> [BenchResult] {
+    static func run(_ options: BenchOptions, backend: ScratchDatabase.Backend, bareURL: String) async throws -> [BenchResult] {
         let scratch = try await ScratchDatabase.make(backend)
-        var logger = Logger(label: "outpost.bench.storage")
-        logger.logLevel = .warning
         let server = try OutpostServer(
-            configuration: ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: scratch.argument, logger: logger),
+            configuration: ServerConfiguration(
+                host: "127.0.0.1", port: 0, databasePath: scratch.argument, logger: ServerBench.servingLogger()),
             plugins: [])
         let running = try await server.start()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let results = try await measure(options, backend: backend, baseURL: running.baseURL, client: client)
+            let results = try await measure(
+                options, backend: backend, baseURL: running.baseURL, bareURL: try url(bareURL), client: client)
             try await client.shutdown()
             await running.stop()
             await scratch.remove()
@@ -45,50 +54,65 @@ enum StorageBench {
     }
 
     static func measure(
-        _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, client: HTTPClient
+        _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, bareURL: URL, client: HTTPClient
     ) async throws -> [BenchResult] {
         let base = baseURL.absoluteString
-        let id = try await createOne(client, base)
-        let recordURL = try url(base + "/records/bench/\(id)")
-        let trivialURL = try url(base + ServerBench.trivialPath)
-        let rounds = options.quick ? 1 : 3
+        progress("storage [\(backend)]: seeding")
+        let seeded = try await ServerBench.seedRecords(baseURL, count: options.quick ? 40 : 200)
+        guard let recordPath = seeded.recordPath, let listPath = seeded.listPath else {
+            throw BenchError("seeding returned no paths")
+        }
+        let recordURL = try url(base + recordPath)
+        let listURL = try url(base + listPath)
+        let rounds = options.rounds ?? (options.quick ? 1 : 3)
         let duration: Duration = options.quick ? .seconds(1) : .seconds(3)
-        var trivial: [Double] = []
-        var reads: [Double] = []
+        let reads = [bareURL, recordURL, listURL]
+        var perSecond = [[Double]](repeating: [], count: reads.count)
         var loadedReads: [Double] = []
         var posts: [Int: [Double]] = [1: [], 8: [], 64: []]
-        for _ in 0..<rounds {
-            trivial.append(
-                try await LoadGenerator.run(url: trivialURL, concurrency: readConcurrency, duration: duration).requestsPerSecond)
-            reads.append(
-                try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration).requestsPerSecond)
+        progress("storage [\(backend)]: \(rounds) round(s) of \(duration) per figure")
+        _ = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: .seconds(1))
+        for round in 0..<rounds {
+            for offset in 0..<reads.count {
+                let index = (round + offset) % reads.count
+                let load = try await LoadGenerator.run(url: reads[index], concurrency: readConcurrency, duration: duration)
+                guard load.errors == 0 else { throw BenchError("\(reads[index].path): \(load.errors) errors under load") }
+                perSecond[index].append(load.requestsPerSecond)
+            }
             let writer = Task {
                 try await postLoad(client, base, concurrency: writeConcurrency, duration: duration + .milliseconds(500))
             }
-            loadedReads.append(
-                try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration).requestsPerSecond)
+            let loaded = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration)
             _ = try await writer.value
+            guard loaded.errors == 0 else { throw BenchError("\(recordPath): \(loaded.errors) errors under a POST load") }
+            loadedReads.append(loaded.requestsPerSecond)
             for concurrency in [1, 8, 64] {
                 posts[concurrency, default: []].append(
                     try await postLoad(client, base, concurrency: concurrency, duration: duration))
             }
         }
-        let label = "[\(backend)]"
-        let trivialMedian = median(trivial)
-        let readMedian = median(reads)
+        let label = "storage [\(backend)] c=\(readConcurrency)"
+        let bare = "GET /small (bare Hummingbird route, c=\(readConcurrency))"
+        let bareMedian = median(perSecond[0])
+        let readMedian = median(perSecond[1])
         var results = [
+            BenchResult(name: "\(label): \(bare), req/s", value: bareMedian, unit: "req/s"),
             BenchResult(
-                name: "\(label) GET /records/{type}/{id} (c=\(readConcurrency))", value: readMedian, unit: "req/s",
-                baseline: "GET \(ServerBench.trivialPath) (c=\(readConcurrency))", baselineValue: trivialMedian),
+                name: "\(label): GET /records/{type}/{id}, req/s", value: readMedian, unit: "req/s", baseline: bare,
+                baselineValue: bareMedian),
             BenchResult(
-                name: "\(label) GET record under POST load c=\(writeConcurrency)", value: median(loadedReads), unit: "req/s",
-                baseline: "the same GET unloaded", baselineValue: readMedian),
+                name: "\(label): GET \(listPath) (list page of 20), req/s", value: median(perSecond[2]), unit: "req/s",
+                baseline: bare, baselineValue: bareMedian),
+            BenchResult(
+                name: "\(label): GET record under POST load c=\(writeConcurrency), req/s", value: median(loadedReads),
+                unit: "req/s", baseline: "the same GET unloaded", baselineValue: readMedian),
         ]
         for concurrency in [1, 8, 64] {
             results.append(
                 BenchResult(
-                    name: "\(label) POST /records (c=\(concurrency))", value: median(posts[concurrency] ?? []), unit: "req/s",
-                    baseline: "GET \(ServerBench.trivialPath) (c=\(readConcurrency))", baselineValue: trivialMedian))
+                    name: "storage [\(backend)]: POST /records (c=\(concurrency)), created/s",
+                    value: median(posts[concurrency] ?? []),
+                    unit: "req/s", baseline: bare, baselineValue: bareMedian))
         }
         return results
     }
@@ -109,16 +133,6 @@ enum StorageBench {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: #"{"title":"bench","n":1,"done":false}"#))
         return request
-    }
-
-    static func createOne(_ client: HTTPClient, _ base: String) async throws -> String {
-        let response = try await client.execute(post(client, base), timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        guard response.status.code == 201,
-            let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-            let id = object["id"] as? String
-        else { throw BenchError("POST /records/bench answered \(response.status.code)") }
-        return id
     }
 
     /// Created records per second with `concurrency` clients posting back to back for `duration`.

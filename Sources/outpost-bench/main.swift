@@ -1,4 +1,5 @@
 import Foundation
+import OutpostServer
 import OutpostSupport
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
@@ -20,12 +21,17 @@ if let index = arguments.firstIndex(of: "--rounds"), index + 1 < arguments.count
     rounds = count
     arguments.removeSubrange(index...(index + 1))
 }
+// `--postgres URL`: also measure the storage group on that PostgreSQL server (as OUTPOST_TEST_POSTGRES_URL does).
+if let index = arguments.firstIndex(of: "--postgres"), index + 1 < arguments.count {
+    setenv(ScratchDatabase.postgresURLVariable, arguments[index + 1], 1)
+    arguments.removeSubrange(index...(index + 1))
+}
 let flags = Set(arguments)
 let known: Set<String> = ["--quick", "--json", "--help"]
 if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: Set(groups)) {
     let unknown = flags.subtracting(known).union(only.subtracting(groups)).sorted().joined(separator: " ")
     if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s) or group(s): \(unknown)\n".utf8)) }
-    print("usage: outpost-bench [--quick] [--json] [--rounds N] [--only \(groups.joined(separator: ","))]")
+    print("usage: outpost-bench [--quick] [--json] [--rounds N] [--postgres URL] [--only \(groups.joined(separator: ","))]")
     print("  --rounds N: interleaved rounds in the client and callbacks groups (default 12 and 15, 4 and 5 with --quick)")
     exit(flags.contains("--help") ? 0 : 64)
 }

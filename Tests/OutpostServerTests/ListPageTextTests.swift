@@ -53,4 +53,33 @@ struct ListPageTextTests {
         #expect(parsed["results"]?.arrayValue?.count == 2)
         #expect(parsed["results"]?[0]?["n"] == 1)
     }
+
+    @Test("a page's weak ETag changes with any record's version, the set of records, or the page info")
+    func listETag() {
+        let a = StoredRecord(type: "t", id: "a", owner: nil, body: #"{"n":1}"#, version: 1, createdAt: 0, updatedAt: 0, seq: 1)
+        let b = StoredRecord(type: "t", id: "b", owner: nil, body: "{}", version: 1, createdAt: 1000, updatedAt: 1000, seq: 2)
+        var changed = b
+        changed.version = 2
+        let info = JSONText.object([("next_cursor", "x.y"), ("prev_cursor", .null)])
+        let tag = RecordRoutes.listETag([a, b], infoText: info)
+        #expect(tag.hasPrefix("W/\"") && tag.hasSuffix("\"") && tag.count == 28)
+        #expect(RecordRoutes.listETag([a, b], infoText: info) == tag)
+        #expect(RecordRoutes.listETag([a, changed], infoText: info) != tag)
+        #expect(RecordRoutes.listETag([a], infoText: info) != tag)
+        #expect(RecordRoutes.listETag([b, a], infoText: info) != tag)
+        #expect(
+            RecordRoutes.listETag([a, b], infoText: JSONText.object([("next_cursor", "x.z"), ("prev_cursor", .null)])) != tag)
+        let page = RecordRoutes.listText([a, b], infoText: info)
+        #expect(page == RecordRoutes.listText([a, b], [("next_cursor", "x.y"), ("prev_cursor", .null)]))
+    }
+
+    @Test(
+        "query encoding escapes everything but RFC 3986's unreserved ASCII and parses back",
+        arguments: tricky.filter { !$0.isEmpty })
+    func queryEncoding(text: String) throws {
+        let encoded = URLEncodedForm.encode([(text, text), ("cursor", "a.b-c_d~e")])
+        #expect(encoded.utf8.allSatisfy { URLEncodedForm.isUnreserved($0) || "%=&".utf8.contains($0) })
+        #expect(encoded.hasSuffix("&cursor=a.b-c_d~e"))
+        #expect(try URLEncodedForm.parse(encoded.utf8) == [text: text, "cursor": "a.b-c_d~e"])
+    }
 }

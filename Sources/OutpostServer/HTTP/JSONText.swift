@@ -7,6 +7,10 @@ enum JSONText {
     /// `text` as a JSON string literal, quotes included (RFC 8259 §7: `"`, `\` and control
     /// characters escaped; everything else, `/` included, as it is).
     static func quoted(_ text: String) -> String {
+        // Most texts (links, cursors, names) need no escape: one byte scan, then one copy.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""
+        }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         var plainStart = text.unicodeScalars.startIndex

@@ -94,12 +94,38 @@ enum URLEncodedForm {
 
     /// Encodes for a query string or a form body (space as %20, everything but unreserved escaped).
     static func encode(_ fields: [(String, String)]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return fields.map { name, value in
-            (name.addingPercentEncoding(withAllowedCharacters: allowed) ?? name) + "="
-                + (value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)
-        }.joined(separator: "&")
+        var out: [UInt8] = []
+        out.reserveCapacity(fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 })
+        for (offset, field) in fields.enumerated() {
+            if offset > 0 { out.append(UInt8(ascii: "&")) }
+            percentEncode(field.0, into: &out)
+            out.append(UInt8(ascii: "="))
+            percentEncode(field.1, into: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// RFC 3986's unreserved characters: ASCII letters and digits, `-`, `.`, `_` and `~`.
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Appends `text`'s UTF-8 bytes, each byte outside the unreserved set as `%XX`.
+    private static func percentEncode(_ text: String, into out: inout [UInt8]) {
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]]
+            }
+        }
     }
 }
 

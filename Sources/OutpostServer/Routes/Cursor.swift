@@ -17,12 +17,13 @@ struct CursorCodec: Sendable {
     }
 
     let secret: Data
+    /// The HMAC key, made once from `secret`.
+    let key: SymmetricKey
 
     init(secret: Data) {
         self.secret = secret
+        self.key = SymmetricKey(data: secret)
     }
-
-    var key: SymmetricKey { SymmetricKey(data: secret) }
 
     func encode(_ payload: Payload) -> String {
         // Written by hand (sorted keys, as JSONEncoder would) and read back by JSONDecoder in decode.

@@ -33,10 +33,31 @@ extension RecordRoutes {
         return Response(status: .notModified, headers: readHeaders(record))
     }
 
-    /// The header fields of a list page whose body is `text`: a weak ETag from the bytes.
-    static func listHeaders(_ text: String) -> HTTPFields {
-        let digest = SHA256.hash(data: Data(text.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
-        return [.eTag: "W/\"\(digest)\"", .cacheControl: readCacheControl]
+    /// The header fields of a list page with this (weak) ETag.
+    static func listHeaders(etag: String) -> HTTPFields {
+        [.eTag: etag, .cacheControl: readCacheControl]
+    }
+
+    /// A list page's weak ETag, from what determines its text for one URL: each record's id and
+    /// version (any change to a record bumps its version) and the page info (links, cursors,
+    /// totals). A digest of these few hundred bytes instead of the whole page.
+    static func listETag(_ records: [StoredRecord], infoText: String) -> String {
+        var hasher = SHA256()
+        for record in records {
+            // Length-prefixed, so no two lists of ids read as the same bytes.
+            withUnsafeBytes(of: Int64(record.id.utf8.count).littleEndian) { hasher.update(bufferPointer: $0) }
+            hasher.update(data: Data(record.id.utf8))
+            withUnsafeBytes(of: Int64(record.version).littleEndian) { hasher.update(bufferPointer: $0) }
+        }
+        hasher.update(data: Data(infoText.utf8))
+        let digits = Array("0123456789abcdef".utf8)
+        var tag = Array("W/\"".utf8)
+        for byte in hasher.finalize().prefix(12) {
+            tag.append(digits[Int(byte >> 4)])
+            tag.append(digits[Int(byte & 0x0f)])
+        }
+        tag.append(UInt8(ascii: "\""))
+        return String(decoding: tag, as: UTF8.self)
     }
 
     /// A list page, or `304 Not Modified` when the request's `If-None-Match` names its ETag.

@@ -210,7 +210,8 @@ struct RecordRoutes: Sendable {
         var limit: Int?
         var sort = RecordSort.created
         var filters: [(field: String, value: JSONValue)] = []
-        for (name, value) in try request.queryFields().sorted(by: { $0.key < $1.key }) {
+        let fields = try request.queryFields()
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             switch name {
             case "cursor": cursor = value.isEmpty ? nil : value
             case "page": page = try Self.positive(value, name: "page", max: Int.max / 1000)
@@ -242,10 +243,10 @@ struct RecordRoutes: Sendable {
                     ("total_pages", .int((total + query.limit - 1) / query.limit)),
                 ])
         }
-        return try await keysetPage(query, cursor: cursor, request: request)
+        return try await keysetPage(query, cursor: cursor, request: request, fields: fields)
     }
 
-    func keysetPage(_ query: RecordQuery, cursor: String?, request: Request) async throws -> Response {
+    func keysetPage(_ query: RecordQuery, cursor: String?, request: Request, fields: [String: String]) async throws -> Response {
         let listName = Self.listName(query)
         let payload = try cursor.map { try cursors.decode($0, list: listName) }
         let backwards = payload?.direction == "p"
@@ -266,10 +267,10 @@ struct RecordRoutes: Sendable {
         return Self.listResponse(
             rows,
             [
-                ("next", try next.map { .string(try link(request, cursor: $0)) } ?? .null),
+                ("next", next.map { .string(link(request, fields: fields, cursor: $0)) } ?? .null),
                 ("next_cursor", next.map(JSONValue.string) ?? .null),
                 ("prev_cursor", previous.map(JSONValue.string) ?? .null),
-                ("previous", try previous.map { .string(try link(request, cursor: $0)) } ?? .null),
+                ("previous", previous.map { .string(link(request, fields: fields, cursor: $0)) } ?? .null),
             ])
     }
 
@@ -281,32 +282,42 @@ struct RecordRoutes: Sendable {
     /// `{"results": [...], ...page info}`, with the records spliced from their stored text and the
     /// page info written in the order given.
     static func listResponse(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> Response {
-        let text = listText(records, info)
-        return Response.bytes(Data(text.utf8), contentType: "application/json", headers: listHeaders(text))
+        let infoText = JSONText.object(info)
+        let text = listText(records, infoText: infoText)
+        return Response.bytes(
+            Data(text.utf8), contentType: "application/json", headers: listHeaders(etag: listETag(records, infoText: infoText)))
     }
 
     static func listText(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> String {
+        listText(records, infoText: JSONText.object(info))
+    }
+
+    /// The page's text, with the page info already written as a JSON object (`infoText`).
+    static func listText(_ records: [StoredRecord], infoText: String) -> String {
         var text = "{\"results\":["
-        text.reserveCapacity(records.reduce(256) { $0 + $1.body.utf8.count + 96 })
+        text.reserveCapacity(records.reduce(infoText.utf8.count + 16) { $0 + $1.body.utf8.count + 96 })
         for (offset, record) in records.enumerated() {
             if offset > 0 { text += "," }
-            text += record.wireText
+            record.appendWireText(to: &text)
         }
         text += "],"
-        text += JSONText.object(info).dropFirst()
+        text += infoText.dropFirst()
         return text
     }
 
-    /// The same request with another cursor, as an absolute URL under the server's public URL.
-    func link(_ request: Request, cursor: String) throws -> String {
-        var items = try request.queryFields().filter { $0.key != "cursor" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    /// The same request (its query `fields`) with another cursor, as an absolute URL under the
+    /// server's public URL.
+    func link(_ request: Request, fields: [String: String], cursor: String) -> String {
+        var items = fields.filter { $0.key != "cursor" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         items.append(("cursor", cursor))
+        let path = request.uri.path
+        // Record paths are plain names: used as they are; anything else is percent-encoded.
+        let plain = path.utf8.allSatisfy { URLEncodedForm.isUnreserved($0) || $0 == UInt8(ascii: "/") }
         var components = URLComponents()
-        components.path = request.uri.path
-        return auth.publicBase.url + components.percentEncodedPath + "?" + URLEncodedForm.encode(items)
+        if !plain { components.path = path }
+        return auth.publicBase.url + (plain ? path : components.percentEncodedPath) + "?" + URLEncodedForm.encode(items)
     }
 
-    /// What a cursor is bound to: the type, the order and the filters.
     static func listName(_ query: RecordQuery) -> String {
         let filters = query.filters.map { "\($0.field)=\($0.value.jsonString())" }.sorted().joined(separator: "&")
         return "\(query.type)|\(query.sort.rawValue)|\(filters)"

@@ -45,8 +45,15 @@ public struct StoredRecord: Sendable, Hashable {
     /// The wire form as JSON text, spliced from the stored text without parsing it: the server-owned
     /// keys first, then the stored fields (which never contain those keys).
     public var wireText: String {
-        var text = "{\"id\":\""
+        var text = ""
         text.reserveCapacity(body.utf8.count + 96)
+        appendWireText(to: &text)
+        return text
+    }
+
+    /// Appends ``wireText`` to `text` (a list page writes its records into one string).
+    func appendWireText(to text: inout String) {
+        text += "{\"id\":\""
         text += id  // ids are [A-Za-z0-9_-]: nothing to escape
         text += "\",\"created_at\":\""
         text += Self.timestamp(createdAt)
@@ -59,7 +66,6 @@ public struct StoredRecord: Sendable, Hashable {
         } else {
             text += "}"
         }
-        return text
     }
 
     /// `2026-11-21T06:07:47Z` from milliseconds since 1970 (UTC, proleptic Gregorian calendar).
@@ -77,9 +83,32 @@ public struct StoredRecord: Sendable, Hashable {
         let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
         let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return
-            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+        guard (0...9999).contains(year) else {
+            func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            return
+                "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+        }
+        // Four-digit years (every real one): the 20 bytes written in place, without interpolation.
+        return String(unsafeUninitializedCapacity: 20) { buffer in
+            func put(_ value: Int64, _ count: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + count - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                    value /= 10
+                }
+            }
+            put(year, 4, at: 0)
+            put(month, 2, at: 5)
+            put(day, 2, at: 8)
+            put(secondOfDay / 3600, 2, at: 11)
+            put(secondOfDay / 60 % 60, 2, at: 14)
+            put(secondOfDay % 60, 2, at: 17)
+            for (offset, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")] as [(Int, Unicode.Scalar)]
+            {
+                buffer[offset] = UInt8(ascii: separator)
+            }
+            return 20
+        }
     }
 }
 

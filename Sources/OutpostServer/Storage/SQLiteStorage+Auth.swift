@@ -76,7 +76,7 @@ extension SQLiteStorage {
             _ = try await connection.query(
                 "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, ?, ?)",
                 [.text(id), .text(username), passwordHash.map(SQLiteData.text) ?? .null, .integer(Int(now))])
-        } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+        } catch let error as SQLiteFailure where error.isUniqueConstraint {
             throw UserWriteFailure.usernameTaken
         }
         return StoredUser(id: id, username: username, passwordHash: passwordHash, entitlements: [], createdAt: now)
@@ -96,7 +96,7 @@ extension SQLiteStorage {
                 _ = try await connection.query(
                     "INSERT INTO users (id, username, password_hash, created_at) VALUES (?, ?, NULL, ?)",
                     [.text(id), .text(username), .integer(Int(now))])
-            } catch let error as SQLiteError where error.reason == .constraintUniqueFailed {
+            } catch let error as SQLiteFailure where error.isUniqueConstraint {
                 throw UserWriteFailure.usernameTaken
             }
             _ = try await connection.query(
@@ -294,7 +294,7 @@ extension SQLiteStorage {
 
     // MARK: Rows
 
-    static func user(from row: SQLiteRow) -> StoredUser {
+    static func user(from row: StatementRow) -> StoredUser {
         StoredUser(
             id: row.column("id")?.string ?? "", username: row.column("username")?.string ?? "",
             passwordHash: row.column("password_hash")?.string,
@@ -302,7 +302,7 @@ extension SQLiteStorage {
             createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
 
-    static func client(from row: SQLiteRow) -> OAuthClient {
+    static func client(from row: StatementRow) -> OAuthClient {
         OAuthClient(
             id: row.column("id")?.string ?? "", name: row.column("name")?.string ?? "",
             secretHash: row.column("secret_hash")?.string,
@@ -311,7 +311,7 @@ extension SQLiteStorage {
             scopes: StoredText.strings(row.column("scopes")?.string), createdAt: Int64(row.column("created_at")?.integer ?? 0))
     }
 
-    static func deviceCode(from row: SQLiteRow) -> StoredDeviceCode {
+    static func deviceCode(from row: StatementRow) -> StoredDeviceCode {
         StoredDeviceCode(
             hash: row.column("hash")?.string ?? "", userCode: row.column("user_code")?.string ?? "",
             clientID: row.column("client_id")?.string ?? "", scope: row.column("scope")?.string ?? "",

@@ -47,7 +47,7 @@ extension SQLiteStorage: ChangeFeedStorage {
 
     public func changes(type: String?, after position: Int64, limit: Int) async throws -> [RecordChange] {
         let columns = "position, type, record_id, change, version, owner, private, body, created_at, updated_at, at"
-        let rows: [SQLiteRow]
+        let rows: [StatementRow]
         if let type {
             rows = try await connection.query(
                 "SELECT \(columns) FROM record_changes WHERE type = ? AND position > ? ORDER BY position LIMIT ?",
@@ -98,7 +98,7 @@ extension SQLiteStorage: ChangeFeedStorage {
         }
     }
 
-    static func change(from row: SQLiteRow) throws -> RecordChange {
+    static func change(from row: StatementRow) throws -> RecordChange {
         guard let position = row.column("position")?.integer, let type = row.column("type")?.string,
             let id = row.column("record_id")?.string, let kindText = row.column("change")?.string,
             let kind = RecordChange.Kind(rawValue: kindText), let version = row.column("version")?.integer,

@@ -28,7 +28,7 @@ extension SQLiteStorage {
                         .integer(Int(now)), .integer(isPrivate ? 1 : 0),
                     ])
                 if let row = rows.first { return try Self.record(from: row) }
-            } catch let error as SQLiteError where error.reason == .constraintUniqueFailed || error.reason == .constraint {
+            } catch let error as SQLiteFailure where error.isUniqueConstraint {
                 continue  // an identifier collision: draw again
             }
         }
@@ -203,7 +203,7 @@ extension SQLiteStorage {
         return Data(blob.readableBytesView)
     }
 
-    static func record(from row: SQLiteRow) throws -> StoredRecord {
+    static func record(from row: StatementRow) throws -> StoredRecord {
         guard let seq = row.column("seq")?.integer, let type = row.column("type")?.string, let id = row.column("id")?.string,
             let body = row.column("body")?.string, let version = row.column("version")?.integer,
             let created = row.column("created_at")?.integer, let updated = row.column("updated_at")?.integer

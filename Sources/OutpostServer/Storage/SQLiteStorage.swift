@@ -5,7 +5,8 @@ import OutpostSupport
 import SQLiteNIO
 import Synchronization
 
-/// ``Storage`` in one SQLite file (WAL mode), opened by sqlite-nio.
+/// ``Storage`` in one SQLite file (WAL mode), on connections that keep their prepared statements
+/// (`SQLiteHandle`).
 ///
 /// Every statement binds its values (no SQL is built from input). Migrations are numbered and
 /// recorded in `schema_migrations`; each runs once, in order.
@@ -37,35 +38,33 @@ public final class SQLiteStorage: Storage {
                 .internalServerError, code: "database_directory_missing",
                 message: "The folder '\(directory)' for the database does not exist; create it or choose another --database path")
         }
-        let connection: SQLiteConnection
+        let connection: SQLiteHandle
         do {
-            connection = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            connection = try await SQLiteHandle.open(path: path)
         } catch {
             throw ServerError(
                 .internalServerError, code: "database_open_failed",
                 message: "Could not open the database at '\(path)': \(error). Check the path and its permissions")
         }
-        // sqlite-nio's busy handler retries forever, holding a thread and every request queued behind
-        // it; turn SQLite's own waiting off and wait between attempts without holding anything.
+        // No busy handler: a statement meeting another connection's lock fails at once, and
+        // BusyBoundedConnection waits between attempts without holding a thread or a lock.
         let bounded = BusyBoundedConnection(connection: connection, busyTimeout: busyTimeout)
         do {
-            _ = try await connection.query("PRAGMA busy_timeout = 0")
             _ = try await bounded.query("PRAGMA journal_mode=WAL")
             _ = try await bounded.query("PRAGMA synchronous=NORMAL")
             _ = try await bounded.query("PRAGMA foreign_keys=ON")
             _ = try await bounded.query(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)")
         } catch {
-            try? await connection.close()  // sqlite-nio traps on a connection released unclosed
+            try? await connection.close()
             throw error
         }
         // Opened once the file is in WAL mode.
         let writer: BusyBoundedConnection
-        var second: SQLiteConnection?
+        var second: SQLiteHandle?
         do {
-            let opened = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            let opened = try await SQLiteHandle.open(path: path)
             second = opened
-            _ = try await opened.query("PRAGMA busy_timeout = 0")
             writer = BusyBoundedConnection(connection: opened, busyTimeout: busyTimeout)
             _ = try await writer.query("PRAGMA synchronous=NORMAL")
             _ = try await writer.query("PRAGMA foreign_keys=ON")
@@ -79,10 +78,9 @@ public final class SQLiteStorage: Storage {
         var readers: [BusyBoundedConnection] = []
         do {
             for _ in 0..<Self.readerCount {
-                let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                let reader = try await SQLiteHandle.open(path: path)
                 readers.append(BusyBoundedConnection(connection: reader, busyTimeout: busyTimeout))
-                _ = try await reader.query("PRAGMA busy_timeout = 0")
-                _ = try await reader.query("PRAGMA query_only = 1")
+                _ = try await reader.query("PRAGMA query_only = 1", [])
             }
         } catch {
             for reader in readers { try? await reader.close() }
@@ -326,17 +324,17 @@ public final class SQLiteStorage: Storage {
 /// `storage_busy` and `Retry-After`. Waiting holds no thread and no lock, so other statements (reads,
 /// `/health`) run meanwhile.
 struct BusyBoundedConnection: Sendable {
-    let connection: SQLiteConnection
+    let connection: SQLiteHandle
     let busyTimeout: Duration
 
-    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [StatementRow] {
         let clock = ContinuousClock()
         let deadline = clock.now + busyTimeout
         var pause = Duration.milliseconds(1)
         while true {
             do {
                 return try await connection.query(sql, binds)
-            } catch let error as SQLiteError where Self.isBusy(error) {
+            } catch let error as SQLiteFailure where error.isBusy {
                 if clock.now + pause > deadline { throw Self.busy(busyTimeout) }
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(50))
@@ -346,13 +344,6 @@ struct BusyBoundedConnection: Sendable {
 
     func close() async throws {
         try await connection.close()
-    }
-
-    static func isBusy(_ error: SQLiteError) -> Bool {
-        switch error.reason {
-        case .busy, .busyInRecovery, .busyInSnapshot, .busyTimeout: return true
-        default: return false
-        }
     }
 
     static func busy(_ waited: Duration) -> ServerError {

@@ -126,11 +126,7 @@ extension PostgresStorage {
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        guard let row = try await rows("SELECT * FROM tokens WHERE hash = \(hash)").first else { return nil }
-        return StoredToken(
-            hash: hash, kind: StoredToken.Kind(rawValue: try row.string("kind")) ?? .access,
-            userID: try row.optionalString("user_id"), clientID: try row.string("client_id"), scope: try row.string("scope"),
-            family: try row.string("family"), expiresAt: try row.int64("expires_at"), state: try row.string("state"))
+        try await rows(TokenByHash(hash: hash)).first
     }
 
     public func transitionToken(hash: String, from: String, to: String) async throws -> Bool {

@@ -29,20 +29,14 @@ extension PostgresStorage {
         for _ in 0..<5 {
             let id = Identifiers.random()
             let rows = try await Self.rows(
-                """
-                INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private)
-                VALUES (\(type), \(id), \(owner), \(body), 1, \(now), \(now), \(isPrivate))
-                ON CONFLICT (type, id) DO NOTHING
-                RETURNING \(unescaped: columns)
-                """, on: connection)
-            if let row = rows.first { return try record(from: row) }
+                InsertRecord(type: type, id: id, owner: owner, body: body, now: now, isPrivate: isPrivate), on: connection)
+            if let record = rows.first { return record }
         }
         throw ServerError(.internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
     }
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        try await rows("SELECT \(unescaped: Self.columns) FROM records WHERE type = \(type) AND id = \(id)").first.map(
-            Self.record(from:))
+        try await rows(RecordByID(type: type, id: id)).first
     }
 
     public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws

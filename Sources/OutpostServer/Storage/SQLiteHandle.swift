@@ -1,0 +1,224 @@
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+import Synchronization
+internal import VaporCSQLite
+
+/// One SQLite connection that keeps its prepared statements.
+///
+/// sqlite-nio prepares, runs and finalizes a statement for every query and exposes neither the
+/// connection handle nor its statements, so the storage opens its connections here, on the same
+/// embedded SQLite library (sqlite-nio's `VaporCSQLite`, built thread-safe) and on NIO's shared
+/// thread pool, as sqlite-nio does. Each statement is prepared once per connection and kept in a
+/// ``StatementCache`` keyed by its SQL text: the next query with the same text resets and rebinds
+/// it instead of parsing and planning it again. The cache is bounded (least recently used
+/// statements are finalized), so SQL built from a query's filters cannot grow it without limit.
+///
+/// Each connection runs its statements on a thread of its own, one after another. (On a shared
+/// pool, as sqlite-nio does it, a second statement for a busy connection blocks a pool thread on the
+/// connection's mutex: under a write load every pool thread ended up waiting for the write
+/// connection, and reads on the read-only connections queued behind them.) The connection is
+/// still opened in serialized mode (`SQLITE_OPEN_FULLMUTEX`), and a statement is used by one query
+/// at a time (it leaves the cache while it runs).
+final class SQLiteHandle: Sendable {
+    /// The `sqlite3` handle. Only touched on the thread pool, and closed once.
+    private let raw: RawPointer
+    private let cache: Mutex<StatementCache>
+    private let threadPool: NIOThreadPool
+
+    /// How many statements each connection keeps prepared.
+    static let defaultCapacity = 48
+
+    private init(raw: RawPointer, capacity: Int, threadPool: NIOThreadPool) {
+        self.raw = raw
+        self.cache = Mutex(StatementCache(capacity: capacity))
+        self.threadPool = threadPool
+    }
+
+    /// Runs `sqlite3_initialize` once per process before the first connection opens (it sets up
+    /// the library's global state, which concurrent first opens would otherwise race on).
+    private static let initialized: Bool = sqlite_nio_sqlite3_initialize() == SQLITE_OK
+
+    /// Opens (creating if needed) the database file at `path`. No busy handler is installed: a
+    /// statement that meets another connection's lock fails at once with a busy ``SQLiteFailure``,
+    /// and ``BusyBoundedConnection`` decides how long to keep trying.
+    static func open(path: String, capacity: Int = defaultCapacity) async throws -> SQLiteHandle {
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        do {
+            return try await open(path: path, capacity: capacity, threadPool: threadPool)
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw error
+        }
+    }
+
+    private static func open(path: String, capacity: Int, threadPool: NIOThreadPool) async throws -> SQLiteHandle {
+        try await threadPool.runIfActive {
+            _ = initialized
+            var handle: OpaquePointer?
+            let flags =
+                SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
+            let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
+            guard status == SQLITE_OK, let handle else {
+                let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
+                sqlite_nio_sqlite3_close_v2(handle)
+                throw SQLiteFailure(code: status, message: message)
+            }
+            return SQLiteHandle(raw: RawPointer(handle), capacity: capacity, threadPool: threadPool)
+        }
+    }
+
+    /// Runs one statement with `binds` and returns all its rows.
+    func query(_ sql: String, _ binds: [SQLiteData]) async throws -> [StatementRow] {
+        try await threadPool.runIfActive { try self.run(sql, binds) }
+    }
+
+    /// What the statement cache did so far (for tests and the benchmark).
+    var statistics: StatementCache.Statistics {
+        cache.withLock { $0.statistics }
+    }
+
+    /// Finalizes the kept statements, closes the connection and stops its thread (after the
+    /// statements queued before the close).
+    func close() async throws {
+        try await threadPool.runIfActive {
+            let statements = self.cache.withLock { $0.close() }
+            for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
+            sqlite_nio_sqlite3_close_v2(self.raw.pointer)
+        }
+        try await threadPool.shutdownGracefully()
+    }
+
+    // MARK: On the thread pool
+
+    private func run(_ sql: String, _ binds: [SQLiteData]) throws -> [StatementRow] {
+        let db = raw.pointer
+        let statement: OpaquePointer
+        if let kept = cache.withLock({ $0.take(sql) }) {
+            statement = kept.pointer
+        } else {
+            var prepared: OpaquePointer?
+            let status = sqlite_nio_sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &prepared, nil)
+            guard status == SQLITE_OK, let prepared else {
+                throw SQLiteFailure(code: status, message: Self.message(db))
+            }
+            statement = prepared
+        }
+        defer {
+            sqlite_nio_sqlite3_reset(statement)
+            sqlite_nio_sqlite3_clear_bindings(statement)
+            let evicted = cache.withLock { $0.put(sql, RawPointer(statement)) }
+            if let evicted { sqlite_nio_sqlite3_finalize(evicted.pointer) }
+        }
+        try bind(binds, to: statement, db: db)
+        let count = sqlite_nio_sqlite3_column_count(statement)
+        var rows: [StatementRow] = []
+        var names: StatementRow.Names?
+        while true {
+            let status = sqlite_nio_sqlite3_step(statement)
+            if status == SQLITE_DONE { return rows }
+            guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: Self.message(db)) }
+            let columnNames =
+                names
+                ?? StatementRow.Names(
+                    (0..<count).map { index in
+                        sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
+                    })
+            names = columnNames
+            var values: [SQLiteData] = []
+            values.reserveCapacity(Int(count))
+            for index in 0..<count { values.append(Self.value(statement, index)) }
+            rows.append(StatementRow(names: columnNames, values: values))
+        }
+    }
+
+    private func bind(_ binds: [SQLiteData], to statement: OpaquePointer, db: OpaquePointer) throws {
+        for (offset, value) in binds.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .integer(let number): status = sqlite_nio_sqlite3_bind_int64(statement, index, Int64(number))
+            case .float(let number): status = sqlite_nio_sqlite3_bind_double(statement, index, number)
+            case .null: status = sqlite_nio_sqlite3_bind_null(statement, index)
+            case .text(let text):
+                var text = text
+                status = text.withUTF8 { bytes in
+                    sqlite_nio_sqlite3_bind_text64(
+                        statement, index, bytes.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                        UInt64(bytes.count), Self.transient, UInt8(SQLITE_UTF8))
+                }
+            case .blob(let buffer):
+                status = buffer.withUnsafeReadableBytes { bytes in
+                    sqlite_nio_sqlite3_bind_blob64(statement, index, bytes.baseAddress, UInt64(bytes.count), Self.transient)
+                }
+            }
+            guard status == SQLITE_OK else { throw SQLiteFailure(code: status, message: Self.message(db)) }
+        }
+    }
+
+    private static func value(_ statement: OpaquePointer, _ index: Int32) -> SQLiteData {
+        switch sqlite_nio_sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return .integer(Int(sqlite_nio_sqlite3_column_int64(statement, index)))
+        case SQLITE_FLOAT: return .float(sqlite_nio_sqlite3_column_double(statement, index))
+        case SQLITE_TEXT:
+            // The text first, then its length (the order SQLite documents for a conversion-free read).
+            guard let text = sqlite_nio_sqlite3_column_text(statement, index) else { return .text("") }
+            let length = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self))
+        case SQLITE_BLOB:
+            let length = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+            var buffer = ByteBufferAllocator().buffer(capacity: length)
+            if let bytes = sqlite_nio_sqlite3_column_blob(statement, index) {
+                buffer.writeBytes(UnsafeRawBufferPointer(start: bytes, count: length))
+            }
+            return .blob(buffer)
+        default: return .null
+        }
+    }
+
+    private static func message(_ db: OpaquePointer) -> String {
+        sqlite_nio_sqlite3_errmsg(db).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    /// SQLite copies bound text and blobs before the bind call returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+/// An `sqlite3` or `sqlite3_stmt` pointer handed between the pool's threads. Sendable because the
+/// connection is opened in serialized mode and a statement is used by one query at a time.
+struct RawPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
+}
+
+/// A failed SQLite call: its (extended) result code and SQLite's message.
+struct SQLiteFailure: Error, CustomStringConvertible {
+    let code: Int32
+    let message: String
+
+    /// Another connection holds the lock this statement needs (`SQLITE_BUSY` and its extended codes).
+    var isBusy: Bool { code & 0xff == SQLITE_BUSY }
+    /// A `UNIQUE` constraint failed.
+    var isUniqueConstraint: Bool { code == SQLITE_CONSTRAINT | (8 << 8) }
+
+    var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One row of a statement's result: the statement's column names (shared by its rows) and this
+/// row's values. The same reading API as sqlite-nio's `SQLiteRow`.
+struct StatementRow: Sendable {
+    final class Names: Sendable {
+        let names: [String]
+        init(_ names: [String]) { self.names = names }
+    }
+
+    let names: Names
+    let values: [SQLiteData]
+
+    /// The value of the column named `name`, or `nil` when the statement has no such column.
+    func column(_ name: String) -> SQLiteData? {
+        guard let index = names.names.firstIndex(of: name) else { return nil }
+        return values[index]
+    }
+}
