@@ -21,7 +21,7 @@ package struct FolderFileStorage: FileStorage {
     static let chunkLength = 256 * 1024
     /// A download reads pieces of this size, one at a time, the next only once the route has handed
     /// the previous one to the connection (no read-ahead: `readChunks` keeps up to eight pieces).
-    /// 64 KiB pieces held less but moved a 1 GiB file about 2.5 times slower.
+    /// 64 KiB pieces held less but moved a 1 GiB file half as fast (docs/BENCHMARKS.md, Files).
     static let downloadChunkLength: Int64 = 256 * 1024
 
     var objects: String { root + "/objects" }
