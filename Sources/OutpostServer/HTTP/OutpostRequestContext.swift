@@ -7,12 +7,15 @@ public import NIOCore
 public struct OutpostRequestContext: RequestContext, RemoteAddressRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The connection the request came on (a file download reads how much it holds unsent).
+    let channel: any Channel
     /// What the authentication middleware found; routes read `caller`.
     var authentication = Authentication.unchecked
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 
     /// The peer's IP address as text, or `unknown`.
