@@ -165,7 +165,15 @@ struct FilesIntegrationTests {
                 BrokenBytes(data: try Data(contentsOf: source), failAfter: 2 * 1024 * 1024), length: Int64(size),
                 as: "doc.bin", uploadID: uploadID)
             await #expect(throws: (any Error).self) { try await broken.result }
-            let offset = try #require(try await client.files.uploadOffset(of: "doc.bin", uploadID: uploadID))
+            // The server may not have started on the broken request yet when the client asks (its
+            // bytes still wait in the socket on a loaded machine): ask again until the server has
+            // taken them (polled, bounded; there is no event to wait on from outside).
+            var reported: Int64?
+            let deadline = ContinuousClock.now + .seconds(20)
+            while reported == nil, ContinuousClock.now < deadline {
+                reported = try await client.files.uploadOffset(of: "doc.bin", uploadID: uploadID)
+            }
+            let offset = try #require(reported, "the server never reported the broken upload's offset")
             #expect(offset > 0 && offset <= 2 * 1024 * 1024)
             #expect(try await client.files.info("doc.bin") == nil)
 

@@ -66,7 +66,8 @@ struct TransportFailureTests {
 
     @Test("a reset after the request was sent is connectionLost, not cannotConnect", arguments: Kind.allCases)
     func reset(_ kind: Kind) async throws {
-        try await Self.with(.reset, kind) { server, client in
+        // A long timeout: the reset must be reported as such, not overtaken by the clock on a loaded machine.
+        try await Self.with(.reset, kind, timeout: .seconds(20)) { server, client in
             let error = try await #require(throws: OutpostError.self) { try await client.send(.get("/reset")) }
             #expect(error.code == .connectionLost, "\(error) after \(server.arrivals) request(s)")
             #expect(error.suggestion?.contains("server is running") != true)
@@ -75,7 +76,7 @@ struct TransportFailureTests {
 
     @Test("a reply that is not HTTP is malformedResponse, not cannotConnect", arguments: Kind.allCases)
     func notHTTP(_ kind: Kind) async throws {
-        try await Self.with(.notHTTP, kind) { _, client in
+        try await Self.with(.notHTTP, kind, timeout: .seconds(20)) { _, client in
             let error = try await #require(throws: OutpostError.self) { try await client.send(.get("/ssh")) }
             #expect(error.code == .malformedResponse, "\(error) \(String(describing: error.underlying))")
         }
