@@ -89,6 +89,49 @@ struct StatementCacheTests {
         }
     }
 
+    @Test("queries that race the close fail with a closed-connection error and never touch the closed handle")
+    func queriesRacingClose() async throws {
+        for _ in 0..<20 {
+            try await withDatabasePath { path in
+                let handle = try await SQLiteHandle.open(path: path, capacity: 4)
+                _ = try await handle.query("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT NOT NULL)", [])
+                let outcomes = await withTaskGroup(of: Result<Int, any Error>.self) { group in
+                    for key in 0..<64 {
+                        group.addTask {
+                            do {
+                                _ = try await handle.query(
+                                    "INSERT INTO t (k, v) VALUES (?, ?)", [.integer(key), .text("value \(key)")])
+                                return .success(try await handle.query("SELECT v FROM t WHERE k = ?", [.integer(key)]).count)
+                            } catch {
+                                return .failure(error)
+                            }
+                        }
+                    }
+                    group.addTask {
+                        do {
+                            try await handle.close()
+                            return .success(-1)
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                    var outcomes: [Result<Int, any Error>] = []
+                    for await outcome in group { outcomes.append(outcome) }
+                    return outcomes
+                }
+                #expect(outcomes.count == 65)
+                for outcome in outcomes {
+                    switch outcome {
+                    case .success(let count): #expect(count == 1 || count == -1)
+                    case .failure(let error):
+                        // Either the pool had stopped, or the connection was closed before the query ran.
+                        if let failure = error as? SQLiteFailure { #expect(failure.isClosed, "\(failure)") }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("a failed statement reports SQLite's code and stays usable")
     func failure() async throws {
         try await withHandle(capacity: 4) { handle in

@@ -25,6 +25,9 @@ final class SQLiteHandle: Sendable {
     private let raw: RawPointer
     private let cache: Mutex<StatementCache>
     private let threadPool: NIOThreadPool
+    /// Set on the connection's thread when ``close()`` closed `raw`; statements queued behind the
+    /// close read it there and fail instead of touching the freed handle.
+    private let closed = Mutex(false)
 
     /// How many statements each connection keeps prepared.
     static let defaultCapacity = 48
@@ -83,6 +86,11 @@ final class SQLiteHandle: Sendable {
     /// statements queued before the close).
     func close() async throws {
         try await threadPool.runIfActive {
+            let alreadyClosed = self.closed.withLock { closed in
+                defer { closed = true }
+                return closed
+            }
+            if alreadyClosed { return }
             let statements = self.cache.withLock { $0.close() }
             for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
             sqlite_nio_sqlite3_close_v2(self.raw.pointer)
@@ -93,6 +101,9 @@ final class SQLiteHandle: Sendable {
     // MARK: On the thread pool
 
     private func run(_ sql: String, _ binds: [SQLiteData]) throws -> [StatementRow] {
+        // Queries queued before the thread stops can run after the close: they must not touch the
+        // closed handle (SQLite frees it, and using it crashed the process).
+        if closed.withLock({ $0 }) { throw SQLiteFailure(code: SQLITE_MISUSE, message: SQLiteFailure.closedMessage) }
         let db = raw.pointer
         let statement: OpaquePointer
         if let kept = cache.withLock({ $0.take(sql) }) {
@@ -199,6 +210,9 @@ struct SQLiteFailure: Error, CustomStringConvertible {
 
     /// Another connection holds the lock this statement needs (`SQLITE_BUSY` and its extended codes).
     var isBusy: Bool { code & 0xff == SQLITE_BUSY }
+    /// The connection was closed before the statement ran (the storage is shutting down).
+    var isClosed: Bool { code == SQLITE_MISUSE && message == Self.closedMessage }
+    static let closedMessage = "the connection is closed (the storage is shutting down)"
     /// A `UNIQUE` constraint failed.
     var isUniqueConstraint: Bool { code == SQLITE_CONSTRAINT | (8 << 8) }
 
