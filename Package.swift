@@ -136,7 +136,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // Helpers shared by the test targets (`Gate`).
-        .target(name: "OutpostTestSupport", path: "Tests/OutpostTestSupport", swiftSettings: strict),
+        .target(
+            name: "OutpostTestSupport", dependencies: ["OutpostSupport"], path: "Tests/OutpostTestSupport",
+            swiftSettings: strict),
         .testTarget(
             name: "OutpostSupportTests", dependencies: ["OutpostSupport", "OutpostTestSupport"], swiftSettings: strict),
         .testTarget(
@@ -173,6 +175,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "OutpostTestSupport",
             ],
             swiftSettings: strict),
         // Compiles a middleware, a transport and a log handler with `import Outpost` alone.
@@ -186,6 +189,7 @@ let package = Package(
             dependencies: [
                 "Outpost", "OutpostCore", "OutpostServer", "OutpostTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                "OutpostSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 package import NIOPosix
+import OutpostSupport
 import ServiceLifecycle
 
 /// The reference backend: lambdas, handlers and records over JSON, on an embedded SQLite database
@@ -153,7 +154,13 @@ public final class OutpostServer: Sendable {
     public static let cliPasswordClientID = "outpost-cli-password"
 
     /// Serves until the process receives SIGINT or SIGTERM, then shuts down gracefully.
+    ///
+    /// Shutdown goes in order: the change feed ends its streams and its background reads, the HTTP
+    /// server stops accepting and lets the requests in flight finish, and only then do the password
+    /// threads stop and the storage close (a query after that fails, it never runs).
     public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let counted = OpenResources.opened()
+        defer { counted.close() }
         let storage = try await openStorage()
         let pool = startPasswordPool()
         do {
@@ -164,19 +171,34 @@ public final class OutpostServer: Sendable {
                     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
             try await group.run()
         } catch {
-            try? await pool.shutdownGracefully()
-            try? await storage.close()
+            await Self.release(pool: pool, storage: storage)
             throw error
         }
         try? await pool.shutdownGracefully()
         try await storage.close()
     }
 
+    /// Stops the password threads and closes the storage, ignoring their errors (the caller has one).
+    private static func release(pool: NIOThreadPool, storage: any Storage) async {
+        try? await pool.shutdownGracefully()
+        try? await storage.close()
+    }
+
     /// Starts serving in the background and returns once the server listens.
     ///
-    /// - Throws: when the database cannot be opened or the address cannot be bound.
+    /// - Throws: when the database cannot be opened or the address cannot be bound (the storage is
+    ///   closed again before it throws).
     public func start() async throws -> RunningServer {
-        let storage = try await openStorage()
+        // The server (its storage, threads and listening socket) in the count of open resources,
+        // until its task has closed everything.
+        let counted = OpenResources.opened()
+        let storage: any Storage
+        do {
+            storage = try await openStorage()
+        } catch {
+            counted.close()
+            throw error
+        }
         let pool = startPasswordPool()
         let (ports, portSink) = AsyncThrowingStream.makeStream(of: (host: String, port: Int).self)
         let services: [any Service]
@@ -184,8 +206,8 @@ public final class OutpostServer: Sendable {
             services = try await makeServices(
                 storage: storage, passwordPool: pool, onRunning: { host, port in portSink.yield((host, port)) })
         } catch {
-            try? await pool.shutdownGracefully()
-            try? await storage.close()
+            await Self.release(pool: pool, storage: storage)
+            counted.close()
             throw error
         }
         let group = ServiceGroup(configuration: .init(services: services, logger: configuration.logger))
@@ -196,11 +218,23 @@ public final class OutpostServer: Sendable {
             } catch {
                 portSink.finish(throwing: error)
             }
-            try? await pool.shutdownGracefully()
-            try? await storage.close()
+            // After every service has returned: no stream, request or feed read uses them any more.
+            await Self.release(pool: pool, storage: storage)
+            counted.close()
         }
         var iterator = ports.makeAsyncIterator()
-        guard let (host, port) = try await iterator.next() else {
+        let listening: (host: String, port: Int)?
+        do {
+            listening = try await iterator.next()
+        } catch {
+            await group.triggerGracefulShutdown()
+            await task.value
+            throw error
+        }
+        guard let (host, port) = listening else {
+            // The group stopped, or the caller was cancelled while it started: stop it either way.
+            await group.triggerGracefulShutdown()
+            await task.value
             throw ServerError(
                 .internalServerError, code: "server_stopped",
                 message: "The server stopped before it listened on \(configuration.host):\(configuration.port)")
@@ -233,7 +267,8 @@ public final class RunningServer: Sendable {
         return components.url ?? URL(fileURLWithPath: "/")
     }
 
-    /// Stops accepting connections, lets in-flight requests finish, closes the database.
+    /// Stops accepting connections, lets in-flight requests finish, closes the database; returns
+    /// once all of that is done.
     public func stop() async {
         await group.triggerGracefulShutdown()
         await task.value

@@ -1,9 +1,10 @@
 import Foundation
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
-@Suite("Accounts against the live server")
+@Suite("Accounts against the live server", .closesWhatItOpens)
 struct AccountsIntegrationTests {
     func manager(_ fixture: AuthFixture, client: OutpostClient, folder: URL) -> AccountManager {
         let registration = ClientRegistration(clientID: fixture.publicClient.id, scopes: ["records", "profile"])

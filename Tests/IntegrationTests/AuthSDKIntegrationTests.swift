@@ -3,6 +3,7 @@ import HTTPTypes
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -99,7 +100,7 @@ extension AuthFixture {
     }
 }
 
-@Suite("Every grant through the SDK against the live server")
+@Suite("Every grant through the SDK against the live server", .closesWhatItOpens)
 struct AuthSDKIntegrationTests {
     @Test("authorization code + PKCE through a loopback redirect listener (RFC 8252)")
     func loopbackBrowser() async throws {
@@ -330,7 +331,7 @@ struct AuthSDKIntegrationTests {
     }
 }
 
-@Suite("Credential scope against the live server")
+@Suite("Credential scope against the live server", .closesWhatItOpens)
 struct CredentialScopeIntegrationTests {
     @Test("the token goes to the base URL's origin only: another origin is refused, or sent unsigned")
     func scoped() async throws {

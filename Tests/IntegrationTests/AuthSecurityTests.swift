@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 extension AuthFixture {
@@ -65,7 +66,7 @@ extension AuthFixture {
     }
 }
 
-@Suite("Issue 10: the authorization server's security and interoperability")
+@Suite("Issue 10: the authorization server's security and interoperability", .closesWhatItOpens)
 struct AuthSecurityTests {
     // MARK: Query strings and forms
 

@@ -1,6 +1,7 @@
 import Foundation
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -75,7 +76,7 @@ func withAuthFixture(configure: (inout ServerConfiguration) -> Void = { _ in }, 
     await fixture.stop()
 }
 
-@Suite("The OAuth 2.0 authorization server")
+@Suite("The OAuth 2.0 authorization server", .closesWhatItOpens)
 struct AuthServerTests {
     @Test("discovery metadata names every endpoint and S256")
     func discovery() async throws {

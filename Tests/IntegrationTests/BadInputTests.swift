@@ -2,13 +2,14 @@ import Foundation
 import Logging
 import NIOPosix
 import OutpostServer
+import OutpostTestSupport
 import SQLiteNIO
 import Testing
 
 /// Input that must not hurt the server: deep JSON, broken framing, stalls, odd methods, a locked
 /// database, sign-up floods. Each answer, or the closing of the connection, is awaited with a
 /// deadline; none of these tests sleeps.
-@Suite("Bad input does not hurt the server")
+@Suite("Bad input does not hurt the server", .closesWhatItOpens)
 struct BadInputTests {
     /// One request as text; `Connection: close` so that the reply ends with the connection.
     static func request(

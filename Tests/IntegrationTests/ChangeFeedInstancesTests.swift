@@ -3,12 +3,13 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// The change feed with several servers on one PostgreSQL database. The instances never poll the
 /// database for changes (a poll interval of an hour): only PostgreSQL's notifications, or a
 /// listener that reconnects, can bring them a change written through another instance.
-@Suite("Change feed across PostgreSQL instances", .serialized, .timeLimit(.minutes(2)))
+@Suite("Change feed across PostgreSQL instances", .closesWhatItOpens, .serialized, .timeLimit(.minutes(2)))
 struct ChangeFeedInstancesTests {
     static let enabled = ScratchDatabase.postgresBase != nil || ScratchDatabase.postgresRequired
 

@@ -1,11 +1,12 @@
 import AsyncHTTPClient
 import Foundation
 import Outpost
+import OutpostTestSupport
 import Testing
 
 /// Open change streams hold one connection each for as long as they last: they must not take the
 /// connections a client's other requests need.
-@Suite("Change streams and the connection pool", .timeLimit(.minutes(2)))
+@Suite("Change streams and the connection pool", .closesWhatItOpens, .timeLimit(.minutes(2)))
 struct ChangeStreamPoolTests {
     @Test("a client with more open change streams than its per-host connection limit still sends requests")
     func streamsDoNotStarveRequests() async throws {

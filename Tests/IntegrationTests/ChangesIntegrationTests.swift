@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 struct LiveNote: Entity, Equatable {
@@ -15,7 +16,7 @@ struct LiveNote: Entity, Equatable {
 }
 
 /// `GET /records/{type}/changes` against the real server, through the SDK and as raw HTTP.
-@Suite("Live changes", .timeLimit(.minutes(2)))
+@Suite("Live changes", .closesWhatItOpens, .timeLimit(.minutes(2)))
 struct ChangesIntegrationTests {
     /// Quick reconnects for tests: 20 ms at first, at most 200 ms apart.
     static let fastRetry = RetryPolicy(maxAttempts: 500, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))

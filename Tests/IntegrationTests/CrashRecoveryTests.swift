@@ -1,6 +1,7 @@
 import Foundation
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 
 /// Kills `outpost serve` with SIGKILL under a load of keyed POSTs from the SDK, starts it again on
 /// the same database, and checks that every acknowledged write is there exactly once.
-@Suite("Crash recovery of idempotent writes")
+@Suite("Crash recovery of idempotent writes", .closesWhatItOpens)
 struct CrashRecoveryTests {
     /// The `outpost` executable built beside this test bundle (`swift build --build-tests` builds it).
     static let binary: URL? = {

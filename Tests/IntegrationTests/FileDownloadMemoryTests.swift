@@ -3,10 +3,11 @@ import Foundation
 import NIOCore
 import NIOPosix
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// A file download holds a bounded amount in the server whatever the reader's speed.
-@Suite("File download memory")
+@Suite("File download memory", .closesWhatItOpens)
 struct FileDownloadMemoryTests {
     /// The server's download piece (`FolderFileStorage.downloadChunkLength`) and NIO's default
     /// high watermark: a download hands the connection a piece only while the connection holds at

@@ -9,7 +9,7 @@ import Testing
 
 /// `/files` through the SDK and by hand: streaming both ways, progress, resumption, ranges,
 /// ownership, names and limits.
-@Suite("Files")
+@Suite("Files", .closesWhatItOpens)
 struct FilesIntegrationTests {
     /// A signed-in client per user, over a live server.
     struct Fixture {

@@ -3,10 +3,11 @@ import HTTPTypes
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
-@Suite("Lambdas, handlers and operations against the live server")
+@Suite("Lambdas, handlers and operations against the live server", .closesWhatItOpens)
 struct LambdaIntegrationTests {
     @Test("positional and named arguments reach the lambda", arguments: [Transport.asyncHTTPClient, .urlSession])
     func lambdaArguments(transport: Transport) async throws {
@@ -131,7 +132,7 @@ struct LambdaIntegrationTests {
     }
 }
 
-@Suite("Every error kind reads well")
+@Suite("Every error kind reads well", .closesWhatItOpens)
 struct ErrorIntegrationTests {
     @Test("server down is cannotConnect", arguments: [Transport.asyncHTTPClient, .urlSession])
     func serverDown(transport: Transport) async throws {
@@ -261,7 +262,7 @@ struct ErrorIntegrationTests {
     }
 }
 
-@Suite("The server's own guarantees")
+@Suite("The server's own guarantees", .closesWhatItOpens)
 struct ServerBehaviourTests {
     @Test("unknown routes and bad bodies get the JSON envelope")
     func envelopes() async throws {

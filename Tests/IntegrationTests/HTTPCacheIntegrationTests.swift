@@ -3,6 +3,7 @@ import HTTPTypes
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// The server's access log, read back: how many requests for `path` reached it, and with which statuses.
@@ -12,7 +13,7 @@ extension LogRecorder {
     }
 }
 
-@Suite("HTTP cache against the live server")
+@Suite("HTTP cache against the live server", .closesWhatItOpens)
 struct HTTPCacheIntegrationTests {
     static func cachedClient(_ base: URL, auth: Authenticator? = nil, offline: Bool = false) -> (OutpostClient, HTTPCache) {
         let cache = HTTPCache(configuration: .init(serveStaleWhenOffline: offline))

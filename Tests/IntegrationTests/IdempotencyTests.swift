@@ -3,11 +3,12 @@ import HTTPTypes
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
 /// `Idempotency-Key` on POST: one effect per (caller, key), the first response replayed.
-@Suite("Idempotency keys")
+@Suite("Idempotency keys", .closesWhatItOpens)
 struct IdempotencyTests {
     static func post(_ path: String, _ body: JSONValue, key: String?, token: String? = nil) -> Request {
         var request = Request.post(path, json: body)

@@ -2,11 +2,12 @@ import Foundation
 import HTTPTypes
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// Three `outpost serve` processes on one PostgreSQL database, driven round-robin: nothing that
 /// must hold across requests lives in one process.
-@Suite("Several instances on one PostgreSQL database", .serialized)
+@Suite("Several instances on one PostgreSQL database", .closesWhatItOpens, .serialized)
 struct MultiInstanceTests {
     static let enabled =
         CrashRecoveryTests.binary != nil && (ScratchDatabase.postgresBase != nil || ScratchDatabase.postgresRequired)

@@ -2,11 +2,12 @@ import Foundation
 import HTTPTypes
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// What Schemathesis (`.ci/schemathesis.sh`) found where the served OpenAPI document and the server
 /// disagreed, checked here against a live server and the document it serves.
-@Suite("The served OpenAPI document matches what the server answers")
+@Suite("The served OpenAPI document matches what the server answers", .closesWhatItOpens)
 struct OpenAPIConformanceTests {
     /// The document as served, and one operation's documented statuses.
     struct Document {

@@ -4,6 +4,7 @@ import JWTKit
 import Logging
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -96,7 +97,7 @@ struct AnyPayload: JWTPayload {
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
-@Suite("OpenID Connect against the live server")
+@Suite("OpenID Connect against the live server", .closesWhatItOpens)
 struct OpenIDIntegrationTests {
     @Test("authorization code + openid: an RS256 id_token with kid and typ, every required claim, nonce and at_hash")
     func codeFlowIDToken() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Outpost
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 /// The outbox against the real server: writes queued while it is down land once it is back, lost
 /// replies are not applied twice, and a replay killed with SIGKILL and restarted lands every write
 /// exactly once.
-@Suite("Outbox against the server")
+@Suite("Outbox against the server", .closesWhatItOpens)
 struct OutboxIntegrationTests {
     struct Note: Entity, Equatable {
         static let resourcePath = "records/outbox-notes"

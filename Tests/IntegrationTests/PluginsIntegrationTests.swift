@@ -1,6 +1,7 @@
 import Foundation
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -62,7 +63,7 @@ private func withClient<T>(_ base: URL, retry: RetryPolicy = RetryPolicy(), _ bo
     }
 }
 
-@Suite("Plugins against the live server")
+@Suite("Plugins against the live server", .closesWhatItOpens)
 struct PluginsIntegrationTests {
     @Test("the entitlement checker reads /me: async asks, sync answers from the cache, free needs nobody")
     func entitlementChecker() async throws {

@@ -2,10 +2,11 @@ import Foundation
 import HTTPTypes
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// `?visibility=private`: a record only its owner can see; to anyone else it does not exist.
-@Suite("Private records")
+@Suite("Private records", .closesWhatItOpens)
 struct PrivateRecordsTests {
     static func send(
         _ base: URL, _ method: HTTPRequest.Method, _ path: String, token: String? = nil, body: JSONValue? = nil

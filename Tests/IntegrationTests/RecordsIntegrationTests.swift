@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -38,7 +39,7 @@ struct Pet: Entity, Equatable {
 /// The list item type differs from the entity: a preview with fewer fields (the seed's classOfItems).
 struct PersonPreview: Decodable, Sendable { var id: String; var name: String }
 
-@Suite("Records over raw HTTP")
+@Suite("Records over raw HTTP", .closesWhatItOpens)
 struct RecordsProtocolTests {
     @Test("create, read, conditional read, replace, patch, delete")
     func lifecycle() async throws {
@@ -230,7 +231,7 @@ struct RecordsProtocolTests {
     }
 }
 
-@Suite("Entities and pagination through the SDK")
+@Suite("Entities and pagination through the SDK", .closesWhatItOpens)
 struct EntityIntegrationTests {
     @Test("push, pull, patch (only what changed), delete; nested entities; transient properties stay home")
     func lifecycle() async throws {
@@ -313,7 +314,7 @@ struct EntityIntegrationTests {
     }
 }
 
-@Suite("The SDK against a Django-REST-framework-shaped server")
+@Suite("The SDK against a Django-REST-framework-shaped server", .closesWhatItOpens)
 struct RestFrameworkShapeTests {
     struct Book: Entity, Equatable {
         static let resourcePath = "books"

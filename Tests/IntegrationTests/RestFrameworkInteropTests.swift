@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Outpost
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -63,7 +64,7 @@ struct DjangoBrowser: BrowserOpening {
 @Suite(
     "The SDK against a stock Django REST framework + django-oauth-toolkit server",
     .enabled(if: DjangoServer.isEnabled, "set OUTPOST_INTEROP_PYTHON to the interop virtualenv's python"),
-    .serialized, DjangoServerTrait())
+    .serialized, DjangoServerTrait(), .closesWhatItOpens)
 struct RestFrameworkInteropTests {
     var server: DjangoServer {
         get throws { try #require(DjangoServer.current) }

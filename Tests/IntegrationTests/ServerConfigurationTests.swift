@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// `ServerConfiguration.application` is Hummingbird's `ApplicationConfiguration`, used as is by the
 /// running server; `host` and `port` are its address.
-@Suite("The server configuration embeds Hummingbird's ApplicationConfiguration")
+@Suite("The server configuration embeds Hummingbird's ApplicationConfiguration", .closesWhatItOpens)
 struct ServerConfigurationTests {
     @Test("host and port set application.address; the server name defaults to Outpost")
     func hostAndPortSetTheAddress() {

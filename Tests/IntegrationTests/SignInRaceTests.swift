@@ -1,10 +1,11 @@
 import Foundation
 import Outpost
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// First sign-ins that race, and sign-up failures that are not about the username.
-@Suite("Sign-in races and sign-up errors")
+@Suite("Sign-in races and sign-up errors", .closesWhatItOpens)
 struct SignInRaceTests {
     @Test("eight concurrent first sign-ins of one provider identity create one user")
     func concurrentFirstSignIns() async throws {

@@ -3,11 +3,12 @@ import Foundation
 import HTTPTypes
 import OutpostCore
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// `ClientTransport.stream`, the one streaming path (files and the change feed), on both built-in
 /// transports against the real server: the feed, backpressure and the two timeout modes.
-@Suite("Streaming transports", .timeLimit(.minutes(2)))
+@Suite("Streaming transports", .closesWhatItOpens, .timeLimit(.minutes(2)))
 struct StreamingTransportTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case asyncHTTPClient, urlSession

@@ -1,11 +1,12 @@
 import Foundation
 import NIOCore
 import Outpost
+import OutpostTestSupport
 import Testing
 
 /// The built-in transports against a server that misbehaves on purpose: each failure is reported
 /// with its own code, and the configured timeout bounds the whole exchange.
-@Suite("Transport failures", .timeLimit(.minutes(1)))
+@Suite("Transport failures", .closesWhatItOpens, .timeLimit(.minutes(1)))
 struct TransportFailureTests {
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case asyncHTTPClient, urlSession

@@ -1,10 +1,11 @@
 import Foundation
 import Logging
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("application/x-www-form-urlencoded, bounded")
+@Suite("application/x-www-form-urlencoded, bounded", .closesWhatItOpens)
 struct URLEncodedFormTests {
     @Test("+ is a space, %XX a byte, UTF-8 decoded; a lone % stays")
     func decoding() throws {
@@ -41,7 +42,7 @@ struct URLEncodedFormTests {
     }
 }
 
-@Suite("Scopes and PKCE verifiers")
+@Suite("Scopes and PKCE verifiers", .closesWhatItOpens)
 struct ScopeTests {
     @Test("the old records scope means records:read and records:write")
     func legacy() {
@@ -60,7 +61,7 @@ struct ScopeTests {
     }
 }
 
-@Suite("Sign-in rate limits")
+@Suite("Sign-in rate limits", .closesWhatItOpens)
 struct AttemptLimiterTests {
     @Test("an attacker at one address does not lock the owner out at another")
     func ownerNotLockedOut() async throws {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Synchronization
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 
 /// ``AuthenticationMiddleware`` and ``RequireCallerMiddleware`` on Hummingbird's own test client, with
 /// tokens in a real SQLite database.
-@Suite("Router middlewares: authentication and the caller on the request context")
+@Suite("Router middlewares: authentication and the caller on the request context", .closesWhatItOpens)
 struct AuthenticationMiddlewareTests {
     static let quiet = ErrorMiddlewareTests.quiet
 

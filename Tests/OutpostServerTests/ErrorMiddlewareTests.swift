@@ -4,13 +4,14 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
 /// The server's error middlewares on Hummingbird's own test client (`.router`: the whole
 /// application responder, no socket): the error envelope and RFC 6749 answers.
-@Suite("Router middlewares: the error envelope and RFC 6749 answers")
+@Suite("Router middlewares: the error envelope and RFC 6749 answers", .closesWhatItOpens)
 struct ErrorMiddlewareTests {
     static let quiet: Logger = {
         var logger = Logger(label: "outpost.test.middleware")

@@ -1,10 +1,11 @@
 import Foundation
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("List pages and cursors written by hand")
+@Suite("List pages and cursors written by hand", .closesWhatItOpens)
 struct ListPageTextTests {
     static let tricky = [
         "", "plain", "quote\" backslash\\ slash/", "line\nbreak\ttab\r", "\u{1}\u{1f}", "é中😀", "a|created|n=\"x\"",

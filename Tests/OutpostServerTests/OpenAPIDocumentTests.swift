@@ -2,11 +2,12 @@ import Foundation
 import Hummingbird
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("The OpenAPI document keeps in step with the router")
+@Suite("The OpenAPI document keeps in step with the router", .closesWhatItOpens)
 struct OpenAPIDocumentTests {
     static let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
 
@@ -54,7 +55,7 @@ struct OpenAPIDocumentTests {
     }
 }
 
-@Suite("Plugin registration")
+@Suite("Plugin registration", .closesWhatItOpens)
 struct PluginRegistrarTests {
     struct Named: ServerPlugin {
         var identifier: String
@@ -91,7 +92,7 @@ struct PluginRegistrarTests {
     }
 }
 
-@Suite("Deadlines for plugin code")
+@Suite("Deadlines for plugin code", .closesWhatItOpens)
 struct DeadlineTests {
     struct Late: Error {}
 
@@ -120,7 +121,7 @@ struct DeadlineTests {
     }
 }
 
-@Suite("Record wire form")
+@Suite("Record wire form", .closesWhatItOpens)
 struct RecordWireTests {
     @Test(
         "timestamps match Foundation's ISO 8601 formatting",

@@ -1,9 +1,10 @@
 import HTTPTypes
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("Allowed methods per path")
+@Suite("Allowed methods per path", .closesWhatItOpens)
 struct RouteTableTests {
     let table = RouteTable(routes: [
         ("/health", .get), ("/health", .head), ("/records/{type}", .get), ("/records/{type}", .post),

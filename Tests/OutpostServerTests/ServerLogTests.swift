@@ -1,10 +1,11 @@
 import Foundation
 import Logging
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("The server's log handler")
+@Suite("The server's log handler", .closesWhatItOpens)
 struct ServerLogHandlerTests {
     /// A pipe: the sink writes into one end, the test reads the other.
     final class Pipe: Sendable {
@@ -97,7 +98,7 @@ enum AuthServiceFixture {
     }
 }
 
-@Suite("The decoy password hash")
+@Suite("The decoy password hash", .closesWhatItOpens)
 struct DecoyHashTests {
     @Test("start-up does not compute it; an unknown user's sign-in does, and fails like a wrong password")
     func unknownUser() async throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("SQLite statement reuse")
+@Suite("SQLite statement reuse", .closesWhatItOpens)
 struct StatementCacheTests {
     /// A database file in a fresh temporary folder, removed afterwards.
     func withDatabasePath(_ body: (String) async throws -> Void) async throws {
@@ -176,7 +177,7 @@ struct StatementCacheTests {
     }
 }
 
-@Suite("Statement cache bookkeeping")
+@Suite("Statement cache bookkeeping", .closesWhatItOpens)
 struct StatementCacheBookkeepingTests {
     /// Stand-ins for statements: the cache only stores and returns them.
     static func fake(_ number: Int) -> RawPointer { RawPointer(OpaquePointer(bitPattern: 0x1000 * (number + 1))!) }

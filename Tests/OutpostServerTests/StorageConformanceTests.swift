@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
@@ -8,7 +9,7 @@ import Testing
 /// One suite, every backend: what the server relies on from ``Storage``, checked against SQLite
 /// and (when `OUTPOST_TEST_POSTGRES_URL` is set) PostgreSQL. "Two instances" are two storages
 /// opened on one database.
-@Suite("Storage conformance")
+@Suite("Storage conformance", .closesWhatItOpens)
 struct StorageConformanceTests {
     static let backends = ScratchDatabase.backends
 

@@ -49,6 +49,8 @@ package final class ChangeFeed: Service, Sendable {
         var nextID = 0
         var refreshing = false
         var refreshAgain = false
+        /// The running (or last) refresh, which shutdown waits for before the storage closes.
+        var refresher: Task<Void, Never>?
         var closed = false
     }
 
@@ -147,17 +149,16 @@ package final class ChangeFeed: Service, Sendable {
     /// change is read. Also the hook for a database's own commit notifications (PostgreSQL
     /// `LISTEN`/`NOTIFY`), for writes made through other instances.
     func changesCommitted() {
-        let start = state.withLock { state -> Bool in
-            if state.closed || state.subscribers.isEmpty { return false }
+        state.withLock { state in
+            if state.closed || state.subscribers.isEmpty { return }
             if state.refreshing {
                 state.refreshAgain = true
-                return false
+                return
             }
             state.refreshing = true
-            return true
+            // Started under the lock, so that `refresher` is always the newest one.
+            state.refresher = Task { await self.refreshLoop() }
         }
-        guard start else { return }
-        Task { await self.refreshLoop() }
     }
 
     /// Reads new changes into the buffer until none are left, then wakes the waiting subscribers.
@@ -255,6 +256,10 @@ package final class ChangeFeed: Service, Sendable {
         } onGracefulShutdown: {
             self.close()
         }
+        // Also when cancelled rather than shut down: no refresh starts after this, and the one
+        // running ends before `run()` returns, so the server closes its storage after the last read.
+        close()
+        await state.withLock { $0.refresher }?.value
     }
 
     /// Runs `body` every `interval` until the feed closes or the task is cancelled.

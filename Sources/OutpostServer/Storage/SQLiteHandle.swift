@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import OutpostSupport
 import SQLiteNIO
 import Synchronization
 internal import VaporCSQLite
@@ -28,14 +29,19 @@ final class SQLiteHandle: Sendable {
     /// Set on the connection's thread when ``close()`` closed `raw`; statements queued behind the
     /// close read it there and fail instead of touching the freed handle.
     private let closed = Mutex(false)
+    /// This connection (and its thread) in the count of open resources, taken back by ``close()``.
+    private let counted: OpenResources.Opened
+    /// The close, once started.
+    private let closer = Mutex<Task<Void, any Error>?>(nil)
 
     /// How many statements each connection keeps prepared.
     static let defaultCapacity = 48
 
-    private init(raw: RawPointer, capacity: Int, threadPool: NIOThreadPool) {
+    private init(raw: RawPointer, capacity: Int, threadPool: NIOThreadPool, counted: OpenResources.Opened) {
         self.raw = raw
         self.cache = Mutex(StatementCache(capacity: capacity))
         self.threadPool = threadPool
+        self.counted = counted
     }
 
     /// Runs `sqlite3_initialize` once per process before the first connection opens (it sets up
@@ -48,15 +54,20 @@ final class SQLiteHandle: Sendable {
     static func open(path: String, capacity: Int = defaultCapacity) async throws -> SQLiteHandle {
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         threadPool.start()
+        // Counted here, in the opener's task, so that a test's tally sees it.
+        let counted = OpenResources.opened()
         do {
-            return try await open(path: path, capacity: capacity, threadPool: threadPool)
+            return try await open(path: path, capacity: capacity, threadPool: threadPool, counted: counted)
         } catch {
             try? await threadPool.shutdownGracefully()
+            counted.close()
             throw error
         }
     }
 
-    private static func open(path: String, capacity: Int, threadPool: NIOThreadPool) async throws -> SQLiteHandle {
+    private static func open(
+        path: String, capacity: Int, threadPool: NIOThreadPool, counted: OpenResources.Opened
+    ) async throws -> SQLiteHandle {
         try await threadPool.runIfActive {
             _ = initialized
             var handle: OpaquePointer?
@@ -68,7 +79,7 @@ final class SQLiteHandle: Sendable {
                 sqlite_nio_sqlite3_close_v2(handle)
                 throw SQLiteFailure(code: status, message: message)
             }
-            return SQLiteHandle(raw: RawPointer(handle), capacity: capacity, threadPool: threadPool)
+            return SQLiteHandle(raw: RawPointer(handle), capacity: capacity, threadPool: threadPool, counted: counted)
         }
     }
 
@@ -84,18 +95,43 @@ final class SQLiteHandle: Sendable {
 
     /// Finalizes the kept statements, closes the connection and stops its thread (after the
     /// statements queued before the close).
+    ///
+    /// The caller's cancellation does not cut it short (a close that never ran would leave the
+    /// connection and its thread behind), and the thread stops even when the close itself fails.
+    /// Closing again waits for the first close.
     func close() async throws {
-        try await threadPool.runIfActive {
-            let alreadyClosed = self.closed.withLock { closed in
-                defer { closed = true }
-                return closed
-            }
-            if alreadyClosed { return }
-            let statements = self.cache.withLock { $0.close() }
-            for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
-            sqlite_nio_sqlite3_close_v2(self.raw.pointer)
+        let closing = closer.withLock { closer in
+            if let closer { return closer }
+            let started = Task { try await self.closeOnce() }
+            closer = started
+            return started
         }
-        try await threadPool.shutdownGracefully()
+        try await closing.value
+    }
+
+    private func closeOnce() async throws {
+        var failure: (any Error)?
+        do {
+            try await threadPool.runIfActive {
+                let alreadyClosed = self.closed.withLock { closed in
+                    defer { closed = true }
+                    return closed
+                }
+                if alreadyClosed { return }
+                let statements = self.cache.withLock { $0.close() }
+                for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
+                sqlite_nio_sqlite3_close_v2(self.raw.pointer)
+            }
+        } catch {
+            failure = error
+        }
+        do {
+            try await threadPool.shutdownGracefully()
+        } catch {
+            failure = failure ?? error
+        }
+        counted.close()
+        if let failure { throw failure }
     }
 
     // MARK: On the thread pool

@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import NIOCore
+import OutpostSupport
 import PostgresNIO
 
 /// ``Storage`` in a PostgreSQL database, shared by any number of server instances.
@@ -13,6 +14,8 @@ import PostgresNIO
 public final class PostgresStorage: Storage {
     let client: PostgresClient
     let runner: Task<Void, Never>
+    /// The pool in the count of open resources, taken back by ``close()``.
+    let counted = OpenResources.opened()
     let logger: Logger
     /// The database, without its password.
     public let location: PostgresLocation
@@ -132,6 +135,7 @@ public final class PostgresStorage: Storage {
     public func close() async throws {
         runner.cancel()
         await runner.value
+        counted.close()
     }
 
     // MARK: Running statements
