@@ -75,6 +75,7 @@ enum AuthServiceFixture {
     static func with(
         configure: (inout AuthConfiguration) -> Void = { _ in }, _ body: (SQLiteStorage, AuthService) async throws -> Void
     ) async throws {
+        await ResourcePlaces.enter()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-auth-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -16,6 +16,7 @@ struct StorageConformanceTests {
     func withStorage(
         _ backend: ScratchDatabase.Backend, _ body: (any Storage, ScratchDatabase) async throws -> Void
     ) async throws {
+        await ResourcePlaces.enter()
         let database = try await ScratchDatabase.make(backend)
         do {
             let storage = try await database.open()

@@ -1,24 +1,33 @@
 import OutpostSupport
+import Synchronization
 package import Testing
 
-/// Fails a suite (or a test) that leaves open a database connection, a PostgreSQL pool or a
-/// running server it opened: each holds threads, and a test process that leaks them by the hundred
-/// runs out of them (CI's test process once crashed with over a thousand idle pool threads).
+/// Fails a test that leaves open a database connection, a PostgreSQL pool or a running server it
+/// opened, and bounds how many tests hold such things at once: each holds threads (four per SQLite
+/// storage, five per live server), and a test process that holds them by the hundred runs out of
+/// them (CI's test process once crashed with over a thousand idle pool threads).
 ///
-/// The suite runs with a tally of its own bound to its task (``OpenResources/current``, inherited
-/// by its tests, their child tasks and their `Task {}` work); once every test has finished, the
-/// tally must be back at zero.
+/// Put on a suite, it applies to each of its tests (each case of a parameterized one): the test
+/// runs with a tally of its own bound to its task (``OpenResources/current``, inherited by its
+/// child tasks and its `Task {}` work), which must be back at zero once it has finished. A test
+/// that opens a server or a storage through the test helpers first waits for one of
+/// ``ResourcePlaces/count`` places (``ResourcePlaces/enter()``), held until the test ends; tests
+/// that open nothing never wait.
 package struct ClosesWhatItOpens: SuiteTrait, TestTrait, TestScoping {
     package init() {}
 
-    package var isRecursive: Bool { false }
+    package var isRecursive: Bool { true }
 
     package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         let tally = OpenResources()
+        let place = ResourcePlaces.Holder()
+        defer { place.leave() }
         try await OpenResources.$current.withValue(tally) {
-            try await function()
+            try await ResourcePlaces.$current.withValue(place) {
+                try await function()
+            }
         }
         #expect(
             tally.open == 0,
@@ -28,6 +37,75 @@ package struct ClosesWhatItOpens: SuiteTrait, TestTrait, TestScoping {
 }
 
 extension Trait where Self == ClosesWhatItOpens {
-    /// Checks that the suite or test closes every storage and stops every server it opens.
+    /// Checks that each test closes every storage and stops every server it opens, and bounds how
+    /// many tests hold them at once.
     package static var closesWhatItOpens: Self { ClosesWhatItOpens() }
+}
+
+/// The places of tests that hold servers or storages: at most ``count`` such tests run at once.
+package enum ResourcePlaces {
+    /// How many tests may hold servers or storages at once, in the whole process.
+    package static let count = 24
+
+    /// The current test's place, bound by ``ClosesWhatItOpens``.
+    @TaskLocal package static var current: Holder?
+
+    private static let places = Places(count: count)
+
+    /// Waits for a place for the current test, unless it has one already (or runs without
+    /// ``ClosesWhatItOpens``). Called by the helpers that start servers and open storages.
+    package static func enter() async {
+        guard let holder = current, holder.claim() else { return }
+        await places.take()
+    }
+
+    /// Whether the current test holds a place, given back when it ends.
+    package final class Holder: Sendable {
+        private let claimed = Atomic(false)
+
+        package init() {}
+
+        /// `true` the first time: the caller takes the place.
+        fileprivate func claim() -> Bool {
+            !claimed.exchange(true, ordering: .acquiringAndReleasing)
+        }
+
+        /// Gives the place back, if the test took one.
+        package func leave() {
+            if claimed.load(ordering: .acquiring) { ResourcePlaces.places.give() }
+        }
+    }
+}
+
+/// A fixed number of places, handed out in the order they were asked for.
+private final class Places: Sendable {
+    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+
+    init(count: Int) { state = Mutex((count, [])) }
+
+    func take() async {
+        await withCheckedContinuation { continuation in
+            let now = state.withLock { state in
+                if state.free > 0 {
+                    state.free -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Hands the place to the longest waiter, or frees it.
+    func give() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
+    }
 }

@@ -29,6 +29,8 @@ struct LiveServer {
         plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()],
         configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> LiveServer {
+        // Each live server holds five threads: at most `ResourcePlaces.count` tests hold servers at once.
+        await ResourcePlaces.enter()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var logger = Logger(label: "outpost.test.server")
