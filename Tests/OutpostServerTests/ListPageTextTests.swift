@@ -83,3 +83,31 @@ struct ListPageTextTests {
         #expect(try URLEncodedForm.parse(encoded.utf8) == [text: text, "cursor": "a.b-c_d~e"])
     }
 }
+
+@Suite("Wire bytes and token hashes written by hand")
+struct WireBytesTests {
+    @Test("a record's wire text is the same bytes as before the byte writer")
+    func recordWireText() {
+        let record = StoredRecord(
+            type: "t", id: "0123abcd", owner: nil, body: #"{"a":"é\n","b":[1,{}]}"#, version: 3, createdAt: 1_795_241_267_933,
+            updatedAt: -1, seq: 9)
+        #expect(
+            record.wireText
+                == #"{"id":"0123abcd","created_at":"2026-11-21T06:07:47Z","updated_at":"1969-12-31T23:59:59Z","a":"é\n","b":[1,{}]}"#
+        )
+        let empty = StoredRecord(
+            type: "t", id: "z", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 253_402_300_800_000, seq: 1)
+        #expect(empty.wireText == #"{"id":"z","created_at":"1970-01-01T00:00:00Z","updated_at":"10000-01-01T00:00:00Z"}"#)
+        let page = RecordRoutes.listText([record, empty], infoText: #"{"next":null}"#)
+        #expect(page == #"{"results":["# + record.wireText + "," + empty.wireText + #"],"next":null}"#)
+    }
+
+    @Test("token hashes and HMACs are lower-case hex of SHA-256 (FIPS 180-2 and RFC 4231 vectors)")
+    func hexDigests() {
+        #expect(Secrets.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Secrets.hash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            Secrets.hmac("what do ya want for nothing?", key: Data("Jefe".utf8))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+}

@@ -42,6 +42,10 @@ extension RecordRoutes {
     /// version (any change to a record bumps its version) and the page info (links, cursors,
     /// totals). A digest of these few hundred bytes instead of the whole page.
     static func listETag(_ records: [StoredRecord], infoText: String) -> String {
+        listETag(records.map(RecordPageText.Entry.init), infoText: infoText)
+    }
+
+    static func listETag(_ records: [RecordPageText.Entry], infoText: String) -> String {
         var hasher = SHA256()
         for record in records {
             // Length-prefixed, so no two lists of ids read as the same bytes.

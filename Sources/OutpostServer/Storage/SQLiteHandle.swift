@@ -101,6 +101,49 @@ final class SQLiteHandle: Sendable {
     // MARK: On the thread pool
 
     private func run(_ sql: String, _ binds: [SQLiteData]) throws -> [StatementRow] {
+        try withStatement(sql, binds) { statement, db in
+            let count = sqlite_nio_sqlite3_column_count(statement)
+            var rows: [StatementRow] = []
+            var names: StatementRow.Names?
+            while true {
+                let status = sqlite_nio_sqlite3_step(statement)
+                if status == SQLITE_DONE { return rows }
+                guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: Self.message(db)) }
+                let columnNames =
+                    names
+                    ?? StatementRow.Names(
+                        (0..<count).map { index in
+                            sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
+                        })
+                names = columnNames
+                var values: [SQLiteData] = []
+                values.reserveCapacity(Int(count))
+                for index in 0..<count { values.append(Self.value(statement, index)) }
+                rows.append(StatementRow(names: columnNames, values: values))
+            }
+        }
+    }
+
+    /// Runs one statement with `binds` and hands its rows, one at a time, to `body` on the
+    /// connection's thread: for a caller that turns rows straight into what it answers (a list
+    /// page's text) without building ``StatementRow``s first. Same statement cache and failures as
+    /// ``query(_:_:)``.
+    func read<T: Sendable>(_ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T)
+        async throws -> T
+    {
+        try await threadPool.runIfActive {
+            try self.withStatement(sql, binds) { statement, db in
+                var reader = RowReader(statement: statement, db: db)
+                return try body(&reader)
+            }
+        }
+    }
+
+    /// Takes (or prepares) the statement for `sql`, binds `binds`, runs `body` with it, and puts it
+    /// back reset. On the connection's thread only.
+    private func withStatement<T>(_ sql: String, _ binds: [SQLiteData], _ body: (OpaquePointer, OpaquePointer) throws -> T)
+        throws -> T
+    {
         // Queries queued before the thread stops can run after the close: they must not touch the
         // closed handle (SQLite frees it, and using it crashed the process).
         if closed.withLock({ $0 }) { throw SQLiteFailure(code: SQLITE_MISUSE, message: SQLiteFailure.closedMessage) }
@@ -123,25 +166,7 @@ final class SQLiteHandle: Sendable {
             if let evicted { sqlite_nio_sqlite3_finalize(evicted.pointer) }
         }
         try bind(binds, to: statement, db: db)
-        let count = sqlite_nio_sqlite3_column_count(statement)
-        var rows: [StatementRow] = []
-        var names: StatementRow.Names?
-        while true {
-            let status = sqlite_nio_sqlite3_step(statement)
-            if status == SQLITE_DONE { return rows }
-            guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: Self.message(db)) }
-            let columnNames =
-                names
-                ?? StatementRow.Names(
-                    (0..<count).map { index in
-                        sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
-                    })
-            names = columnNames
-            var values: [SQLiteData] = []
-            values.reserveCapacity(Int(count))
-            for index in 0..<count { values.append(Self.value(statement, index)) }
-            rows.append(StatementRow(names: columnNames, values: values))
-        }
+        return try body(statement, db)
     }
 
     private func bind(_ binds: [SQLiteData], to statement: OpaquePointer, db: OpaquePointer) throws {
@@ -188,7 +213,7 @@ final class SQLiteHandle: Sendable {
         }
     }
 
-    private static func message(_ db: OpaquePointer) -> String {
+    fileprivate static func message(_ db: OpaquePointer) -> String {
         sqlite_nio_sqlite3_errmsg(db).map { String(cString: $0) } ?? "unknown error"
     }
 
@@ -234,5 +259,45 @@ struct StatementRow: Sendable {
     func column(_ name: String) -> SQLiteData? {
         guard let index = names.names.firstIndex(of: name) else { return nil }
         return values[index]
+    }
+}
+
+/// A running statement's rows, read in place on the connection's thread (``SQLiteHandle/read(_:_:_:)``).
+/// Column values are valid until the next ``next()``.
+struct RowReader {
+    fileprivate let statement: OpaquePointer
+    fileprivate let db: OpaquePointer
+
+    /// Steps to the next row: `false` when there are no more.
+    mutating func next() throws -> Bool {
+        let status = sqlite_nio_sqlite3_step(statement)
+        if status == SQLITE_DONE { return false }
+        guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: SQLiteHandle.message(db)) }
+        return true
+    }
+
+    /// Column `index` as an integer (0 for NULL).
+    func integer(_ index: Int32) -> Int64 {
+        sqlite_nio_sqlite3_column_int64(statement, index)
+    }
+
+    /// Whether column `index` is NULL.
+    func isNull(_ index: Int32) -> Bool {
+        sqlite_nio_sqlite3_column_type(statement, index) == SQLITE_NULL
+    }
+
+    /// Column `index`'s text as UTF-8 bytes, without copying them (empty for NULL).
+    func withText<R>(_ index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        // The text first, then its length (the order SQLite documents for a conversion-free read).
+        guard let text = sqlite_nio_sqlite3_column_text(statement, index) else {
+            return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+        let length = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+        return try body(UnsafeBufferPointer(start: text, count: length))
+    }
+
+    /// Column `index` as a `String` (empty for NULL).
+    func text(_ index: Int32) -> String {
+        withText(index) { String(decoding: $0, as: UTF8.self) }
     }
 }
