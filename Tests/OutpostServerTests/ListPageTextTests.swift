@@ -111,3 +111,23 @@ struct WireBytesTests {
                 == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
 }
+
+@Suite("Bearer tokens read from the Authorization header")
+struct BearerHeaderTests {
+    @Test(
+        "the scheme in any case, spaces and tabs around the token removed, as Foundation's trimming does",
+        arguments: [
+            ("Bearer opa_abc", "opa_abc"), ("bearer opa_abc", "opa_abc"), ("BEARER  opa_abc \t", "opa_abc"),
+            ("Bearer ", ""), ("Bearer \t ", ""), ("BeArEr x.y-z_~+/=", "x.y-z_~+/="), ("Bearer é\u{2003}", "é"),
+        ])
+    func bearer(value: String, token: String) {
+        #expect(AuthService.bearerToken(value) == token)
+        #expect(
+            AuthService.bearerToken(value) == String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+    }
+
+    @Test("other schemes and short values are not bearer tokens", arguments: ["Basic abc", "Bearer", "Bearerx abc", "", "Bear"])
+    func notBearer(value: String) {
+        #expect(AuthService.bearerToken(value) == nil)
+    }
+}

@@ -161,12 +161,39 @@ final class SQLiteHandle: Sendable {
         }
         defer {
             sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
-            let evicted = cache.withLock { $0.put(sql, RawPointer(statement)) }
+            // Not sqlite3_clear_bindings: it marks any statement whose plan looked at a bound value
+            // (every `column = ?`, as SQLite checks whether the value is 0 or 1) to be prepared
+            // again on its next run, which made every kept statement re-prepare. Each run binds
+            // every parameter anew; only large values are released here, so kept statements do
+            // not hold on to request bodies.
+            Self.releaseLargeBindings(binds, of: statement)
+            let reprepared = Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 1))
+            let evicted = cache.withLock { cache in
+                if reprepared > 0 { cache.noteReprepared(reprepared) }
+                return cache.put(sql, RawPointer(statement))
+            }
             if let evicted { sqlite_nio_sqlite3_finalize(evicted.pointer) }
+        }
+        let parameters = Int(sqlite_nio_sqlite3_bind_parameter_count(statement))
+        guard binds.count == parameters else {
+            throw SQLiteFailure(
+                code: SQLITE_RANGE, message: "the statement has \(parameters) parameters but \(binds.count) values were given")
         }
         try bind(binds, to: statement, db: db)
         return try body(statement, db)
+    }
+
+    /// Binds NULL in place of text and blobs over 1 KiB, so the statement does not keep them.
+    private static func releaseLargeBindings(_ binds: [SQLiteData], of statement: OpaquePointer) {
+        for (offset, value) in binds.enumerated() {
+            let large: Bool
+            switch value {
+            case .text(let text): large = text.utf8.count > 1024
+            case .blob(let buffer): large = buffer.readableBytes > 1024
+            default: large = false
+            }
+            if large { sqlite_nio_sqlite3_bind_null(statement, Int32(offset + 1)) }
+        }
     }
 
     private func bind(_ binds: [SQLiteData], to statement: OpaquePointer, db: OpaquePointer) throws {

@@ -185,8 +185,11 @@ extension SQLiteStorage {
             sql += " AND (\(column), seq) \(descending ? "<" : ">") (?, ?)"
             binds += [.integer(Int(position.time)), .integer(Int(position.seq))]
         }
-        sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT ?"
-        binds.append(.integer(query.limit + 1))
+        // The limit is written into the SQL, not bound: SQLite reads a bound LIMIT while planning
+        // and marks the statement to be prepared again whenever that parameter is bound, which
+        // made every kept list statement re-prepare on every page. An integer cannot inject
+        // anything, and the route allows 1 to 100 (so at most 100 texts per list shape).
+        sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT \(query.limit + 1)"
         return (sql, binds)
     }
 
