@@ -102,6 +102,25 @@ struct WireBytesTests {
         #expect(page == #"{"results":["# + record.wireText + "," + empty.wireText + #"],"next":null}"#)
     }
 
+    @Test("a page's ETag and a cursor are the same bytes as before (digests computed independently)")
+    func goldenETagAndCursor() throws {
+        let a = StoredRecord(type: "t", id: "a", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 0, seq: 1)
+        let b = StoredRecord(type: "t", id: "b", owner: nil, body: "{}", version: 2, createdAt: 0, updatedAt: 0, seq: 2)
+        let info = JSONText.object([("next_cursor", "x.y"), ("prev_cursor", .null)])
+        #expect(RecordRoutes.listETag([a, b], infoText: info) == #"W/"01f506c16d72c6347854b589""#)
+        let codec = CursorCodec(secret: Data(repeating: 7, count: 32))
+        let payload = CursorCodec.Payload(list: "t|created|", direction: "n", time: 1_795_241_267_933, seq: 42)
+        let cursor = codec.encode(payload)
+        #expect(
+            cursor
+                == "eyJkaXJlY3Rpb24iOiJuIiwibGlzdCI6InR8Y3JlYXRlZHwiLCJzZXEiOjQyLCJ0aW1lIjoxNzk1MjQxMjY3OTMzfQ.sWR9q717xK7rKaFCDK2XSw"
+        )
+        // The keyed HMAC is copied, not shared: the same cursor again, and another one in between.
+        _ = codec.encode(CursorCodec.Payload(list: "other", direction: "p", time: 1, seq: 1))
+        #expect(codec.encode(payload) == cursor)
+        #expect(try codec.decode(cursor, list: "t|created|") == payload)
+    }
+
     @Test("token hashes and HMACs are lower-case hex of SHA-256 (FIPS 180-2 and RFC 4231 vectors)")
     func hexDigests() {
         #expect(Secrets.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -92,27 +92,30 @@ public struct StoredRecord: Sendable, Hashable {
                     .utf8)
             return
         }
-        // Four-digit years (every real one): the 20 bytes written in place, without interpolation.
-        func put(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<count { divisor *= 10 }
-            while divisor > 0 {
-                text.append(UInt8(truncatingIfNeeded: 48 + value / divisor % 10))
-                divisor /= 10
+        // Four-digit years (every real one): the 20 bytes written into a fixed buffer, appended once.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            func put(_ value: Int64, _ count: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + count - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(truncatingIfNeeded: 48 + value % 10)
+                    value /= 10
+                }
             }
+            put(year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
+            put(month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
+            put(day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
+            put(secondOfDay / 3600, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
+            put(secondOfDay / 60 % 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
+            put(secondOfDay % 60, 2, at: 17)
+            buffer[19] = UInt8(ascii: "Z")
+            text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<20]))
         }
-        put(year, 4)
-        text.append(UInt8(ascii: "-"))
-        put(month, 2)
-        text.append(UInt8(ascii: "-"))
-        put(day, 2)
-        text.append(UInt8(ascii: "T"))
-        put(secondOfDay / 3600, 2)
-        text.append(UInt8(ascii: ":"))
-        put(secondOfDay / 60 % 60, 2)
-        text.append(UInt8(ascii: ":"))
-        put(secondOfDay % 60, 2)
-        text.append(UInt8(ascii: "Z"))
     }
 }
 
