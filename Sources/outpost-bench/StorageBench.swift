@@ -81,22 +81,24 @@ enum StorageBench {
                 guard load.errors == 0 else { throw BenchError("\(reads[index].path): \(load.errors) errors under load") }
                 perSecond[index].append(load.requestsPerSecond)
             }
-            // Saturating writes (the figure measured first), then writes held to a fixed rate.
-            let writer = Task {
-                try await postLoad(client, base, concurrency: writeConcurrency, duration: duration + .milliseconds(500))
+            // Reads under saturating writes and under writes held to a fixed rate, in alternating
+            // order (each write load grows the database and its WAL for the one after it).
+            for paced in round.isMultiple(of: 2) ? [false, true] : [true, false] {
+                let writer = Task {
+                    try await postLoad(
+                        client, base, concurrency: writeConcurrency, duration: duration + .milliseconds(500),
+                        rate: paced ? pacedWriteRate : nil)
+                }
+                let loaded = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration)
+                let written = try await writer.value
+                guard loaded.errors == 0 else { throw BenchError("\(recordPath): \(loaded.errors) errors under a POST load") }
+                if paced {
+                    pacedReads.append(loaded.requestsPerSecond)
+                    pacedWrites.append(written)
+                } else {
+                    loadedReads.append(loaded.requestsPerSecond)
+                }
             }
-            let loaded = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration)
-            _ = try await writer.value
-            guard loaded.errors == 0 else { throw BenchError("\(recordPath): \(loaded.errors) errors under a POST load") }
-            loadedReads.append(loaded.requestsPerSecond)
-            let paced = Task {
-                try await postLoad(
-                    client, base, concurrency: writeConcurrency, duration: duration + .milliseconds(500), rate: pacedWriteRate)
-            }
-            let pacedLoad = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration)
-            pacedWrites.append(try await paced.value)
-            guard pacedLoad.errors == 0 else { throw BenchError("\(recordPath): \(pacedLoad.errors) errors under a POST load") }
-            pacedReads.append(pacedLoad.requestsPerSecond)
             for concurrency in [1, 8, 64] {
                 posts[concurrency, default: []].append(
                     try await postLoad(client, base, concurrency: concurrency, duration: duration))
@@ -159,8 +161,10 @@ enum StorageBench {
     static let pacedWriteRate = 1000.0
 
     /// Created records per second with `concurrency` clients posting for `duration`: back to back,
-    /// or, with `rate`, each client on a fixed schedule (`rate / concurrency` a second; a client
-    /// that falls behind sends at once and does not make up the missed sends in a burst).
+    /// or, with `rate`, each client on a fixed schedule of `rate / concurrency` sends a second (a
+    /// client that falls behind its schedule sends at once until it has caught up, so the load
+    /// keeps its rate when the machine is slow to wake a sleeping task; with one request in flight
+    /// per client it cannot exceed what the server answers).
     static func postLoad(_ client: HTTPClient, _ base: String, concurrency: Int, duration: Duration, rate: Double? = nil)
         async throws -> Double
     {
@@ -177,7 +181,7 @@ enum StorageBench {
                     while clock.now < deadline {
                         if let interval {
                             if next > clock.now { try await Task.sleep(until: next, clock: clock) }
-                            next = max(next + interval, clock.now)
+                            next += interval
                         }
                         let response = try await client.execute(post(client, base), timeout: .seconds(10))
                         _ = try await response.body.collect(upTo: 1 << 20)
