@@ -162,16 +162,20 @@ enum ServerBench {
         }
         var perSecond = [[Double]](repeating: [], count: routes.count)
         var p99 = [[Double]](repeating: [], count: routes.count)
+        var cpuPerRequest = [[Double]](repeating: [], count: routes.count)
         for round in 0..<rounds {
             for offset in 0..<routes.count {
                 let index = (round + offset) % routes.count
+                let cpuBefore = processCPUMicroseconds()
                 let load = try await LoadGenerator.run(
                     url: urls[index], concurrency: concurrency, duration: duration, headers: routes[index].headers, tool: tool)
+                let cpu = processCPUMicroseconds() - cpuBefore
                 guard load.errors == 0 else {
                     throw BenchError("\(routes[index].path): \(load.errors) errors or non-2xx responses under load")
                 }
                 perSecond[index].append(load.requestsPerSecond)
                 p99[index].append(load.p99.microseconds)
+                if tool == .wrk, load.requests > 0 { cpuPerRequest[index].append(cpu / Double(load.requests)) }
             }
         }
 
@@ -189,8 +193,30 @@ enum ServerBench {
                 BenchResult(
                     name: "\(prefix): \(routes[index].label), p99 latency (lower is better)", value: median(p99[index]),
                     unit: "µs", baseline: routes[0].label, baselineValue: median(p99[0])))
+            if !cpuPerRequest[index].isEmpty, !cpuPerRequest[0].isEmpty {
+                results.append(
+                    BenchResult(
+                        name: "\(prefix): \(routes[index].label), server CPU per request (lower is better)",
+                        value: median(cpuPerRequest[index]), unit: "µs", baseline: routes[0].label,
+                        baselineValue: median(cpuPerRequest[0])))
+            }
         }
         return results
+    }
+
+    /// This process's CPU time so far (user and system, all threads), in microseconds. With wrk as
+    /// the load generator (another process), the CPU a route costs per request is the difference
+    /// over a run divided by its requests: a figure that holds when other work shares the machine,
+    /// where req/s ratios do not.
+    static func processCPUMicroseconds() -> Double {
+        var usage = rusage()
+        #if canImport(Glibc)
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+            getrusage(RUSAGE_SELF, &usage)
+        #endif
+        func micro(_ time: timeval) -> Double { Double(time.tv_sec) * 1_000_000 + Double(time.tv_usec) }
+        return micro(usage.ru_utime) + micro(usage.ru_stime)
     }
 
     /// Creates `count` anonymous records of type `bench` over HTTP and returns the path of one in the

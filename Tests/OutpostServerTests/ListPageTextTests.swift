@@ -84,3 +84,70 @@ struct ListPageTextTests {
         #expect(try URLEncodedForm.parse(encoded.utf8) == [text: text, "cursor": "a.b-c_d~e"])
     }
 }
+
+@Suite("Wire bytes and token hashes written by hand")
+struct WireBytesTests {
+    @Test("a record's wire text is the same bytes as before the byte writer")
+    func recordWireText() {
+        let record = StoredRecord(
+            type: "t", id: "0123abcd", owner: nil, body: #"{"a":"é\n","b":[1,{}]}"#, version: 3, createdAt: 1_795_241_267_933,
+            updatedAt: -1, seq: 9)
+        #expect(
+            record.wireText
+                == #"{"id":"0123abcd","created_at":"2026-11-21T06:07:47Z","updated_at":"1969-12-31T23:59:59Z","a":"é\n","b":[1,{}]}"#
+        )
+        let empty = StoredRecord(
+            type: "t", id: "z", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 253_402_300_800_000, seq: 1)
+        #expect(empty.wireText == #"{"id":"z","created_at":"1970-01-01T00:00:00Z","updated_at":"10000-01-01T00:00:00Z"}"#)
+        let page = RecordRoutes.listText([record, empty], infoText: #"{"next":null}"#)
+        #expect(page == #"{"results":["# + record.wireText + "," + empty.wireText + #"],"next":null}"#)
+    }
+
+    @Test("a page's ETag and a cursor are the same bytes as before (digests computed independently)")
+    func goldenETagAndCursor() throws {
+        let a = StoredRecord(type: "t", id: "a", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 0, seq: 1)
+        let b = StoredRecord(type: "t", id: "b", owner: nil, body: "{}", version: 2, createdAt: 0, updatedAt: 0, seq: 2)
+        let info = JSONText.object([("next_cursor", "x.y"), ("prev_cursor", .null)])
+        #expect(RecordRoutes.listETag([a, b], infoText: info) == #"W/"01f506c16d72c6347854b589""#)
+        let codec = CursorCodec(secret: Data(repeating: 7, count: 32))
+        let payload = CursorCodec.Payload(list: "t|created|", direction: "n", time: 1_795_241_267_933, seq: 42)
+        let cursor = codec.encode(payload)
+        #expect(
+            cursor
+                == "eyJkaXJlY3Rpb24iOiJuIiwibGlzdCI6InR8Y3JlYXRlZHwiLCJzZXEiOjQyLCJ0aW1lIjoxNzk1MjQxMjY3OTMzfQ.sWR9q717xK7rKaFCDK2XSw"
+        )
+        // The keyed HMAC is copied, not shared: the same cursor again, and another one in between.
+        _ = codec.encode(CursorCodec.Payload(list: "other", direction: "p", time: 1, seq: 1))
+        #expect(codec.encode(payload) == cursor)
+        #expect(try codec.decode(cursor, list: "t|created|") == payload)
+    }
+
+    @Test("token hashes and HMACs are lower-case hex of SHA-256 (FIPS 180-2 and RFC 4231 vectors)")
+    func hexDigests() {
+        #expect(Secrets.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Secrets.hash("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            Secrets.hmac("what do ya want for nothing?", key: Data("Jefe".utf8))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+}
+
+@Suite("Bearer tokens read from the Authorization header")
+struct BearerHeaderTests {
+    @Test(
+        "the scheme in any case, spaces and tabs around the token removed, as Foundation's trimming does",
+        arguments: [
+            ("Bearer opa_abc", "opa_abc"), ("bearer opa_abc", "opa_abc"), ("BEARER  opa_abc \t", "opa_abc"),
+            ("Bearer ", ""), ("Bearer \t ", ""), ("BeArEr x.y-z_~+/=", "x.y-z_~+/="), ("Bearer é\u{2003}", "é"),
+        ])
+    func bearer(value: String, token: String) {
+        #expect(AuthService.bearerToken(value) == token)
+        #expect(
+            AuthService.bearerToken(value) == String(value.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+    }
+
+    @Test("other schemes and short values are not bearer tokens", arguments: ["Basic abc", "Bearer", "Bearerx abc", "", "Bear"])
+    func notBearer(value: String) {
+        #expect(AuthService.bearerToken(value) == nil)
+    }
+}

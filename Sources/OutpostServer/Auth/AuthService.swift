@@ -236,13 +236,36 @@ struct AuthService: Sendable {
         let headers = request.headers
         var token: String?
         if let authorization = headers[.authorization] {
-            guard authorization.lowercased().hasPrefix("bearer ") else {
+            guard let bearer = Self.bearerToken(authorization) else {
                 throw Self.unauthorized("Send the access token as 'Authorization: Bearer <token>'")
             }
-            token = String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+            token = bearer
         }
         guard let token else { return nil }
         return try await caller(accessToken: token)
+    }
+
+    /// The token of an `Authorization: Bearer <token>` value (the scheme in any case, spaces
+    /// around the token removed), or `nil` for another scheme. Runs for every request with a
+    /// token: ASCII values are read byte by byte, without lowercasing or Foundation's trimming.
+    static func bearerToken(_ authorization: String) -> String? {
+        let scheme = "bearer ".utf8
+        let bytes = authorization.utf8
+        guard
+            bytes.count >= scheme.count,
+            zip(bytes, scheme).allSatisfy({ byte, expected in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte) == expected
+            })
+        else { return nil }
+        let rest = authorization.utf8.dropFirst(scheme.count)
+        guard rest.allSatisfy({ $0 < 0x80 }) else {
+            return String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        }
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = rest.firstIndex(where: { !isSpace($0) }), let last = rest.lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(Substring(authorization.utf8[first...last]))
     }
 
     /// The caller behind an access token however it arrived (the header, or a form body where RFC 6750

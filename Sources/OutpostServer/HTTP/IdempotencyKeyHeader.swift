@@ -47,7 +47,7 @@ enum Idempotency {
         hasher.update(data: Data(request.uri.description.utf8))
         hasher.update(data: [0])
         hasher.update(data: body)
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Secrets.hex(hasher.finalize())
     }
 
     /// Whether a response is kept for the key. Failures a retry may cure (5xx, 408, 409, 429) are

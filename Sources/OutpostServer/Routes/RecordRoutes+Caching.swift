@@ -42,17 +42,24 @@ extension RecordRoutes {
     /// version (any change to a record bumps its version) and the page info (links, cursors,
     /// totals). A digest of these few hundred bytes instead of the whole page.
     static func listETag(_ records: [StoredRecord], infoText: String) -> String {
-        var hasher = SHA256()
+        listETag(records.map(RecordPageText.Entry.init), infoText: infoText)
+    }
+
+    static func listETag(_ records: [RecordPageText.Entry], infoText: String) -> String {
+        // The digested bytes, gathered into one buffer and hashed at once (one `Data` per id made
+        // this a fifth of a list page's CPU).
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(records.count * 40 + infoText.utf8.count)
         for record in records {
             // Length-prefixed, so no two lists of ids read as the same bytes.
-            withUnsafeBytes(of: Int64(record.id.utf8.count).littleEndian) { hasher.update(bufferPointer: $0) }
-            hasher.update(data: Data(record.id.utf8))
-            withUnsafeBytes(of: Int64(record.version).littleEndian) { hasher.update(bufferPointer: $0) }
+            withUnsafeBytes(of: Int64(record.id.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: record.id.utf8)
+            withUnsafeBytes(of: Int64(record.version).littleEndian) { bytes.append(contentsOf: $0) }
         }
-        hasher.update(data: Data(infoText.utf8))
+        bytes.append(contentsOf: infoText.utf8)
         let digits = Array("0123456789abcdef".utf8)
         var tag = Array("W/\"".utf8)
-        for byte in hasher.finalize().prefix(12) {
+        for byte in SHA256.hash(data: bytes).prefix(12) {
             tag.append(digits[Int(byte >> 4)])
             tag.append(digits[Int(byte & 0x0f)])
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import OutpostCore
 
 /// `/records/{type}` and `/records/{type}/{id}`: schemaless JSON records with ETags, conditional
@@ -250,22 +251,19 @@ struct RecordRoutes: Sendable {
         let listName = Self.listName(query)
         let payload = try cursor.map { try cursors.decode($0, list: listName) }
         let backwards = payload?.direction == "p"
-        var rows = try await storage.listRecords(
+        let page = try await storage.listRecordText(
             query, from: payload.map { RecordPosition(time: $0.time, seq: $0.seq) }, backwards: backwards)
-        let more = rows.count > query.limit
-        if more { rows.removeLast() }
-        if backwards { rows.reverse() }
-        let hasNext = backwards ? true : more
-        let hasPrevious = backwards ? more : payload != nil
-        func make(_ record: StoredRecord?, _ direction: String) -> String? {
+        let hasNext = backwards ? true : page.more
+        let hasPrevious = backwards ? page.more : payload != nil
+        func make(_ record: RecordPageText.Entry?, _ direction: String) -> String? {
             guard let record else { return nil }
-            let time = query.sort.column == "created_at" ? record.createdAt : record.updatedAt
+            let time = RecordPageText.time(record, sort: query.sort)
             return cursors.encode(.init(list: listName, direction: direction, time: time, seq: record.seq))
         }
-        let next = hasNext ? make(rows.last, "n") : nil
-        let previous = hasPrevious ? make(rows.first, "p") : nil
+        let next = hasNext ? make(page.records.last, "n") : nil
+        let previous = hasPrevious ? make(page.records.first, "p") : nil
         return Self.listResponse(
-            rows,
+            page,
             [
                 ("next", next.map { .string(link(request, fields: fields, cursor: $0)) } ?? .null),
                 ("next_cursor", next.map(JSONValue.string) ?? .null),
@@ -276,16 +274,23 @@ struct RecordRoutes: Sendable {
 
     /// One record as JSON, spliced from its stored text.
     static func recordResponse(_ record: StoredRecord, status: HTTPResponse.Status = .ok, headers: HTTPFields) -> Response {
-        Response.bytes(Data(record.wireText.utf8), contentType: "application/json", status: status, headers: headers)
+        var fields = headers
+        fields[.contentType] = "application/json"
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: record.wireBytes)))
     }
 
     /// `{"results": [...], ...page info}`, with the records spliced from their stored text and the
     /// page info written in the order given.
     static func listResponse(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> Response {
+        listResponse(RecordPageText(records: records), info)
+    }
+
+    static func listResponse(_ page: RecordPageText, _ info: [(key: String, value: JSONValue)]) -> Response {
         let infoText = JSONText.object(info)
-        let text = listText(records, infoText: infoText)
-        return Response.bytes(
-            Data(text.utf8), contentType: "application/json", headers: listHeaders(etag: listETag(records, infoText: infoText)))
+        var fields = listHeaders(etag: listETag(page.records, infoText: infoText))
+        fields[.contentType] = "application/json"
+        return Response(
+            status: .ok, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: listBytes(page, infoText: infoText))))
     }
 
     static func listText(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> String {
@@ -294,14 +299,17 @@ struct RecordRoutes: Sendable {
 
     /// The page's text, with the page info already written as a JSON object (`infoText`).
     static func listText(_ records: [StoredRecord], infoText: String) -> String {
-        var text = "{\"results\":["
-        text.reserveCapacity(records.reduce(infoText.utf8.count + 16) { $0 + $1.body.utf8.count + 96 })
-        for (offset, record) in records.enumerated() {
-            if offset > 0 { text += "," }
-            record.appendWireText(to: &text)
-        }
-        text += "],"
-        text += infoText.dropFirst()
+        String(decoding: listBytes(RecordPageText(records: records), infoText: infoText), as: UTF8.self)
+    }
+
+    /// `{"results":[` the page's records `],` then the members of `infoText` (a JSON object).
+    static func listBytes(_ page: RecordPageText, infoText: String) -> [UInt8] {
+        var text: [UInt8] = []
+        text.reserveCapacity(page.text.count + infoText.utf8.count + 16)
+        text.append(contentsOf: #"{"results":["#.utf8)
+        text.append(contentsOf: page.text)
+        text.append(contentsOf: "],".utf8)
+        text.append(contentsOf: infoText.utf8.dropFirst())
         return text
     }
 

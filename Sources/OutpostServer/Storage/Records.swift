@@ -45,31 +45,32 @@ public struct StoredRecord: Sendable, Hashable {
     /// The wire form as JSON text, spliced from the stored text without parsing it: the server-owned
     /// keys first, then the stored fields (which never contain those keys).
     public var wireText: String {
-        var text = ""
+        String(decoding: wireBytes, as: UTF8.self)
+    }
+
+    /// ``wireText`` as UTF-8 bytes.
+    var wireBytes: [UInt8] {
+        var text: [UInt8] = []
         text.reserveCapacity(body.utf8.count + 96)
-        appendWireText(to: &text)
+        appendWireBytes(to: &text)
         return text
     }
 
-    /// Appends ``wireText`` to `text` (a list page writes its records into one string).
-    func appendWireText(to text: inout String) {
-        text += "{\"id\":\""
-        text += id  // ids are [A-Za-z0-9_-]: nothing to escape
-        text += "\",\"created_at\":\""
-        text += Self.timestamp(createdAt)
-        text += "\",\"updated_at\":\""
-        text += Self.timestamp(updatedAt)
-        text += "\""
-        if body.utf8.count > 2 {
-            text += ","
-            text += body.dropFirst()
-        } else {
-            text += "}"
-        }
+    /// Appends ``wireBytes`` to `text` (a list page writes its records into one buffer).
+    func appendWireBytes(to text: inout [UInt8]) {
+        WireText.append(id: id.utf8, createdAt: createdAt, updatedAt: updatedAt, body: body.utf8, to: &text)
     }
 
     /// `2026-11-21T06:07:47Z` from milliseconds since 1970 (UTC, proleptic Gregorian calendar).
     static func timestamp(_ milliseconds: Int64) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(20)
+        appendTimestamp(milliseconds, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends ``timestamp(_:)``'s text to `text`.
+    static func appendTimestamp(_ milliseconds: Int64, to text: inout [UInt8]) {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
@@ -85,11 +86,15 @@ public struct StoredRecord: Sendable, Hashable {
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         guard (0...9999).contains(year) else {
             func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+            text.append(
+                contentsOf:
+                    "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+                    .utf8)
             return
-                "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
         }
-        // Four-digit years (every real one): the 20 bytes written in place, without interpolation.
-        return String(unsafeUninitializedCapacity: 20) { buffer in
+        // Four-digit years (every real one): the 20 bytes written into a fixed buffer, appended once.
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
             func put(_ value: Int64, _ count: Int, at offset: Int) {
                 var value = value
                 for index in stride(from: offset + count - 1, through: offset, by: -1) {
@@ -98,16 +103,18 @@ public struct StoredRecord: Sendable, Hashable {
                 }
             }
             put(year, 4, at: 0)
+            buffer[4] = UInt8(ascii: "-")
             put(month, 2, at: 5)
+            buffer[7] = UInt8(ascii: "-")
             put(day, 2, at: 8)
+            buffer[10] = UInt8(ascii: "T")
             put(secondOfDay / 3600, 2, at: 11)
+            buffer[13] = UInt8(ascii: ":")
             put(secondOfDay / 60 % 60, 2, at: 14)
+            buffer[16] = UInt8(ascii: ":")
             put(secondOfDay % 60, 2, at: 17)
-            for (offset, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "Z")] as [(Int, Unicode.Scalar)]
-            {
-                buffer[offset] = UInt8(ascii: separator)
-            }
-            return 20
+            buffer[19] = UInt8(ascii: "Z")
+            text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<20]))
         }
     }
 }

@@ -137,6 +137,49 @@ final class SQLiteHandle: Sendable {
     // MARK: On the thread pool
 
     private func run(_ sql: String, _ binds: [SQLiteData]) throws -> [StatementRow] {
+        try withStatement(sql, binds) { statement, db in
+            let count = sqlite_nio_sqlite3_column_count(statement)
+            var rows: [StatementRow] = []
+            var names: StatementRow.Names?
+            while true {
+                let status = sqlite_nio_sqlite3_step(statement)
+                if status == SQLITE_DONE { return rows }
+                guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: Self.message(db)) }
+                let columnNames =
+                    names
+                    ?? StatementRow.Names(
+                        (0..<count).map { index in
+                            sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
+                        })
+                names = columnNames
+                var values: [SQLiteData] = []
+                values.reserveCapacity(Int(count))
+                for index in 0..<count { values.append(Self.value(statement, index)) }
+                rows.append(StatementRow(names: columnNames, values: values))
+            }
+        }
+    }
+
+    /// Runs one statement with `binds` and hands its rows, one at a time, to `body` on the
+    /// connection's thread: for a caller that turns rows straight into what it answers (a list
+    /// page's text) without building ``StatementRow``s first. Same statement cache and failures as
+    /// ``query(_:_:)``.
+    func read<T: Sendable>(_ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T)
+        async throws -> T
+    {
+        try await threadPool.runIfActive {
+            try self.withStatement(sql, binds) { statement, db in
+                var reader = RowReader(statement: statement, db: db)
+                return try body(&reader)
+            }
+        }
+    }
+
+    /// Takes (or prepares) the statement for `sql`, binds `binds`, runs `body` with it, and puts it
+    /// back reset. On the connection's thread only.
+    private func withStatement<T>(_ sql: String, _ binds: [SQLiteData], _ body: (OpaquePointer, OpaquePointer) throws -> T)
+        throws -> T
+    {
         // Queries queued before the thread stops can run after the close: they must not touch the
         // closed handle (SQLite frees it, and using it crashed the process).
         if closed.withLock({ $0 }) { throw SQLiteFailure(code: SQLITE_MISUSE, message: SQLiteFailure.closedMessage) }
@@ -154,29 +197,38 @@ final class SQLiteHandle: Sendable {
         }
         defer {
             sqlite_nio_sqlite3_reset(statement)
-            sqlite_nio_sqlite3_clear_bindings(statement)
-            let evicted = cache.withLock { $0.put(sql, RawPointer(statement)) }
+            // Not sqlite3_clear_bindings: it marks any statement whose plan looked at a bound value
+            // (every `column = ?`, as SQLite checks whether the value is 0 or 1) to be prepared
+            // again on its next run, which made every kept statement re-prepare. Each run binds
+            // every parameter anew; only large values are released here, so kept statements do
+            // not hold on to request bodies.
+            Self.releaseLargeBindings(binds, of: statement)
+            let reprepared = Int(sqlite_nio_sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_REPREPARE, 1))
+            let evicted = cache.withLock { cache in
+                if reprepared > 0 { cache.noteReprepared(reprepared) }
+                return cache.put(sql, RawPointer(statement))
+            }
             if let evicted { sqlite_nio_sqlite3_finalize(evicted.pointer) }
         }
+        let parameters = Int(sqlite_nio_sqlite3_bind_parameter_count(statement))
+        guard binds.count == parameters else {
+            throw SQLiteFailure(
+                code: SQLITE_RANGE, message: "the statement has \(parameters) parameters but \(binds.count) values were given")
+        }
         try bind(binds, to: statement, db: db)
-        let count = sqlite_nio_sqlite3_column_count(statement)
-        var rows: [StatementRow] = []
-        var names: StatementRow.Names?
-        while true {
-            let status = sqlite_nio_sqlite3_step(statement)
-            if status == SQLITE_DONE { return rows }
-            guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: Self.message(db)) }
-            let columnNames =
-                names
-                ?? StatementRow.Names(
-                    (0..<count).map { index in
-                        sqlite_nio_sqlite3_column_name(statement, index).map { String(cString: $0) } ?? ""
-                    })
-            names = columnNames
-            var values: [SQLiteData] = []
-            values.reserveCapacity(Int(count))
-            for index in 0..<count { values.append(Self.value(statement, index)) }
-            rows.append(StatementRow(names: columnNames, values: values))
+        return try body(statement, db)
+    }
+
+    /// Binds NULL in place of text and blobs over 1 KiB, so the statement does not keep them.
+    private static func releaseLargeBindings(_ binds: [SQLiteData], of statement: OpaquePointer) {
+        for (offset, value) in binds.enumerated() {
+            let large: Bool
+            switch value {
+            case .text(let text): large = text.utf8.count > 1024
+            case .blob(let buffer): large = buffer.readableBytes > 1024
+            default: large = false
+            }
+            if large { sqlite_nio_sqlite3_bind_null(statement, Int32(offset + 1)) }
         }
     }
 
@@ -224,7 +276,7 @@ final class SQLiteHandle: Sendable {
         }
     }
 
-    private static func message(_ db: OpaquePointer) -> String {
+    fileprivate static func message(_ db: OpaquePointer) -> String {
         sqlite_nio_sqlite3_errmsg(db).map { String(cString: $0) } ?? "unknown error"
     }
 
@@ -270,5 +322,45 @@ struct StatementRow: Sendable {
     func column(_ name: String) -> SQLiteData? {
         guard let index = names.names.firstIndex(of: name) else { return nil }
         return values[index]
+    }
+}
+
+/// A running statement's rows, read in place on the connection's thread (``SQLiteHandle/read(_:_:_:)``).
+/// Column values are valid until the next ``next()``.
+struct RowReader {
+    fileprivate let statement: OpaquePointer
+    fileprivate let db: OpaquePointer
+
+    /// Steps to the next row: `false` when there are no more.
+    mutating func next() throws -> Bool {
+        let status = sqlite_nio_sqlite3_step(statement)
+        if status == SQLITE_DONE { return false }
+        guard status == SQLITE_ROW else { throw SQLiteFailure(code: status, message: SQLiteHandle.message(db)) }
+        return true
+    }
+
+    /// Column `index` as an integer (0 for NULL).
+    func integer(_ index: Int32) -> Int64 {
+        sqlite_nio_sqlite3_column_int64(statement, index)
+    }
+
+    /// Whether column `index` is NULL.
+    func isNull(_ index: Int32) -> Bool {
+        sqlite_nio_sqlite3_column_type(statement, index) == SQLITE_NULL
+    }
+
+    /// Column `index`'s text as UTF-8 bytes, without copying them (empty for NULL).
+    func withText<R>(_ index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        // The text first, then its length (the order SQLite documents for a conversion-free read).
+        guard let text = sqlite_nio_sqlite3_column_text(statement, index) else {
+            return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
+        let length = Int(sqlite_nio_sqlite3_column_bytes(statement, index))
+        return try body(UnsafeBufferPointer(start: text, count: length))
+    }
+
+    /// Column `index` as a `String` (empty for NULL).
+    func text(_ index: Int32) -> String {
+        withText(index) { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -171,12 +171,16 @@ extension SQLiteStorage {
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        guard let row = try await reader.query("SELECT * FROM tokens WHERE hash = ?", [.text(hash)]).first else { return nil }
-        return StoredToken(
-            hash: hash, kind: StoredToken.Kind(rawValue: row.column("kind")?.string ?? "") ?? .access,
-            userID: row.column("user_id")?.string, clientID: row.column("client_id")?.string ?? "",
-            scope: row.column("scope")?.string ?? "", family: row.column("family")?.string ?? "",
-            expiresAt: Int64(row.column("expires_at")?.integer ?? 0), state: row.column("state")?.string ?? "revoked")
+        // Read in place on the reader's thread: this runs for every request with a bearer token.
+        try await reader.read(
+            "SELECT kind, user_id, client_id, scope, family, expires_at, state FROM tokens WHERE hash = ?", [.text(hash)]
+        ) { rows in
+            guard try rows.next() else { return nil }
+            return StoredToken(
+                hash: hash, kind: StoredToken.Kind(rawValue: rows.text(0)) ?? .access,
+                userID: rows.isNull(1) ? nil : rows.text(1), clientID: rows.text(2), scope: rows.text(3), family: rows.text(4),
+                expiresAt: rows.integer(5), state: rows.isNull(6) ? "revoked" : rows.text(6))
+        }
     }
 
     public func transitionToken(hash: String, from: String, to: String) async throws -> Bool {

@@ -118,10 +118,66 @@ extension SQLiteStorage {
     /// order. The extra record tells whether another page follows.
     public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
     {
+        let (sql, binds) = keysetSQL(query, from: position, backwards: backwards, columns: Self.columns)
+        return try await reader.query(sql, binds).map(Self.record(from:))
+    }
+
+    /// The same page, written on the reader's thread straight from the rows into the page's text:
+    /// no ``StoredRecord``s, no row values copied into `SQLiteData`, one hop.
+    public func listRecordText(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws
+        -> RecordPageText
+    {
+        let (sql, binds) = keysetSQL(
+            query, from: position, backwards: backwards, columns: "seq, id, body, version, created_at, updated_at")
+        let limit = query.limit
+        return try await reader.read(sql, binds) { rows in
+            var text: [UInt8] = []
+            text.reserveCapacity(limit * 192)
+            var records: [RecordPageText.Entry] = []
+            records.reserveCapacity(limit)
+            // Backwards, rows come last-first: each record's bytes are noted and put in order after.
+            var ranges: [Range<Int>] = []
+            var more = false
+            while try rows.next() {
+                if records.count == limit {
+                    more = true
+                    break
+                }
+                if !backwards && !records.isEmpty { text.append(UInt8(ascii: ",")) }
+                let start = text.count
+                let id = rows.text(1)
+                let created = rows.integer(4)
+                let updated = rows.integer(5)
+                rows.withText(2) { body in
+                    WireText.append(id: id.utf8, createdAt: created, updatedAt: updated, body: body, to: &text)
+                }
+                ranges.append(start..<text.count)
+                records.append(
+                    RecordPageText.Entry(
+                        id: id, version: Int(rows.integer(3)), createdAt: created, updatedAt: updated, seq: rows.integer(0)))
+            }
+            if backwards {
+                var ordered: [UInt8] = []
+                ordered.reserveCapacity(text.count + ranges.count)
+                for (offset, range) in ranges.reversed().enumerated() {
+                    if offset > 0 { ordered.append(UInt8(ascii: ",")) }
+                    ordered.append(contentsOf: text[range])
+                }
+                text = ordered
+                records.reverse()
+            }
+            return RecordPageText(text: text, records: records, more: more)
+        }
+    }
+
+    /// The keyset query of one page (`limit + 1` rows) selecting `columns`.
+    private func keysetSQL(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool, columns: String) -> (
+        String, [SQLiteData]
+    ) {
         let column = query.sort.column
         // Walking backwards reverses the order; the caller flips the rows back.
         let descending = query.sort.descending != backwards
-        var sql = "SELECT \(Self.columns) FROM records WHERE type = ?"
+        var sql = "SELECT \(columns) FROM records WHERE type = ?"
         var binds: [SQLiteData] = [.text(query.type)]
         appendVisibility(query.viewer, to: &sql, binds: &binds)
         appendFilters(query.filters, to: &sql, binds: &binds)
@@ -129,9 +185,12 @@ extension SQLiteStorage {
             sql += " AND (\(column), seq) \(descending ? "<" : ">") (?, ?)"
             binds += [.integer(Int(position.time)), .integer(Int(position.seq))]
         }
-        sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT ?"
-        binds.append(.integer(query.limit + 1))
-        return try await reader.query(sql, binds).map(Self.record(from:))
+        // The limit is written into the SQL, not bound: SQLite reads a bound LIMIT while planning
+        // and marks the statement to be prepared again whenever that parameter is bound, which
+        // made every kept list statement re-prepare on every page. An integer cannot inject
+        // anything, and the route allows 1 to 100 (so at most 100 texts per list shape).
+        sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT \(query.limit + 1)"
+        return (sql, binds)
     }
 
     /// One page by number (legacy): the records and the total count.

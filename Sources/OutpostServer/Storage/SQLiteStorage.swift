@@ -328,12 +328,23 @@ struct BusyBoundedConnection: Sendable {
     let busyTimeout: Duration
 
     func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [StatementRow] {
+        try await retryingBusy { try await connection.query(sql, binds) }
+    }
+
+    /// ``SQLiteHandle/read(_:_:_:)`` with the same waiting for locks as ``query(_:_:)``.
+    func read<T: Sendable>(_ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T)
+        async throws -> T
+    {
+        try await retryingBusy { try await connection.read(sql, binds, body) }
+    }
+
+    private func retryingBusy<T>(_ attempt: () async throws -> T) async throws -> T {
         let clock = ContinuousClock()
         let deadline = clock.now + busyTimeout
         var pause = Duration.milliseconds(1)
         while true {
             do {
-                return try await connection.query(sql, binds)
+                return try await attempt()
             } catch let error as SQLiteFailure where error.isBusy {
                 if clock.now + pause > deadline { throw Self.busy(busyTimeout) }
                 try await Task.sleep(for: pause)

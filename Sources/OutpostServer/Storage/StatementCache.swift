@@ -17,6 +17,9 @@ struct StatementCache: Sendable {
         var evicted = 0
         /// Statements kept right now.
         var kept = 0
+        /// Runs in which SQLite prepared a kept statement again by itself (it does when a statement's
+        /// plan depends on a bound value, e.g. a bound `LIMIT`): reuse that saved nothing.
+        var reprepared = 0
     }
 
     private struct Entry {
@@ -84,6 +87,11 @@ struct StatementCache: Sendable {
         statistics.kept -= 1
         statistics.evicted += 1
         return evicted
+    }
+
+    /// Counts `count` runs whose statement SQLite prepared again.
+    mutating func noteReprepared(_ count: Int) {
+        statistics.reprepared += count
     }
 
     /// Empties the cache for good and returns the statements to finalize.

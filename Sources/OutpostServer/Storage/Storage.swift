@@ -39,6 +39,10 @@ public protocol RecordStorage: Sendable {
     /// - Throws: ``RecordWriteFailure`` when the record is missing or its version differs.
     func deleteRecord(type: String, id: String, expectedVersion: Int?) async throws
     func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
+    /// The same page as ``listRecords(_:from:backwards:)``, as the wire text the list route answers
+    /// (``RecordPageText``): records in page order, at most `query.limit`, and whether more follow.
+    /// The default implementation builds it from ``listRecords(_:from:backwards:)``.
+    func listRecordText(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> RecordPageText
     func listRecords(_ query: RecordQuery, page: Int) async throws -> (records: [StoredRecord], total: Int)
     /// A random secret kept with the data, created on first use.
     func secret(named name: String) async throws -> Data
