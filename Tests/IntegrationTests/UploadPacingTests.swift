@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Outpost
+import OutpostCore
 import Synchronization
 import Testing
 
@@ -64,5 +65,27 @@ struct UploadPacingTests {
             _ = try await reader.files.download("paced.bin", to: target).result
             #expect(try Data(contentsOf: target) == expected)
         }
+    }
+
+    @Test("a file is read into one reused buffer, yet a chunk still held keeps its bytes")
+    func fileChunksHeldKeepTheirBytes() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-chunks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("source.bin")
+        let bytes = Data((0..<(3 * 65_536 + 999)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+        try bytes.write(to: url)
+        let stream = try ByteStream.file(at: url, chunkSize: 65_536)
+        #expect(stream.direct != nil)
+        // Every chunk is kept, as a connection that has not sent them would: a buffer refilled in
+        // place would show the last chunk's bytes in all of them.
+        var held: [ByteBuffer] = []
+        for try await chunk in ByteBufferChunks(base: stream, loops: MultiThreadedEventLoopGroup.singleton) {
+            held.append(chunk)
+        }
+        #expect(held.map(\.readableBytes) == [65_536, 65_536, 65_536, 999])
+        var joined = Data()
+        for chunk in held { joined.append(contentsOf: chunk.readableBytesView) }
+        #expect(joined == bytes)
     }
 }

@@ -2,7 +2,7 @@
     import AsyncHTTPClient
     import Foundation
     public import HTTPTypes
-    import NIOCore
+    package import NIOCore
     import OutpostSupport
 
     extension AsyncHTTPClientTransport {
@@ -72,27 +72,50 @@
     /// chunk, the iterator waits for every loop of the client's group to have run what was queued
     /// before (a task submitted to each: a loop runs its tasks in order), which includes the
     /// previous chunk's write; from then on AsyncHTTPClient's own writability check is current.
-    struct ByteBufferChunks: AsyncSequence, Sendable {
-        typealias Element = ByteBuffer
+    package struct ByteBufferChunks: AsyncSequence, Sendable {
+        package typealias Element = ByteBuffer
         let base: ByteStream
         let loops: any EventLoopGroup
 
-        struct AsyncIterator: AsyncIteratorProtocol {
+        package init(base: ByteStream, loops: any EventLoopGroup) {
+            self.base = base
+            self.loops = loops
+        }
+
+        package struct AsyncIterator: AsyncIteratorProtocol {
             var base: ByteStream.AsyncIterator
             let loops: any EventLoopGroup
             var handedOver = false
 
-            mutating func next() async throws -> ByteBuffer? {
+            let direct: DirectRead?
+            /// The buffer a file is read into, reused from chunk to chunk (see ``next()``).
+            var piece: ByteBuffer?
+
+            package mutating func next() async throws -> ByteBuffer? {
                 if handedOver {
                     let taken = loops.makeIterator().map { $0.submit {} }
                     for future in taken { try await future.get() }
                 }
-                guard let data = try await base.next() else { return nil }
                 handedOver = true
-                return ByteBuffer(bytes: data)
+                guard let direct else {
+                    guard let data = try await base.next() else { return nil }
+                    return ByteBuffer(bytes: data)
+                }
+                // A file is read straight into one buffer. By now the loop has taken the previous
+                // chunk and usually sent it, so the buffer is ours alone and is refilled in place;
+                // if the connection still holds it, copy-on-write gives `clear()` new storage.
+                if piece == nil { piece = ByteBufferAllocator().buffer(capacity: direct.chunkSize) }
+                piece!.clear()
+                let size = direct.chunkSize
+                let count = try piece!.writeWithUnsafeMutableBytes(minimumWritableBytes: size) { target in
+                    try direct.read(UnsafeMutableRawBufferPointer(rebasing: target.prefix(size)))
+                }
+                return count > 0 ? piece : nil
             }
         }
 
-        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), loops: loops) }
+        package func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: base.makeAsyncIterator(), loops: loops, direct: base.direct)
+        }
     }
 #endif
