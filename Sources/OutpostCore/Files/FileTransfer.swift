@@ -76,12 +76,7 @@ final class TransferMeter: Sendable {
     }
 
     func count(_ chunk: Data) {
-        let step = state.withLock { state in
-            state.hasher.update(data: chunk)
-            state.done += Int64(chunk.count)
-            return FileTransferProgress(bytesDone: state.done, totalBytes: state.total)
-        }
-        continuation.yield(step)
+        chunk.withUnsafeBytes { count($0) }
     }
 
     var bytesDone: Int64 { state.withLock { $0.done } }
