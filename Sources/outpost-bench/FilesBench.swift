@@ -3,13 +3,37 @@ import Logging
 import Outpost
 import OutpostServer
 import OutpostSupport
+import Synchronization
 
 /// Issue 14's file figures: a large file uploaded and downloaded through `OutpostFiles` against
 /// the server in this process, with the process's peak resident memory during each transfer
 /// (client and server together; the target is under 64 MB for 1 GB) and the throughput as a ratio
 /// to copying the same file locally in 256 KiB reads and writes, measured in the same run.
 enum FilesBench {
+    /// Set in the child process that measures; see ``run(_:)``.
+    static let childVariable = "OUTPOST_BENCH_FILES_CHILD"
+
+    /// Runs the measurement in a fresh process of this program (`--only files`), so that the
+    /// memory figures start from the same state whichever groups ran before in this one (each
+    /// group leaves memory resident: caches, allocator arenas, code paged in).
     static func run(_ options: BenchOptions) async throws -> [BenchResult] {
+        if ProcessInfo.processInfo.environment[childVariable] != nil { return try await measure(options) }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.arguments = ["--only", "files", "--json"] + (options.quick ? ["--quick"] : [])
+        child.environment = ProcessInfo.processInfo.environment.merging([childVariable: "1"]) { $1 }
+        let output = Pipe()
+        child.standardOutput = output
+        try child.run()
+        let json = output.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        guard child.terminationStatus == 0 else {
+            throw BenchFailure("the files measurement's process exited with status \(child.terminationStatus)")
+        }
+        return try JSONDecoder().decode([BenchResult].self, from: json)
+    }
+
+    static func measure(_ options: BenchOptions) async throws -> [BenchResult] {
         let size = options.quick ? 64 << 20 : 1 << 30
         let label = options.quick ? "64 MiB" : "1 GiB"
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-bench-\(UUID().uuidString)")
@@ -45,16 +69,21 @@ enum FilesBench {
         try FileManager.default.removeItem(at: folder.appendingPathComponent("copy.bin"))
 
         let before = Memory.residentBytes()
-        let (uploaded, uploadTime, uploadPeak) = try await measured {
+        let anonymousBefore = ProcessMemory.now().anonymous
+        let (uploaded, uploadTime, uploadPeak, uploadAnonymousPeak) = try await sampled {
             try await signed.files.upload(from: source, as: "big.bin").result
         }
         // What the upload left resident (the allocator keeps some of it): the download starts there.
         let beforeDownload = Memory.residentBytes()
+        let anonymousBeforeDownload = ProcessMemory.now().anonymous
         DownloadMeter.shared.watch("big.bin")
         defer { DownloadMeter.shared.stopWatching("big.bin") }
-        let (downloaded, downloadTime, downloadPeak) = try await measured {
+        let (downloaded, downloadTime, downloadPeak, downloadAnonymousPeak) = try await sampled {
             try await plain.files.download("big.bin", to: folder.appendingPathComponent("download.bin")).result
         }
+        // Pages mapped from files (the program's code and libraries) only grow while it runs, so
+        // those resident now bound the part of the download's peak that is code, not data.
+        let fileBacked = ProcessMemory.now().fileBacked
         let serverHeld = DownloadMeter.shared.measurement("big.bin")?.peakUnsentBytes ?? 0
         try await plain.shutdown()
 
@@ -92,6 +121,18 @@ enum FilesBench {
                 value: Double(downloadPeak) / 1_048_576, unit: "MB", baseline: "resident when the download started",
                 baselineValue: Double(beforeDownload) / 1_048_576),
             BenchResult(
+                name: "files: anonymous memory (heap, stacks) at most while uploading \(label), sampled every 2 ms",
+                value: Double(uploadAnonymousPeak) / 1_048_576, unit: "MB", baseline: "anonymous before",
+                baselineValue: Double(anonymousBefore) / 1_048_576),
+            BenchResult(
+                name: "files: anonymous memory (heap, stacks) at most while downloading \(label), sampled every 2 ms",
+                value: Double(downloadAnonymousPeak) / 1_048_576, unit: "MB", baseline: "anonymous when the download started",
+                baselineValue: Double(anonymousBeforeDownload) / 1_048_576),
+            BenchResult(
+                name: "files: resident pages mapped from files (code, libraries) after the download",
+                value: Double(fileBacked) / 1_048_576,
+                unit: "MB"),
+            BenchResult(
                 name: "files: most bytes the server held unsent for that download (watermark 64 KiB + a 256 KiB piece)",
                 value: Double(serverHeld) / 1024, unit: "KiB", baseline: "a 256 KiB piece", baselineValue: 256),
             BenchResult(
@@ -107,11 +148,20 @@ enum FilesBench {
 
     /// The result of `transfer`, its duration and the peak resident memory while it ran.
     static func measured<T>(_ transfer: () async throws -> T) async throws -> (T, Duration, Int) {
+        let (result, time, peak, _) = try await sampled(transfer)
+        return (result, time, peak)
+    }
+
+    /// ``measured(_:)``, with what the peak is made of: the most anonymous memory (heap, stacks)
+    /// seen while `transfer` ran, sampled every 2 ms.
+    static func sampled<T>(_ transfer: () async throws -> T) async throws -> (T, Duration, Int, Int) {
         Memory.resetPeak()
+        let sampler = AnonymousMemorySampler()
         let clock = ContinuousClock()
         let started = clock.now
         let result = try await transfer()
-        return (result, clock.now - started, Memory.peakResidentBytes())
+        let time = clock.now - started
+        return (result, time, Memory.peakResidentBytes(), sampler.stop())
     }
 
     /// `size` bytes of a repeating non-trivial pattern, written 1 MiB at a time.
@@ -141,5 +191,64 @@ enum FilesBench {
         while let data = try input.read(upToCount: 256 * 1024), !data.isEmpty {
             try output.write(contentsOf: data)
         }
+    }
+}
+
+/// This process's resident memory from `/proc/self/statm`: anonymous (heap, stacks) and mapped
+/// from files (code, libraries). Read without allocating, so a sampler does not disturb what it
+/// samples.
+struct ProcessMemory {
+    var anonymous: Int
+    var fileBacked: Int
+
+    static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    static func now() -> ProcessMemory {
+        let descriptor = open("/proc/self/statm", O_RDONLY)
+        guard descriptor >= 0 else { return ProcessMemory(anonymous: 0, fileBacked: 0) }
+        defer { close(descriptor) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 160) { buffer in
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            // size resident shared text lib data dt, in pages; shared = mapped from files.
+            var fields = (0, 0, 0)
+            var index = 0
+            var value = 0
+            for byte in buffer.prefix(max(0, count)) {
+                if byte >= 0x30 && byte <= 0x39 {
+                    value = value * 10 + Int(byte - 0x30)
+                    continue
+                }
+                if index == 1 { fields.1 = value } else if index == 2 { fields.2 = value }
+                index += 1
+                value = 0
+                if index > 2 { break }
+            }
+            return ProcessMemory(anonymous: (fields.1 - fields.2) * pageSize, fileBacked: fields.2 * pageSize)
+        }
+    }
+}
+
+/// Samples ``ProcessMemory/anonymous`` every 2 ms on a thread of its own until ``stop()``.
+final class AnonymousMemorySampler: Sendable {
+    private let peak = Atomic<Int>(0)
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init() {
+        Thread.detachNewThread { [self] in
+            while running.load(ordering: .acquiring) {
+                let anonymous = ProcessMemory.now().anonymous
+                if anonymous > peak.load(ordering: .relaxed) { peak.store(anonymous, ordering: .relaxed) }
+                usleep(2000)
+            }
+            finished.signal()
+        }
+    }
+
+    /// Stops sampling; returns the most seen.
+    func stop() -> Int {
+        running.store(false, ordering: .releasing)
+        finished.wait()
+        return max(peak.load(ordering: .relaxed), ProcessMemory.now().anonymous)
     }
 }

@@ -21,9 +21,18 @@ public struct ByteStream: AsyncSequence, Sendable {
         self.init(length: length, exchange: nil, next: next)
     }
 
-    package init(length: Int64?, exchange: StreamedExchange?, next: @escaping @Sendable () async throws -> Data?) {
+    /// For a stream read from a file: reads its next bytes straight into memory the caller
+    /// provides, so that a transport can reuse one buffer instead of a new `Data` per chunk. A
+    /// consumer uses either this or the iterator, never both.
+    package let direct: DirectRead?
+
+    package init(
+        length: Int64?, exchange: StreamedExchange?, direct: DirectRead? = nil,
+        next: @escaping @Sendable () async throws -> Data?
+    ) {
         self.length = length
         self.exchange = exchange
+        self.direct = direct
         self.next = next
     }
 
@@ -44,7 +53,10 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// - Throws: when the file cannot be opened.
     public static func file(at url: URL, from offset: Int64 = 0, chunkSize: Int = 256 * 1024) throws -> ByteStream {
         let reader = try FileChunkReader(url: url, offset: offset, chunkSize: chunkSize)
-        return ByteStream(length: reader.remaining) { try reader.next() }
+        return ByteStream(
+            length: reader.remaining, exchange: nil,
+            direct: DirectRead(chunkSize: reader.chunkSize) { try reader.read(into: $0) }
+        ) { try reader.next() }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -73,6 +85,13 @@ public struct ByteStream: AsyncSequence, Sendable {
         }
         return data
     }
+}
+
+/// Reads a stream's next bytes into the memory given (at most its size), returning how many; 0 at
+/// the end. `chunkSize` is the size the source reads in.
+package struct DirectRead: Sendable {
+    package let chunkSize: Int
+    package let read: @Sendable (UnsafeMutableRawBufferPointer) throws -> Int
 }
 
 /// Holds a sequence's iterator so that `ByteStream`'s sendable closure can advance it.
@@ -113,6 +132,22 @@ final class FileChunkReader: Sendable {
         self.handle = Mutex(file)
         self.chunkSize = max(1, chunkSize)
         self.remaining = max(0, Int64(size) - offset)
+    }
+
+    /// Reads the next bytes into `target` (at most its size); 0 at the end of the file.
+    func read(into target: UnsafeMutableRawBufferPointer) throws -> Int {
+        try handle.withLock { handle in
+            guard let file = handle, target.count > 0 else { return 0 }
+            while true {
+                let count = Foundation.read(file.fileDescriptor, target.baseAddress, target.count)
+                if count > 0 { return count }
+                if count < 0 && errno == EINTR { continue }
+                guard count == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                try? file.close()
+                handle = nil
+                return 0
+            }
+        }
     }
 
     func next() throws -> Data? {

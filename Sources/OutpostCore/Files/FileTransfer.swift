@@ -76,21 +76,32 @@ final class TransferMeter: Sendable {
     }
 
     func count(_ chunk: Data) {
-        let step = state.withLock { state in
-            state.hasher.update(data: chunk)
-            state.done += Int64(chunk.count)
-            return FileTransferProgress(bytesDone: state.done, totalBytes: state.total)
-        }
-        continuation.yield(step)
+        chunk.withUnsafeBytes { count($0) }
     }
 
     var bytesDone: Int64 { state.withLock { $0.done } }
 
     var sha256: SHA256.Digest { state.withLock { $0.hasher.finalize() } }
 
-    /// The stream of `source`, counted as it is read.
+    func count(_ bytes: UnsafeRawBufferPointer) {
+        let step = state.withLock { state in
+            state.hasher.update(bufferPointer: bytes)
+            state.done += Int64(bytes.count)
+            return FileTransferProgress(bytesDone: state.done, totalBytes: state.total)
+        }
+        continuation.yield(step)
+    }
+
+    /// The stream of `source`, counted as it is read (through its iterator or its direct reads).
     func counting(_ source: ByteStream) -> ByteStream {
-        ByteStream(length: source.length) { [self] in
+        let direct = source.direct.map { direct in
+            DirectRead(chunkSize: direct.chunkSize) { [self] target in
+                let count = try direct.read(target)
+                if count > 0 { self.count(UnsafeRawBufferPointer(rebasing: target.prefix(count))) }
+                return count
+            }
+        }
+        return ByteStream(length: source.length, exchange: nil, direct: direct) { [self] in
             let chunk = try await source.nextChunk()
             if let chunk { count(chunk) }
             return chunk

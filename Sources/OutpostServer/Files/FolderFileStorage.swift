@@ -71,22 +71,46 @@ package struct FolderFileStorage: FileStorage {
     }
 
     package func read(_ file: StoredFile, range: Range<Int64>, to sink: (ByteBuffer) async throws -> Void) async throws {
-        guard !range.isEmpty else { return }
+        _ = try await readCountingPieces(file, range: range, to: sink)
+    }
+
+    /// ``read(_:range:to:)``, returning how many piece buffers it allocated: one when every piece
+    /// was read into the same buffer, more when `sink` (the connection) still held the previous
+    /// piece when the next was read.
+    ///
+    /// The pieces go through one ``PieceBuffer``: a 1 GiB download used to allocate 4096 fresh
+    /// 256 KiB buffers (one per piece, on whichever thread of the file system's pool read it),
+    /// and glibc keeps freed memory in the arena of the thread that allocated it
+    /// (docs/BENCHMARKS.md, Files). Reuse never overwrites a piece the connection still holds:
+    /// `ByteBuffer` is copy-on-write, so while another copy of the buffer exists, clearing ours
+    /// gives it fresh storage instead.
+    package func readCountingPieces(
+        _ file: StoredFile, range: Range<Int64>, to sink: (ByteBuffer) async throws -> Void
+    ) async throws -> Int {
+        guard !range.isEmpty else { return 0 }
+        let length = Int(min(Self.downloadChunkLength, range.upperBound - range.lowerBound))
+        let piece = PieceBuffer(capacity: length)
         try await fileSystem.withFileHandle(forReadingAt: FilePath(objects + "/" + file.location)) { handle in
             var offset = range.lowerBound
             while offset < range.upperBound {
-                let length = min(Self.downloadChunkLength, range.upperBound - offset)
-                let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
+                let count = Int(min(Int64(length), range.upperBound - offset))
+                let at = offset
+                let read: Int = try await handle.withUnsafeDescriptor { descriptor in
+                    try piece.fill(count: count) { target in
+                        try descriptor.read(fromAbsoluteOffset: at, into: target)
+                    }
+                }
                 // The file shrank under us (it is replaced by renaming, so only by outside hands).
-                guard chunk.readableBytes > 0 else {
+                guard read > 0 else {
                     throw FileSystemError(
                         code: .unknown, message: "The file ended before the bytes its metadata promises", cause: nil,
                         location: .init(function: #function, file: #fileID, line: #line))
                 }
-                offset += Int64(chunk.readableBytes)
-                try await sink(chunk)
+                offset += Int64(read)
+                try await sink(piece.bytes)
             }
         }
+        return piece.allocations
     }
 
     package func deleteFile(named name: String) async throws -> Bool {
