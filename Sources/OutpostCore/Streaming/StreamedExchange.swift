@@ -121,7 +121,9 @@ package final class StreamedExchange: Sendable {
             state.chunks.append(chunk)
             state.buffered += chunk.count
             state.peakBuffered = max(state.peakBuffered, state.buffered)
-            if state.buffered >= highWatermark, !state.paused {
+            // A spilling exchange never asks its producer to pause: it counts as paused once a
+            // chunk went to the file.
+            if !spills, state.buffered >= highWatermark, !state.paused {
                 state.paused = true
                 watchers = state.pauseWatchers
                 state.pauseWatchers = []
@@ -254,7 +256,8 @@ package final class StreamedExchange: Sendable {
     /// The most bytes that ever waited in the overflow file (spilling exchanges only).
     package var peakSpilledBytes: Int64 { state.withLock { $0.peakSpilled } }
 
-    /// Returns once the producer has been asked to pause (the buffer is full) or the exchange is over.
+    /// Returns once the producer has been asked to pause (the buffer is full; for an exchange that
+    /// spills, once a chunk went to the file) or the exchange is over.
     package func waitUntilPausedOrOver() async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
