@@ -73,6 +73,18 @@ struct TransportExchangeTests {
         }
     }
 
+    @Test("a redirect is followed to the response it leads to, twice over the same targets", arguments: Kind.allCases)
+    func redirect(_ kind: Kind) async throws {
+        try await Self.with(kind) { transport, server in
+            for _ in 0..<2 {
+                let (response, data) = try await transport.send(
+                    Self.request(.get, server, "/moved"), body: nil, options: TransportOptions())
+                #expect(response.status == .ok)
+                #expect(String(decoding: data, as: UTF8.self).hasPrefix("GET /echo?from=moved "))
+            }
+        }
+    }
+
     @Test("the AsyncHTTPClient transport keeps at most a bounded number of built targets")
     func targetsBounded() throws {
         let targets = AsyncHTTPClientTransport.PreparedTargets()
@@ -96,7 +108,8 @@ struct TransportExchangeTests {
 }
 
 /// An HTTP/1.1 server on 127.0.0.1, port 0: `GET /sized/N` answers N bytes with a Content-Length,
-/// `GET /chunked/N` the same bytes chunked (no length announced), anything else echoes the method,
+/// `GET /chunked/N` the same bytes chunked (no length announced), `GET /moved` redirects (302) to
+/// `/echo?from=moved`, anything else echoes the method,
 /// the target, the `X-Probe` header and the body as text.
 final class EchoServer: Sendable {
     let port: Int
@@ -163,6 +176,12 @@ final class EchoServer: Sendable {
                         bytes.getSlice(at: $0, length: min(1_000, length - $0))!
                     }
                 }
+            } else if head.uri == "/moved" {
+                let moved = HTTPResponseHead(
+                    version: .http1_1, status: .found, headers: ["Location": "/echo?from=moved", "Content-Length": "0"])
+                context.write(wrapOutboundOut(.head(moved)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                return
             } else {
                 let probe = head.headers["X-Probe"].first ?? "-"
                 let text = "\(head.method.rawValue) \(head.uri) probe=\(probe) body=\(String(buffer: body))"
