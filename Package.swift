@@ -40,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // `swift package generate-documentation` (CI builds the DocC catalogs with warnings as errors).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // AsyncHTTPClient's tracer, turned off in the default transport when none is bootstrapped.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
     ],
     targets: [
         // Shared internals (`package` access): the deadline race, atomic file writes, file locks,
@@ -58,6 +60,7 @@ let package = Package(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: nonApple)),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: nonApple)),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(platforms: nonApple)),
             ],
             swiftSettings: strict
         ),

@@ -5,6 +5,7 @@
     import NIOCore
     import NIOHTTP1
     import OutpostSupport
+    import Tracing
 
     /// A ``ClientTransport`` on AsyncHTTPClient: the default transport on Linux.
     ///
@@ -19,7 +20,11 @@
         /// The event loop the requests prefer (see ``send(_:body:options:)``).
         private let eventLoop: any EventLoop
         private let exchanges = InFlightExchanges<(HTTPResponse, Data)>()
-        private let requests = CancellableRequests<HTTPClient.Task<HTTPClient.Response>> {
+        /// Runs the exchanges when they are to run on ``eventLoop`` (see ``init(configuration:exchangesOnEventLoop:)``).
+        private let loopExecutor: EventLoopExecutor?
+        /// Requests already built, by method and URL (see ``send(_:body:options:)``).
+        private let targets = PreparedTargets()
+        private let requests = CancellableRequests<HTTPClient.Task<ResponseCollector.Collected>> {
             $0.fail(reason: AsyncHTTPClientTransport.ShutDown())
         }
         /// The connections of response streams that do not end, apart from `client`'s request pool.
@@ -30,17 +35,32 @@
         /// The default configuration turns off AsyncHTTPClient's own retrying of failed connection
         /// attempts, so that a server that is down fails at once with ``OutpostError/Code/cannotConnect``
         /// and the client's ``RetryPolicy`` alone decides what is retried.
-        public init(configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration) {
+        public convenience init(configuration: HTTPClient.Configuration = AsyncHTTPClientTransport.defaultConfiguration) {
+            self.init(configuration: configuration, exchangesOnEventLoop: false)
+        }
+
+        /// `exchangesOnEventLoop`: each exchange runs on the transport's event loop (a task executor
+        /// preference), so that AsyncHTTPClient starts it there without waking the loop from
+        /// another thread (for the benchmark's comparison).
+        package init(configuration: HTTPClient.Configuration, exchangesOnEventLoop: Bool) {
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.owned = true
             self.eventStreams = EventStreamPool(configuration: configuration)
             self.eventLoop = client.eventLoopGroup.next()
+            self.loopExecutor = exchangesOnEventLoop ? EventLoopExecutor(eventLoop) : nil
         }
 
-        /// AsyncHTTPClient's defaults, but with connection establishment failing fast (see ``init(configuration:)``).
+        /// AsyncHTTPClient's defaults, but with connection establishment failing fast (see
+        /// ``init(configuration:)``), and no tracer when the application has not bootstrapped one.
+        ///
+        /// AsyncHTTPClient takes the process's tracer (`InstrumentationSystem.tracer`) when its
+        /// configuration is made; before a bootstrap that is a no-op tracer, whose spans go nowhere
+        /// but still cost each request about 30,000 instructions (a span, its attributes, the URL
+        /// taken apart again). A tracer bootstrapped before the transport is made is kept.
         public static var defaultConfiguration: HTTPClient.Configuration {
             var configuration = HTTPClient.Configuration()
             configuration.connectionPool.retryConnectionEstablishment = false
+            if configuration.tracing.tracer is NoOpTracer { configuration.tracing.tracer = nil }
             return configuration
         }
 
@@ -54,22 +74,47 @@
             self.owned = false
             self.eventStreams = EventStreamPool(configuration: nil)
             self.eventLoop = client.eventLoopGroup.next()
+            self.loopExecutor = nil
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-            let (url, headers) = try Self.urlAndHeaders(of: request)
-            let response: HTTPClient.Response
+            if let loopExecutor {
+                return try await withTaskExecutorPreference(loopExecutor) {
+                    try await exchange(request, body: body, options: options)
+                }
+            }
+            return try await exchange(request, body: body, options: options)
+        }
+
+        private func exchange(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data)
+        {
+            let response: ResponseCollector.Collected
             do {
-                let outgoing = try HTTPClient.Request(
-                    url: url, method: Self.method(request.method), headers: headers, body: body.map { .bytes($0) })
+                let outgoing = try prepared(request, body: body)
                 response = try await execute(outgoing, options: options)
             } catch {
                 throw Self.classify(error, options: options)
             }
-            let data = response.body.map { Data($0.readableBytesView) } ?? Data()
+            let data = response.body.map { $0.withUnsafeReadableBytes { Data($0) } } ?? Data()
             return (
-                HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: Self.fields(response.headers)), data
+                HTTPResponse(
+                    status: .init(code: Int(response.head.status.code)), headerFields: Self.fields(response.head.headers)),
+                data
             )
+        }
+
+        /// The AsyncHTTPClient request for `request`: its target (method and URL, parsed by
+        /// AsyncHTTPClient) comes from ``targets`` when the same one was sent before.
+        private func prepared(_ request: HTTPRequest, body: Data?) throws -> HTTPClient.Request {
+            guard Self.hasAbsoluteURL(request), let scheme = request.scheme, let authority = request.authority,
+                let path = request.path
+            else {
+                throw OutpostError(.invalidRequest, "The request has no absolute URL")
+            }
+            let key = PreparedTargets.Key(method: request.method, scheme: scheme, authority: authority, path: path)
+            return try targets.request(
+                for: key, method: Self.method(request.method), headers: Self.headers(of: request),
+                body: body.map { .bytes($0) }, url: { scheme + "://" + authority + path })
         }
 
         /// The URL string and NIO headers of `request`.
@@ -79,12 +124,17 @@
             guard let url = Self.absoluteURLString(of: request) else {
                 throw OutpostError(.invalidRequest, "The request has no absolute URL")
             }
+            return (url, headers(of: request))
+        }
+
+        /// The request's header fields as NIO headers.
+        static func headers(of request: HTTPRequest) -> HTTPHeaders {
             var headers = HTTPHeaders()
             headers.reserveCapacity(request.headerFields.count)
             for field in request.headerFields {
                 headers.add(name: field.name.rawName, value: field.value)
             }
-            return (url, headers)
+            return headers
         }
 
         /// NIO header fields as swift-http-types fields.
@@ -100,20 +150,21 @@
         /// Runs `request` in the caller's task, with no task or timer of the SDK's own: AsyncHTTPClient's
         /// deadline (through its delegate API) bounds the whole exchange, head and body; the caller's
         /// cancellation and ``shutdown()`` cancel it through its `HTTPClient.Task`.
-        private func execute(_ request: HTTPClient.Request, options: TransportOptions) async throws -> HTTPClient.Response {
+        private func execute(_ request: HTTPClient.Request, options: TransportOptions) async throws -> ResponseCollector.Collected
+        {
             guard let id = requests.reserve() else {
                 throw OutpostError(
                     .cancelled, "The transport was shut down before the request was sent",
                     suggestion: "Send requests before shutting the client down, or make a new client")
             }
             defer { requests.remove(id) }
-            let accumulator = ResponseAccumulator(
-                request: request, maxBodySize: min(max(options.maxResponseBytes, 0), Self.largestBody))
+            let collector = ResponseCollector(
+                maxBodySize: min(max(options.maxResponseBytes, 0), Self.largestBody), isHead: request.method == .HEAD)
             // One preferred event loop per transport: the pool reuses an idle connection on it, so the
             // delegate runs on the connection's own loop. (With `.indifferent`, AsyncHTTPClient picks
             // the delegate's loop at random, and hops to it from the connection's at every step.)
             let task = client.execute(
-                request: request, delegate: accumulator, eventLoop: .delegate(on: eventLoop),
+                request: request, delegate: collector, eventLoop: .delegate(on: eventLoop),
                 deadline: .now() + .nanoseconds(options.timeout.inNanoseconds))
             requests.attach(task, to: id)
             return try await withTaskCancellationHandler {
@@ -123,7 +174,7 @@
             }
         }
 
-        /// The largest body `ResponseAccumulator` can hold (a `ByteBuffer`'s limit).
+        /// The largest body a `ByteBuffer` can hold (a `ByteBuffer`'s limit).
         private static let largestBody = Int(exactly: UInt32.max) ?? Int(Int32.max)
 
         /// Why ``shutdown()`` failed a request in flight.
@@ -132,13 +183,16 @@
         /// `scheme://authority/path?query`, as `HTTPRequest.url` would spell it, without building a `URL`;
         /// `nil` where `HTTPRequest.url` is `nil`.
         static func absoluteURLString(of request: HTTPRequest) -> String? {
-            if (request.method == .connect && request.extendedConnectProtocol == nil)
-                || (request.method == .options && request.path == "*")
-            {
-                return nil
-            }
-            guard let scheme = request.scheme, let authority = request.authority, let path = request.path else { return nil }
+            guard hasAbsoluteURL(request), let scheme = request.scheme, let authority = request.authority,
+                let path = request.path
+            else { return nil }
             return scheme + "://" + authority + path
+        }
+
+        /// Whether `HTTPRequest.url` would be non-`nil` for a request with a scheme, an authority and a path.
+        private static func hasAbsoluteURL(_ request: HTTPRequest) -> Bool {
+            !((request.method == .connect && request.extendedConnectProtocol == nil)
+                || (request.method == .options && request.path == "*"))
         }
 
         /// NIO's method, without a string comparison for the common ones.
@@ -181,7 +235,9 @@
                 return OutpostError(
                     .cancelled, "The transport was shut down while the request was in flight", underlying: error)
             }
-            if error is NIOTooManyBytesError || error is ResponseAccumulator.ResponseTooBigError {
+            if error is NIOTooManyBytesError || error is ResponseAccumulator.ResponseTooBigError
+                || error is ResponseCollector.TooLarge
+            {
                 return .responseTooLarge(options, underlying: error)
             }
             if let error = error as? HTTPClientError {

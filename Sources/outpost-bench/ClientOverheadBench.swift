@@ -56,8 +56,14 @@ enum ClientOverheadBench {
         let url = server.baseURL + "/small"
         let decoder = JSONDecoder()
 
-        let rawHTTPClient = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: AsyncHTTPClientTransport.defaultConfiguration)
+        // Raw AsyncHTTPClient as an application writes it: AsyncHTTPClient's own defaults (with the
+        // process's tracer, a no-op one here), connection attempts not retried as in the SDK's
+        // configuration (which only matters when a connection fails). The SDK's default
+        // configuration also turns the no-op tracer off: that saving is the SDK's (see
+        // docs/BENCHMARKS.md, fourth pass); a raw client configured the same way gets it too.
+        var rawConfiguration = HTTPClient.Configuration()
+        rawConfiguration.connectionPool.retryConnectionEstablishment = false
+        let rawHTTPClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: rawConfiguration)
         let rawSession = URLSession(configuration: .ephemeral)
         // The SDK on AsyncHTTPClient as an application gets it by default: its transport owns an
         // HTTPClient, on the same shared event loops as the raw one, with the same configuration.
@@ -104,25 +110,34 @@ enum ClientOverheadBench {
         let borrowingAHC = Variant(label: "OutpostClient on AsyncHTTPClientTransport(borrowing:) the raw HTTPClient") {
             _ = try await sdkBorrowingAHC.send(.get("/small"), decoding: Small.self)
         }
+        // Profiling only (not in the rounds): the default transport running each exchange on its event loop.
+        let sdkOnLoop = OutpostClient(
+            configuration: .init(baseURL: URL(string: server.baseURL)!),
+            ownedTransport: AsyncHTTPClientTransport(
+                configuration: AsyncHTTPClientTransport.defaultConfiguration, exchangesOnEventLoop: true))
+        let onLoopAHC = Variant(label: "OutpostClient on AsyncHTTPClientTransport, exchanges on its event loop") {
+            _ = try await sdkOnLoop.send(.get("/small"), decoding: Small.self)
+        }
         let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC]
+        let profiled = variants + [onLoopAHC]
 
-        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...4 in the order above) only sends N requests at c=1
+        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...5 in the order above) only sends N requests at c=1
         // through one variant after a warm-up, for an instruction profiler (valgrind --tool=callgrind):
         // the difference between two counts N, divided by their difference, is the cost per request.
         if let profile = ProcessInfo.processInfo.environment["OUTPOST_BENCH_PROFILE"] {
             let parts = profile.split(separator: ":").compactMap { Int($0) }
-            guard parts.count == 2, variants.indices.contains(parts[0]), parts[1] >= 0 else {
+            guard parts.count == 2, profiled.indices.contains(parts[0]), parts[1] >= 0 else {
                 await shutDown()
                 throw BenchError("OUTPOST_BENCH_PROFILE must be VARIANT:COUNT, e.g. 1:1000")
             }
             do {
-                _ = try await measure(variants[parts[0]], concurrency: 1, requests: 200)
-                _ = try await measure(variants[parts[0]], concurrency: 1, requests: parts[1])
+                _ = try await measure(profiled[parts[0]], concurrency: 1, requests: 200)
+                _ = try await measure(profiled[parts[0]], concurrency: 1, requests: parts[1])
             } catch {
                 await shutDown()
                 throw error
             }
-            progress("profiled \(parts[1]) requests through \(variants[parts[0]].label)")
+            progress("profiled \(parts[1]) requests through \(profiled[parts[0]].label)")
             await shutDown()
             return []
         }
@@ -173,6 +188,7 @@ enum ClientOverheadBench {
 
         func shutDown() async {
             try? await sdkOnAHC.shutdown()
+            try? await sdkOnLoop.shutdown()
             try? await rawHTTPClient.shutdown()
             rawSession.finishTasksAndInvalidate()
             await server.stop()
