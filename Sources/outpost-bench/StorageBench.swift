@@ -40,7 +40,8 @@ enum StorageBench {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             let results = try await measure(
-                options, backend: backend, baseURL: running.baseURL, bareURL: try url(bareURL), client: client)
+                options, backend: backend, baseURL: running.baseURL, bareURL: try url(bareURL), client: client,
+                database: scratch)
             try await client.shutdown()
             await running.stop()
             await scratch.remove()
@@ -54,7 +55,8 @@ enum StorageBench {
     }
 
     static func measure(
-        _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, bareURL: URL, client: HTTPClient
+        _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, bareURL: URL, client: HTTPClient,
+        database: ScratchDatabase
     ) async throws -> [BenchResult] {
         let base = baseURL.absoluteString
         progress("storage [\(backend)]: seeding")
@@ -72,12 +74,22 @@ enum StorageBench {
         var pacedReads: [Double] = []
         var pacedWrites: [Double] = []
         var posts: [Int: [Double]] = [1: [], 8: [], 64: []]
+        // PostgreSQL: CPU per read request of the server process, wrk and the database's backends,
+        // and POST throughput with the change feed's ordering lock removed, in the same rounds.
+        let accounting = backend == .postgres
+        var cpu = [[(process: Double, children: Double, backends: Double?)]](repeating: [], count: reads.count)
+        var orderedPosts: [ChangeOrdering: [Int: [Double]]] = [:]
         progress("storage [\(backend)]: \(rounds) round(s) of \(duration) per figure")
         _ = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: .seconds(1))
         for round in 0..<rounds {
             for offset in 0..<reads.count {
                 let index = (round + offset) % reads.count
+                let start = accounting ? CPUAccount.now(backends: try await database.backendCPUSeconds()) : nil
                 let load = try await LoadGenerator.run(url: reads[index], concurrency: readConcurrency, duration: duration)
+                if let start {
+                    let end = CPUAccount.now(backends: try await database.backendCPUSeconds())
+                    cpu[index].append(end.perRequest(since: start, requests: load.requests))
+                }
                 guard load.errors == 0 else { throw BenchError("\(reads[index].path): \(load.errors) errors under load") }
                 perSecond[index].append(load.requestsPerSecond)
             }
@@ -102,6 +114,15 @@ enum StorageBench {
             for concurrency in [1, 8, 64] {
                 posts[concurrency, default: []].append(
                     try await postLoad(client, base, concurrency: concurrency, duration: duration))
+                if accounting {
+                    // The same POSTs with each change-feed ordering; the current one last, so
+                    // the run continues as the storage reads.
+                    for ordering in [ChangeOrdering.unordered, .exclusiveWriters, .sharedWriters] {
+                        try await database.setChangeOrdering(ordering)
+                        orderedPosts[ordering, default: [:]][concurrency, default: []].append(
+                            try await postLoad(client, base, concurrency: concurrency, duration: duration))
+                    }
+                }
             }
         }
         let label = "storage [\(backend)] c=\(readConcurrency)"
@@ -133,6 +154,37 @@ enum StorageBench {
                     name: "storage [\(backend)]: POST /records (c=\(concurrency)), created/s",
                     value: median(posts[concurrency] ?? []),
                     unit: "req/s", baseline: bare, baselineValue: bareMedian))
+        }
+        guard accounting else { return results }
+        for concurrency in [1, 8, 64] {
+            let unordered = median(orderedPosts[.unordered]?[concurrency] ?? [])
+            for (ordering, label) in [
+                (ChangeOrdering.exclusiveWriters, "writers serialized (migration 2)"),
+                (.sharedWriters, "writers share the lock, readers wait (migration 3)"),
+            ] {
+                results.append(
+                    BenchResult(
+                        name: "storage [\(backend)]: POST /records (c=\(concurrency)), change feed order by \(label), created/s",
+                        value: median(orderedPosts[ordering]?[concurrency] ?? []), unit: "req/s",
+                        baseline: "the same with no ordering lock", baselineValue: unordered))
+            }
+        }
+        let names = [bare, "GET /records/{type}/{id}", "GET \(listPath) (list page of 20)"]
+        for (index, name) in names.enumerated() where !cpu[index].isEmpty {
+            let parts = cpu[index]
+            results.append(
+                BenchResult(
+                    name: "\(label): CPU per request, \(name): server process, µs", value: median(parts.map(\.process)),
+                    unit: "µs"))
+            results.append(
+                BenchResult(name: "\(label): CPU per request, \(name): wrk, µs", value: median(parts.map(\.children)), unit: "µs")
+            )
+            let backends = parts.compactMap(\.backends)
+            if !backends.isEmpty {
+                results.append(
+                    BenchResult(
+                        name: "\(label): CPU per request, \(name): PostgreSQL backends, µs", value: median(backends), unit: "µs"))
+            }
         }
         return results
     }

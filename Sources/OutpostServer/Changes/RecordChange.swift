@@ -74,9 +74,9 @@ public struct ChangeBounds: Sendable, Hashable {
 ///   ``PostgresStorage`` with one trigger, its migration 2);
 /// - positions become visible in increasing order: once a reader sees position `n`, no change
 ///   with a smaller position commits later. SQLite serializes writers, so this holds as is. A
-///   PostgreSQL backend must serialize the insertion into `record_changes` too, since sequence
-///   values are handed out before commit (``PostgresStorage``'s trigger takes a
-///   `pg_advisory_xact_lock` before the insert);
+///   PostgreSQL backend must keep that order itself, since sequence values are handed out before
+///   commit (``PostgresStorage``'s trigger takes an advisory lock shared before the insert, and a
+///   reader takes it exclusively, so it reads only positions no open write can still fill);
 /// - ``changes(type:after:limit:)`` answers from the shared database, so a change written through
 ///   another server instance is found on the next read.
 ///

@@ -8,6 +8,7 @@ import PostgresNIO
 extension PostgresStorage {
     /// A record by type and id.
     struct RecordByID: RecordStatement {
+        static let name = "outpost_record_by_id"
         static let sql = "SELECT \(PostgresStorage.columns) FROM records WHERE type = $1 AND id = $2"
         var type: String
         var id: String
@@ -22,6 +23,7 @@ extension PostgresStorage {
 
     /// A new record; no row when the id is taken (the caller draws another).
     struct InsertRecord: RecordStatement {
+        static let name = "outpost_insert_record"
         static let sql = """
             INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private)
             VALUES ($1, $2, $3, $4, 1, $5, $5, $6)
@@ -49,6 +51,7 @@ extension PostgresStorage {
 
     /// A token by the hash of its value (every request with a bearer token).
     struct TokenByHash: PostgresPreparedStatement {
+        static let name = "outpost_token_by_hash"
         static let sql = "SELECT kind, user_id, client_id, scope, family, expires_at, state FROM tokens WHERE hash = $1"
         var hash: String
 
@@ -59,11 +62,13 @@ extension PostgresStorage {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> StoredToken {
-            let row = row.makeRandomAccess()
+            // By position, in the order of `sql`'s columns.
+            var cells = PostgresCells(row)
+            let kind = try cells.next(String.self)
             return StoredToken(
-                hash: hash, kind: StoredToken.Kind(rawValue: try row.string("kind")) ?? .access,
-                userID: try row.optionalString("user_id"), clientID: try row.string("client_id"), scope: try row.string("scope"),
-                family: try row.string("family"), expiresAt: try row.int64("expires_at"), state: try row.string("state"))
+                hash: hash, kind: StoredToken.Kind(rawValue: kind) ?? .access, userID: try cells.next(String?.self),
+                clientID: try cells.next(String.self), scope: try cells.next(String.self), family: try cells.next(String.self),
+                expiresAt: try cells.next(Int64.self), state: try cells.next(String.self))
         }
     }
 
@@ -91,6 +96,88 @@ protocol RecordStatement: PostgresPreparedStatement where Row == StoredRecord {}
 
 extension RecordStatement {
     func decodeRow(_ row: PostgresRow) throws -> StoredRecord {
-        try PostgresStorage.record(from: row.makeRandomAccess())
+        try PostgresStorage.record(from: row)
+    }
+}
+
+/// The cells of a row read in column order, each decoded as it is reached: no lookup by name
+/// (a hash of the column name per cell) and no copy of the row.
+struct PostgresCells<Row: Collection> where Row.Element == PostgresCell {
+    var iterator: Row.Iterator
+
+    init(_ row: Row) {
+        iterator = row.makeIterator()
+    }
+
+    /// The next cell as `type`; a row with fewer columns than asked for is a decoding error.
+    mutating func next<Value: PostgresDecodable>(_ type: Value.Type) throws -> Value {
+        guard let cell = iterator.next() else {
+            throw ServerError(
+                .internalServerError, code: "corrupt_row", message: "A database row has fewer columns than the statement selects")
+        }
+        return try cell.decode(Value.self)
+    }
+}
+
+/// The order of a keyset page: its sort column and direction. Each order is its own prepared
+/// statement (``PostgresStorage/KeysetPage``), so PostgreSQL plans it once per connection.
+protocol KeysetOrder {
+    static var name: String { get }
+    static var sql: String { get }
+}
+
+extension KeysetOrder {
+    /// The page statement for `column` in one direction. The start position is always bound (the
+    /// first page starts before every row), and so is the viewer: with no viewer (`NULL`),
+    /// `owner = NULL` is never true, so only public records pass, as for an anonymous caller.
+    static func pageSQL(column: String, descending: Bool) -> String {
+        let direction = descending ? "DESC" : "ASC"
+        return """
+            SELECT \(PostgresStorage.columns) FROM records
+            WHERE type = $1 AND (NOT private OR owner = $2) AND (\(column), seq) \(descending ? "<" : ">") ($3, $4)
+            ORDER BY \(column) \(direction), seq \(direction) LIMIT $5
+            """
+    }
+}
+
+extension PostgresStorage {
+    enum CreatedAscending: KeysetOrder {
+        static let name = "outpost_page_created_asc"
+        static let sql = pageSQL(column: "created_at", descending: false)
+    }
+
+    enum CreatedDescending: KeysetOrder {
+        static let name = "outpost_page_created_desc"
+        static let sql = pageSQL(column: "created_at", descending: true)
+    }
+
+    enum UpdatedAscending: KeysetOrder {
+        static let name = "outpost_page_updated_asc"
+        static let sql = pageSQL(column: "updated_at", descending: false)
+    }
+
+    enum UpdatedDescending: KeysetOrder {
+        static let name = "outpost_page_updated_desc"
+        static let sql = pageSQL(column: "updated_at", descending: true)
+    }
+
+    /// A keyset page without field filters (every list page of a type), in `Order`.
+    struct KeysetPage<Order: KeysetOrder>: RecordStatement {
+        static var name: String { Order.name }
+        static var sql: String { Order.sql }
+        var type: String
+        var viewer: String?
+        var position: RecordPosition
+        var limit: Int64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 5)
+            bindings.append(type)
+            bindings.append(viewer)
+            bindings.append(position.time)
+            bindings.append(position.seq)
+            bindings.append(limit)
+            return bindings
+        }
     }
 }

@@ -6,8 +6,8 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
     /// The channel every instance `LISTEN`s on; the trigger `NOTIFY`s it with each record write.
     static let changesChannel = "outpost_record_changes"
 
-    /// Serialises the writers of `record_changes` (`pg_advisory_xact_lock`), so positions become
-    /// visible in increasing order.
+    /// Keeps positions visible in increasing order: writers of `record_changes` hold it shared,
+    /// a reader exclusively for its read (migration 3; migration 2 had writers hold it exclusively).
     static let changesLock: Int64 = 0x6F75_7470_6F73_75  // "outpost" + 1
 
     /// Migration 2 (issue 14): the change feed, as SQLite's migration 8.
@@ -41,10 +41,20 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
         "CREATE INDEX record_changes_by_time ON record_changes (at)",
         "CREATE TABLE record_changes_pruned (id INTEGER PRIMARY KEY CHECK (id = 1), through BIGINT NOT NULL)",
         "INSERT INTO record_changes_pruned (id, through) VALUES (1, 0)",
+        changeTriggerFunction(.exclusiveWriters, replacing: false),
         """
-        CREATE FUNCTION outpost_record_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+        CREATE TRIGGER record_changed AFTER INSERT OR UPDATE OR DELETE ON records
+        FOR EACH ROW EXECUTE FUNCTION outpost_record_changed()
+        """,
+    ]
+
+    /// The trigger function: migration 2 creates it with writers serialized, migration 3 replaces
+    /// it with writers sharing the lock; `outpost-bench` swaps the versions to measure their cost.
+    static func changeTriggerFunction(_ ordering: ChangeOrdering, replacing: Bool) -> String {
+        """
+        CREATE \(replacing ? "OR REPLACE " : "")FUNCTION outpost_record_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            PERFORM pg_advisory_xact_lock(\(changesLock));
+            \(ordering.statement)
             IF TG_OP = 'DELETE' THEN
                 INSERT INTO record_changes (type, record_id, change, version, owner, private, body, created_at, updated_at, at)
                 VALUES (OLD.type, OLD.id, 'deleted', OLD.version, OLD.owner, OLD.private, NULL, OLD.created_at,
@@ -59,32 +69,72 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
             RETURN NULL;
         END
         $$
+        """
+    }
+
+    /// Migration 3: writers no longer serialize on the change feed; readers wait for them instead.
+    ///
+    /// Migration 2's trigger held an exclusive advisory lock from drawing a position until commit,
+    /// so record writes committed one at a time (and, with `fsync` on, each waited for its own WAL
+    /// flush: no group commit). Now the trigger takes that lock *shared*: writers run and commit
+    /// together. Order is kept on the reading side. `outpost_change_watermark()` takes the lock
+    /// exclusively, which PostgreSQL grants only once every writer that drew a position before
+    /// has committed or rolled back (and writers arriving meanwhile queue behind it before they
+    /// draw one), then reads the sequence's last value: every position up to it is final.
+    /// `outpost_changes(...)` takes the watermark and then, in a statement of its own (a later
+    /// snapshot, as plpgsql runs each statement of a volatile function in READ COMMITTED), reads
+    /// only changes up to it. A reader thus never sees position `n` while a smaller one can still
+    /// commit. The exclusive lock lasts one short read; a waiting reader holds back new writers
+    /// for as long as the writers before it take to commit.
+    static let changesWatermarkSchema: [String] = [
+        changeTriggerFunction(.sharedWriters, replacing: true),
+        """
+        CREATE FUNCTION outpost_change_watermark() RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(\(changesLock));
+            RETURN COALESCE(pg_sequence_last_value(pg_get_serial_sequence('record_changes', 'position')::regclass), 0);
+        END
+        $$
         """,
         """
-        CREATE TRIGGER record_changed AFTER INSERT OR UPDATE OR DELETE ON records
-        FOR EACH ROW EXECUTE FUNCTION outpost_record_changed()
+        CREATE FUNCTION outpost_changes(after BIGINT, only_type TEXT, max_count BIGINT)
+        RETURNS SETOF record_changes LANGUAGE plpgsql VOLATILE AS $$
+        DECLARE
+            final BIGINT := outpost_change_watermark();
+        BEGIN
+            -- Two statements, so that each keeps its own plan (by position; by type and position).
+            IF only_type IS NULL THEN
+                RETURN QUERY SELECT * FROM record_changes
+                    WHERE position > after AND position <= final ORDER BY position LIMIT max_count;
+            ELSE
+                RETURN QUERY SELECT * FROM record_changes
+                    WHERE type = only_type AND position > after AND position <= final ORDER BY position LIMIT max_count;
+            END IF;
+        END
+        $$
         """,
     ]
 
     static let changeColumns = "position, type, record_id, change, version, owner, private, body, created_at, updated_at, at"
 
     public func changes(type: String?, after position: Int64, limit: Int) async throws -> [RecordChange] {
-        var statement = PostgresStatement("SELECT \(Self.changeColumns) FROM record_changes WHERE position > ")
-        statement.sql += statement.bind(position)
-        if let type { statement.sql += " AND type = " + statement.bind(type) }
-        statement.sql += " ORDER BY position LIMIT " + statement.bind(Int64(max(0, limit)))
-        return try await rows(statement.query).map(Self.change(from:))
+        // Only final positions (migration 3): see `changesWatermarkSchema`.
+        try await rows(
+            """
+            SELECT \(unescaped: Self.changeColumns) FROM outpost_changes(\(position), \(type), \(Int64(max(0, limit))))
+            """
+        ).map(Self.change(from:))
     }
 
     public func changeBounds() async throws -> ChangeBounds {
         let row = try await rows(
             """
-            SELECT (SELECT through FROM record_changes_pruned WHERE id = 1) AS pruned,
-                   (SELECT COALESCE(MAX(position), 0)::BIGINT FROM record_changes) AS latest
+            SELECT (SELECT through FROM record_changes_pruned WHERE id = 1) AS pruned, outpost_change_watermark() AS latest
             """
         ).first
         let pruned = try row?.optionalInt64("pruned") ?? 0
-        // Retention may have removed every change: the newest position handed out is then the pruned one.
+        // The newest final position: every change up to it has committed (or never will). Retention
+        // may have removed every change: the newest position handed out is then the pruned one.
         return ChangeBounds(prunedThrough: pruned, latest: max(pruned, try row?.optionalInt64("latest") ?? 0))
     }
 
@@ -148,5 +198,23 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
             createdAt: try row.int64("created_at"), updatedAt: try row.int64("updated_at"), seq: 0,
             isPrivate: try row["private"].decode(Bool.self))
         return RecordChange(position: try row.int64("position"), kind: kind, record: record, at: try row.int64("at"))
+    }
+}
+
+/// How the change-feed trigger keeps positions in commit order (the lock it takes before drawing one).
+package enum ChangeOrdering: Sendable, CaseIterable {
+    /// Migration 2: an exclusive lock until commit; writers commit one at a time.
+    case exclusiveWriters
+    /// Migration 3 (current): a shared lock until commit; readers wait for earlier writers.
+    case sharedWriters
+    /// No lock: positions may become visible out of order. For measuring the others only.
+    case unordered
+
+    var statement: String {
+        switch self {
+        case .exclusiveWriters: return "PERFORM pg_advisory_xact_lock(\(PostgresStorage.changesLock));"
+        case .sharedWriters: return "PERFORM pg_advisory_xact_lock_shared(\(PostgresStorage.changesLock));"
+        case .unordered: return "-- no ordering lock (benchmark only)"
+        }
     }
 }

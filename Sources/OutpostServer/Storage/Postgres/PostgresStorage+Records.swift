@@ -96,8 +96,37 @@ extension PostgresStorage {
 
     public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
     {
-        let column = query.sort.column
         let descending = query.sort.descending != backwards
+        if query.filters.isEmpty {
+            return try await keysetPage(query, from: position, descending: descending)
+        }
+        return try await rows(Self.keysetStatement(query, from: position, descending: descending).query).map(Self.record(from:))
+    }
+
+    /// A page without filters, by the prepared statement of its order.
+    func keysetPage(_ query: RecordQuery, from position: RecordPosition?, descending: Bool) async throws -> [StoredRecord] {
+        // The first page starts before every row: past the end of the order.
+        let start = position ?? (descending ? RecordPosition(time: .max, seq: .max) : RecordPosition(time: .min, seq: .min))
+        let limit = Int64(query.limit + 1)
+        switch (query.sort.column == RecordSort.updated.column, descending) {
+        case (false, false):
+            return try await rows(
+                KeysetPage<CreatedAscending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
+        case (false, true):
+            return try await rows(
+                KeysetPage<CreatedDescending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
+        case (true, false):
+            return try await rows(
+                KeysetPage<UpdatedAscending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
+        case (true, true):
+            return try await rows(
+                KeysetPage<UpdatedDescending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
+        }
+    }
+
+    /// A keyset page of any query (field filters included) as one statement built for it.
+    static func keysetStatement(_ query: RecordQuery, from position: RecordPosition?, descending: Bool) -> PostgresStatement {
+        let column = query.sort.column
         var statement = PostgresStatement("SELECT \(Self.columns) FROM records WHERE type = ")
         statement.sql += statement.bind(query.type)
         Self.appendConditions(query, to: &statement)
@@ -107,7 +136,7 @@ extension PostgresStorage {
         }
         let direction = descending ? "DESC" : "ASC"
         statement.sql += " ORDER BY \(column) \(direction), seq \(direction) LIMIT " + statement.bind(Int64(query.limit + 1))
-        return try await rows(statement.query).map(Self.record(from:))
+        return statement
     }
 
     public func listRecords(_ query: RecordQuery, page: Int) async throws -> (records: [StoredRecord], total: Int) {
@@ -147,10 +176,13 @@ extension PostgresStorage {
         return try row["value"].decode(Data.self)
     }
 
-    static func record(from row: PostgresRandomAccessRow) throws -> StoredRecord {
-        StoredRecord(
-            type: try row.string("type"), id: try row.string("id"), owner: try row.optionalString("owner"),
-            body: try row.string("body"), version: Int(try row.int64("version")), createdAt: try row.int64("created_at"),
-            updatedAt: try row.int64("updated_at"), seq: try row.int64("seq"), isPrivate: try row["private"].decode(Bool.self))
+    /// A record from a row of ``columns``, read by position in that order.
+    static func record<Row: Collection>(from row: Row) throws -> StoredRecord where Row.Element == PostgresCell {
+        var cells = PostgresCells(row)
+        let seq = try cells.next(Int64.self)
+        return StoredRecord(
+            type: try cells.next(String.self), id: try cells.next(String.self), owner: try cells.next(String?.self),
+            body: try cells.next(String.self), version: Int(try cells.next(Int64.self)), createdAt: try cells.next(Int64.self),
+            updatedAt: try cells.next(Int64.self), seq: seq, isPrivate: try cells.next(Bool.self))
     }
 }

@@ -42,6 +42,16 @@ public final class PostgresStorage: Storage {
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: tls)
         configuration.options.maximumConnections = max(1, maxConnections)
+        // Each time a connection goes back to the pool, postgres-nio schedules a keep-alive timer
+        // and, for a connection above the pool's minimum, an idle timer (a child task sleeping on
+        // a dispatch timer each), and cancels them when the connection is leased again: per query.
+        // Without keep-alive pings, and with the connections a request load on this machine uses
+        // kept open, a query starts and ends no timer; a connection the network broke meanwhile
+        // fails its next query (503 `storage_unavailable`, retried) and the pool replaces it.
+        configuration.options.keepAliveBehavior = nil
+        configuration.options.minimumConnections = min(
+            configuration.options.maximumConnections,
+            Self.keptConnections(processors: ProcessInfo.processInfo.activeProcessorCount))
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = [
             ("lock_timeout", "\(max(1, IdempotencyRow.milliseconds(busyTimeout)))"),
@@ -67,6 +77,9 @@ public final class PostgresStorage: Storage {
         return storage
     }
 
+    /// How many pooled connections stay open while idle: two per processor, at least four.
+    static func keptConnections(processors: Int) -> Int { max(4, 2 * processors) }
+
     init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, location: PostgresLocation) {
         self.client = client
         self.runner = runner
@@ -75,8 +88,11 @@ public final class PostgresStorage: Storage {
     }
 
     /// The numbered schema steps. Append only; never edit a step that has shipped. Step 1 is the
-    /// schema SQLite reached with its migrations 1–7; step 2 is the change feed (SQLite's 8).
-    static let migrations: [(version: Int, statements: [String])] = [(1, schema), (2, changesSchema)]
+    /// schema SQLite reached with its migrations 1–7; step 2 is the change feed (SQLite's 8); step 3
+    /// keeps the feed's order on the reading side instead of serializing writers.
+    static let migrations: [(version: Int, statements: [String])] = [
+        (1, schema), (2, changesSchema), (3, changesWatermarkSchema),
+    ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).
     static let migrationLock: Int64 = 0x6F75_7470_6F73_74  // "outpost"
