@@ -143,7 +143,7 @@ struct BadInputTests {
             let request =
                 "POST /records/things HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 100\r\n\r\n{\"a\":"
-            let reply = try await raw.exchange(request, timeout: .seconds(4))
+            let reply = try await raw.exchange(request, timeout: .seconds(20))
             #expect(reply.closed, "the connection stayed open past the body timeout")
             #expect(reply.status == 408)
             #expect(reply.body.contains("request_timeout"))
@@ -161,7 +161,7 @@ struct BadInputTests {
             let request =
                 "POST /records/things HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 9223372036854775807\r\n\r\n{\"a\":1}"
-            let reply = try await raw.exchange(request, timeout: .seconds(4))
+            let reply = try await raw.exchange(request, timeout: .seconds(20))
             #expect(reply.closed)
             #expect((400..<500).contains(reply.status ?? 0))
         }
@@ -198,9 +198,9 @@ struct BadInputTests {
     func idleConnections() async throws {
         try await withLiveServer(configure: { $0.idleTimeout = .seconds(1) }) { server, _ in
             let raw = RawHTTP(port: server.running.port)
-            let emptyLine = try await raw.exchange("\r\n", timeout: .seconds(4))
+            let emptyLine = try await raw.exchange("\r\n", timeout: .seconds(20))
             #expect(emptyLine.closed)
-            let silent = try await raw.exchange([], timeout: .seconds(4))
+            let silent = try await raw.exchange([], timeout: .seconds(20))
             #expect(silent.closed)
         }
     }
