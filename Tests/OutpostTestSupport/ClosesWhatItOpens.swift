@@ -47,65 +47,87 @@ package enum ResourcePlaces {
     /// How many tests may hold servers or storages at once, in the whole process.
     package static let count = 24
 
+    /// How long a test waits for a place before it goes ahead without one: the places bound the
+    /// threads in normal runs, and can never hold a test back for good.
+    package static let patience = Duration.seconds(10)
+
     /// The current test's place, bound by ``ClosesWhatItOpens``.
     @TaskLocal package static var current: Holder?
 
-    private static let places = Places(count: count)
+    fileprivate static let places = Places(count: count)
 
     /// Waits for a place for the current test, unless it has one already (or runs without
     /// ``ClosesWhatItOpens``). Called by the helpers that start servers and open storages.
     package static func enter() async {
         guard let holder = current, holder.claim() else { return }
-        await places.take()
+        if await places.take(within: patience) { holder.took() }
     }
 
     /// Whether the current test holds a place, given back when it ends.
     package final class Holder: Sendable {
         private let claimed = Atomic(false)
+        private let holds = Atomic(false)
 
         package init() {}
 
-        /// `true` the first time: the caller takes the place.
+        /// `true` the first time: the caller asks for the place.
         fileprivate func claim() -> Bool {
             !claimed.exchange(true, ordering: .acquiringAndReleasing)
         }
 
-        /// Gives the place back, if the test took one.
+        fileprivate func took() { holds.store(true, ordering: .releasing) }
+
+        /// Gives the place back, if the test got one.
         package func leave() {
-            if claimed.load(ordering: .acquiring) { ResourcePlaces.places.give() }
+            if holds.exchange(false, ordering: .acquiringAndReleasing) { ResourcePlaces.places.give() }
         }
     }
 }
 
 /// A fixed number of places, handed out in the order they were asked for.
 private final class Places: Sendable {
-    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+    private struct State {
+        var free: Int
+        var waiting: [(id: Int, continuation: CheckedContinuation<Bool, Never>)] = []
+        var nextID = 0
+    }
 
-    init(count: Int) { state = Mutex((count, [])) }
+    private let state: Mutex<State>
 
-    func take() async {
+    init(count: Int) { state = Mutex(State(free: count)) }
+
+    /// `true` once a place is taken; `false` when none came free within `patience`.
+    func take(within patience: Duration) async -> Bool {
         await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
+            let id: Int? = state.withLock { state in
                 if state.free > 0 {
                     state.free -= 1
-                    return true
+                    return nil
                 }
-                state.waiting.append(continuation)
-                return false
+                state.nextID += 1
+                state.waiting.append((state.nextID, continuation))
+                return state.nextID
             }
-            if now { continuation.resume() }
+            guard let id else { return continuation.resume(returning: true) }
+            Task {
+                try? await Task.sleep(for: patience)
+                let expired = self.state.withLock { state in
+                    state.waiting.firstIndex { $0.id == id }.map { state.waiting.remove(at: $0).continuation }
+                }
+                expired?.resume(returning: false)
+            }
         }
     }
 
     /// Hands the place to the longest waiter, or frees it.
     func give() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let next = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             if state.waiting.isEmpty {
                 state.free += 1
                 return nil
             }
-            return state.waiting.removeFirst()
+            return state.waiting.removeFirst().continuation
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 }
