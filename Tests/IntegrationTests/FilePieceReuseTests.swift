@@ -1,12 +1,13 @@
 import Foundation
 import NIOCore
 import OutpostServer
+import OutpostTestSupport
 import Testing
 
 /// A download reads its pieces into one reused buffer (`PieceBuffer`); these check that reuse
 /// never changes a byte: not of a piece the connection still holds, not of a range that starts or
 /// ends inside a piece.
-@Suite("File download piece reuse")
+@Suite("File download piece reuse", .closesWhatItOpens)
 struct FilePieceReuseTests {
     static let piece = 256 * 1024
 

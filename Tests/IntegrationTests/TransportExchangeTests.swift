@@ -3,6 +3,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostCore
@@ -10,7 +11,7 @@ import Testing
 /// What `ClientTransport.send` must keep while the AsyncHTTPClient transport collects responses with
 /// a delegate of its own and reuses the targets it has built: the response body cap, announced or
 /// not, and each request's own headers and body when many go to one URL. Both built-in transports.
-@Suite("Transport exchanges", .timeLimit(.minutes(1)))
+@Suite("Transport exchanges", .closesWhatItOpens, .timeLimit(.minutes(1)))
 struct TransportExchangeTests {
     typealias Kind = TransportFailureTests.Kind
 

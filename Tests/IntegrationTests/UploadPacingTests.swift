@@ -4,12 +4,13 @@ import NIOCore
 import NIOPosix
 import Outpost
 import OutpostCore
+import OutpostTestSupport
 import Synchronization
 import Testing
 
 /// An upload through `AsyncHTTPClientTransport` reads its next chunk only once the connection's
 /// event loop has taken the previous one, so chunks cannot pile up in the loop's task queue.
-@Suite("Upload pacing")
+@Suite("Upload pacing", .closesWhatItOpens)
 struct UploadPacingTests {
     @Test("while the event loop is busy, the upload asks its source for no more chunks; then the bytes all arrive")
     func pacedByTheLoop() async throws {

@@ -1,11 +1,12 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
 
-@Suite("SQLite list statements are reused, not prepared again")
+@Suite("SQLite list statements are reused, not prepared again", .closesWhatItOpens)
 struct ListStatementTests {
     @Test("a bound LIMIT makes SQLite prepare a kept statement again on every run (what the list query avoids)")
     func boundLimitReprepares() async throws {

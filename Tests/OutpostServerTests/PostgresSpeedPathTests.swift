@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
@@ -9,7 +10,7 @@ import Testing
 /// prepared statement, and the change feed's order kept by readers (migration 3) instead of by
 /// serialized writers.
 @Suite(
-    "PostgreSQL fast paths",
+    "PostgreSQL fast paths", .closesWhatItOpens,
     .enabled(
         if: ScratchDatabase.postgresRequired || ScratchDatabase.postgresBase != nil, "\(ScratchDatabase.postgresSkipReason ?? "")"
     ))
