@@ -5,6 +5,7 @@
     import NIOCore
     import NIOHTTP1
     import OutpostSupport
+    import Synchronization
     import Tracing
 
     /// A ``ClientTransport`` on AsyncHTTPClient: the default transport on Linux.
@@ -14,9 +15,14 @@
     ///
     /// ``TransportOptions/timeout`` bounds the whole exchange, body included; ``shutdown()`` cancels
     /// the requests in flight and returns without waiting for the server.
+    ///
+    /// A transport that owns its client and is released without ``shutdown()`` shuts its clients down
+    /// in the background (AsyncHTTPClient alone would stop a debug build with a fatal error).
     public final class AsyncHTTPClientTransport: ClientTransport {
         public let client: HTTPClient
         private let owned: Bool
+        /// Whether ``shutdown()`` has run (then `deinit` leaves the client alone).
+        private let shutDown = Atomic<Bool>(false)
         /// The event loop the requests prefer (see ``send(_:body:options:)``).
         private let eventLoop: any EventLoop
         private let exchanges = InFlightExchanges<(HTTPResponse, Data)>()
@@ -75,6 +81,14 @@
             self.eventStreams = EventStreamPool(configuration: nil)
             self.eventLoop = client.eventLoopGroup.next()
             self.loopExecutor = nil
+        }
+
+        deinit {
+            // Dropped without `shutdown()` (a client that was never shut down, a test that threw):
+            // AsyncHTTPClient traps in debug builds when an `HTTPClient` is released before its
+            // shutdown, and leaks its connections otherwise. The shutdown holds the client until it
+            // is done.
+            if owned, !shutDown.load(ordering: .relaxed) { _ = client.shutdown() }
         }
 
         public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
@@ -215,6 +229,7 @@
         /// finishes in the background when it takes longer. Its event loops are the shared singleton
         /// group; nothing else waits for it.
         public func shutdown() async throws {
+            shutDown.store(true, ordering: .relaxed)
             requests.cancelAll()
             await exchanges.cancelAll()
             let client = owned ? client : nil

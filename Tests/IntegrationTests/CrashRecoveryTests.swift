@@ -25,6 +25,7 @@ struct CrashRecoveryTests {
     /// One `outpost serve` child process.
     struct Child {
         let process: Process
+        let exit: ProcessExit
         let baseURL: URL
 
         static func start(_ binary: URL, database: String) async throws -> Child {
@@ -44,6 +45,7 @@ struct CrashRecoveryTests {
                     sink.yield(data)
                 }
             }
+            let exit = ProcessExit(watching: process)
             try process.run()
             var output = ""
             for await chunk in chunks {
@@ -51,16 +53,18 @@ struct CrashRecoveryTests {
                 if let range = output.range(of: #"http://[0-9.]+:[0-9]+"#, options: .regularExpression),
                     let url = URL(string: String(output[range]))
                 {
-                    return Child(process: process, baseURL: url)
+                    return Child(process: process, exit: exit, baseURL: url)
                 }
             }
             process.terminate()
+            await exit.wait()
             throw CrashTestFailure(message: "outpost serve stopped before it listened: \(output)")
         }
 
-        func kill9() {
+        /// Kills the child with SIGKILL and waits for its end (without holding a thread).
+        func kill9() async {
             _ = kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await exit.wait()
         }
     }
 
@@ -143,19 +147,29 @@ struct CrashRecoveryTests {
             }
         }
         for await _ in ledger.enough { break }
-        first.kill9()
+        await first.kill9()
         await load.value
         try await client.shutdown()
 
         let second = try await Child.start(binary, database: database)
-        defer {
+        do {
+            try await checkRecovered(second.baseURL, ledger: ledger, sent: workers * perWorker)
+        } catch {
             second.process.terminate()
-            second.process.waitUntilExit()
+            await second.exit.wait()
+            throw error
         }
-        try await IdempotencyTests.withClient(second.baseURL) { client in
+        second.process.terminate()
+        await second.exit.wait()
+    }
+
+    /// Every acknowledged key answers its record again, every key sent without an answer succeeds
+    /// once now, and the type holds exactly one record per key.
+    func checkRecovered(_ baseURL: URL, ledger: Ledger, sent: Int) async throws {
+        try await IdempotencyTests.withClient(baseURL) { client in
             let (acknowledged, unanswered) = ledger.state.withLock { ($0.acknowledged, $0.unanswered) }
             #expect(acknowledged.count >= 40)
-            #expect(acknowledged.count < workers * perWorker, "the server was killed before the load finished")
+            #expect(acknowledged.count < sent, "the server was killed before the load finished")
             // Acknowledged keys answer the same record again; the ones in flight at the kill now succeed once.
             for (n, id) in acknowledged { #expect(try await Self.create(client, n) == id) }
             for n in unanswered { _ = try await Self.create(client, n) }

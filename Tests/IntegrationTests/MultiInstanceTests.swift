@@ -41,7 +41,7 @@ struct MultiInstanceTests {
                 children = started.compactMap { try? $0.get() }
                 for result in started { _ = try result.get() }
                 // The admin command through the same seam: a user made with `outpost users add`.
-                try Self.run(binary, ["users", "add", "ada", "--database", scratch.argument], input: password + "\n")
+                try await Self.run(binary, ["users", "add", "ada", "--database", scratch.argument], input: password + "\n")
                 let storage = try await scratch.open()
                 let (client, _) = try await storage.registerClient(
                     name: "Cluster test", redirectURIs: [], grants: ["password", "refresh_token"],
@@ -51,24 +51,24 @@ struct MultiInstanceTests {
                 let clients = children.map { OutpostClient(configuration: .init(baseURL: $0.baseURL, retry: .none)) }
                 return Cluster(scratch: scratch, children: children, clients: clients, clientID: client.id)
             } catch {
-                for child in children { child.kill9() }
+                for child in children { await child.kill9() }
                 await scratch.remove()
                 throw error
             }
         }
 
-        static func run(_ binary: URL, _ arguments: [String], input: String) throws {
+        static func run(_ binary: URL, _ arguments: [String], input: String) async throws {
             let process = Process()
             process.executableURL = binary
             process.arguments = arguments
             let stdin = Pipe()
             process.standardInput = stdin
             process.standardOutput = FileHandle.nullDevice
+            let exit = ProcessExit(watching: process)
             try process.run()
             stdin.fileHandleForWriting.write(Data(input.utf8))
             try stdin.fileHandleForWriting.close()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "outpost \(arguments.first ?? "") failed")
+            #expect(await exit.wait() == ChildExit(status: 0, signalled: false), "outpost \(arguments.first ?? "") failed")
         }
 
         func url(_ instance: Int, _ path: String) -> String {
@@ -84,7 +84,7 @@ struct MultiInstanceTests {
         func stop() async {
             for client in clients { try? await client.shutdown() }
             try? await browser.shutdown()
-            for child in children { child.kill9() }  // no graceful wait: nothing of theirs is checked after
+            for child in children { await child.kill9() }  // no graceful wait: nothing of theirs is checked after
             await scratch.remove()
         }
     }

@@ -156,6 +156,7 @@ struct OutboxIntegrationTests {
     /// One `outpost outbox replay` child, whose output is read line by line.
     struct ReplayChild {
         let process: Process
+        let exit: ProcessExit
         let lines: AsyncStream<String>
 
         static func start(_ binary: URL, journal: URL, server: URL, stallAfter: Int?) throws -> ReplayChild {
@@ -187,8 +188,9 @@ struct OutboxIntegrationTests {
                 }
                 for line in complete { sink.yield(line) }
             }
+            let exit = ProcessExit(watching: process)
             try process.run()
-            return ReplayChild(process: process, lines: lines)
+            return ReplayChild(process: process, exit: exit, lines: lines)
         }
 
         /// Waits for the line that says the child hangs after a response it has not recorded, and kills it.
@@ -198,8 +200,7 @@ struct OutboxIntegrationTests {
                 seen.append(line)
                 if line.hasPrefix("stalled ") {
                     _ = kill(process.processIdentifier, SIGKILL)
-                    process.waitUntilExit()
-                    #expect(process.terminationReason == .uncaughtSignal)
+                    #expect(await exit.wait().signalled)
                     return seen
                 }
             }
@@ -209,8 +210,7 @@ struct OutboxIntegrationTests {
         func finish() async -> (lines: [String], status: Int32) {
             var seen: [String] = []
             for await line in lines { seen.append(line) }
-            process.waitUntilExit()
-            return (seen, process.terminationStatus)
+            return (seen, await exit.wait().status)
         }
     }
 
@@ -227,10 +227,10 @@ struct OutboxIntegrationTests {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
+        let exit = ProcessExit(watching: process)
         try process.run()
-        let data = try pipe.fileHandleForReading.readToEnd() ?? Data()
-        process.waitUntilExit()
-        return (String(decoding: data, as: UTF8.self), process.terminationStatus)
+        let data = await pipe.fileHandleForReading.readAllOffPool()
+        return (String(decoding: data, as: UTF8.self), await exit.wait().status)
     }
 
     @Test(

@@ -46,6 +46,11 @@
             }
         }
 
+        deinit {
+            // Its transport was released without `shutdown()`: see `AsyncHTTPClientTransport.deinit`.
+            if let client = state.withLock({ $0.client.take() }) { _ = client.shutdown() }
+        }
+
         /// Shuts the stream pool down (ending its streams); none is made afterwards.
         func shutdown() async throws {
             let client = state.withLock { state in

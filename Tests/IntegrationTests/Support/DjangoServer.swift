@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import OutpostTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -31,7 +31,7 @@ struct DjangoServer: Sendable {
     let password: String
     let secrets: [String: String]
     let pid: Int32
-    private let exited: Exit
+    private let exited: ProcessExit
     private let stdin: FileHandle
 
     /// Starts the server and waits, at most `timeout`, until it answers.
@@ -52,8 +52,7 @@ struct DjangoServer: Sendable {
         process.standardOutput = output
         process.standardInput = input
         process.standardError = FileHandle.nullDevice
-        let exited = Exit()
-        process.terminationHandler = { exited.finish($0.terminationStatus) }
+        let exited = ProcessExit(watching: process)
         try process.run()
         // The child has its own copy; with ours closed, its stdout reaches EOF when it exits.
         try? output.fileHandleForWriting.close()
@@ -76,7 +75,7 @@ struct DjangoServer: Sendable {
             return server
         } catch {
             kill(pid, SIGKILL)
-            _ = await exited.status()
+            await exited.wait()
             throw error
         }
     }
@@ -89,7 +88,7 @@ struct DjangoServer: Sendable {
             try await Task.sleep(for: .seconds(10))  // a bound on a graceful stop, not a synchronisation
             kill(pid, SIGKILL)
         }
-        _ = await exited.status()
+        await exited.wait()
         escalation.cancel()
         try? stdin.close()
     }
@@ -147,33 +146,6 @@ struct DjangoServer: Sendable {
     struct Failure: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
-    }
-
-    /// The exit status of the server process, once it is known.
-    final class Exit: Sendable {
-        private let state = Mutex<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
-
-        var hasExited: Bool { state.withLock { $0.status != nil } }
-
-        func finish(_ status: Int32) {
-            let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
-                state.status = status
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: status) }
-        }
-
-        func status() async -> Int32 {
-            await withCheckedContinuation { continuation in
-                let known = state.withLock { state -> Int32? in
-                    if let status = state.status { return status }
-                    state.waiters.append(continuation)
-                    return nil
-                }
-                if let known { continuation.resume(returning: known) }
-            }
-        }
     }
 }
 

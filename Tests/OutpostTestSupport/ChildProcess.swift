@@ -1,0 +1,71 @@
+package import Foundation
+import Synchronization
+
+/// How a child process ended.
+package struct ChildExit: Sendable, Equatable {
+    /// The exit status, or the number of the signal that ended it.
+    package var status: Int32
+    /// Whether a signal ended it (`kill -9`), rather than `exit`.
+    package var signalled: Bool
+
+    package init(status: Int32, signalled: Bool) {
+        self.status = status
+        self.signalled = signalled
+    }
+}
+
+/// A child process's end, awaited without holding a thread.
+///
+/// `Process.waitUntilExit()` and a blocking read of a child's pipe hold their thread until the
+/// child is done. Tests run on Swift's cooperative pool, which has one thread per core (two on
+/// CI): two such waits stopped every task of the test process, the in-process server a child was
+/// talking to included, until time limits fired and a test died with its client still open. Made
+/// before `run()`, this sets the process's termination handler and lets any number of tasks await
+/// the end.
+package final class ProcessExit: Sendable {
+    private let state = Mutex<(exit: ChildExit?, waiters: [CheckedContinuation<ChildExit, Never>])>((nil, []))
+
+    /// Watches `process`, which must not have been started yet (it takes its `terminationHandler`).
+    package init(watching process: Process) {
+        process.terminationHandler = { [self] ended in
+            finish(ChildExit(status: ended.terminationStatus, signalled: ended.terminationReason == .uncaughtSignal))
+        }
+    }
+
+    /// Whether the process has ended.
+    package var hasExited: Bool { state.withLock { $0.exit != nil } }
+
+    /// Waits until the process has ended.
+    @discardableResult
+    package func wait() async -> ChildExit {
+        await withCheckedContinuation { continuation in
+            let known = state.withLock { state -> ChildExit? in
+                if let exit = state.exit { return exit }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let known { continuation.resume(returning: known) }
+        }
+    }
+
+    private func finish(_ exit: ChildExit) {
+        let waiters = state.withLock { state -> [CheckedContinuation<ChildExit, Never>] in
+            state.exit = exit
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: exit) }
+    }
+}
+
+extension FileHandle {
+    /// Reads to the end of the file or pipe on a thread of its own, so that the awaiting task holds
+    /// none of the cooperative pool's threads while the writer takes its time.
+    package func readAllOffPool() async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { [self] in
+                continuation.resume(returning: (try? readToEnd()) ?? Data())
+            }
+        }
+    }
+}
