@@ -92,8 +92,8 @@ enum FilesBench {
                     baselineValue: copyRate),
                 BenchResult(
                     name: "files: peak resident memory downloading \(setup.label) through URLSessionTransport (target < 64)",
-                    value: Double(second.peak) / 1_048_576, unit: "MB", baseline: "resident when it started",
-                    baselineValue: Double(second.residentBefore) / 1_048_576),
+                    value: Double(second.peak.resident) / 1_048_576, unit: "MB", baseline: "resident when it started",
+                    baselineValue: Double(second.before.resident) / 1_048_576),
             ]
     }
 
@@ -228,40 +228,41 @@ enum FilesBench {
                 unit: "MB/s", baseline: "local file copy, 256 KiB chunks", baselineValue: copyRate),
             BenchResult(
                 name: "files: peak resident memory \(what); target < 64)",
-                value: Double(transfer.peak) / 1_048_576, unit: "MB", baseline: starting,
-                baselineValue: Double(transfer.residentBefore) / 1_048_576),
+                value: Double(transfer.peak.resident) / 1_048_576, unit: "MB", baseline: starting,
+                baselineValue: Double(transfer.before.resident) / 1_048_576),
             BenchResult(
                 name: "files: anonymous memory (heap, stacks) at most while \(what)), sampled every 2 ms",
-                value: Double(transfer.anonymousPeak) / 1_048_576, unit: "MB", baseline: anonymousStarting,
-                baselineValue: Double(transfer.anonymousBefore) / 1_048_576),
+                value: Double(transfer.peak.anonymous) / 1_048_576, unit: "MB", baseline: anonymousStarting,
+                baselineValue: Double(transfer.before.anonymous) / 1_048_576),
         ]
     }
 
-    /// A transfer's result, its duration, the peak resident memory while it ran and what that peak
-    /// is made of: the most anonymous memory (heap, stacks), sampled every 2 ms; with where both
-    /// stood when it started.
+    /// Resident memory, and the part of it that is anonymous (heap, stacks).
+    struct Footprint {
+        var resident: Int
+        var anonymous: Int
+    }
+
+    /// A transfer's result, its duration, where memory stood when it started, and its peak: the
+    /// most resident (`VmHWM`) and the most anonymous memory, sampled every 2 ms.
     struct Sampled<T> {
         var result: T
         var time: Duration
-        var peak: Int
-        var anonymousPeak: Int
-        var residentBefore: Int
-        var anonymousBefore: Int
+        var before: Footprint
+        var peak: Footprint
     }
 
     /// Runs `transfer` and waits for its result, measuring it (see ``Sampled``).
     static func sampled<T: Sendable>(_ transfer: () -> FileTransfer<T>) async throws -> Sampled<T> {
-        let residentBefore = Memory.residentBytes()
-        let anonymousBefore = ProcessMemory.now().anonymous
+        let before = Footprint(resident: Memory.residentBytes(), anonymous: ProcessMemory.now().anonymous)
         Memory.resetPeak()
         let sampler = AnonymousMemorySampler()
         let clock = ContinuousClock()
         let started = clock.now
         let result = try await transfer().result
         let time = clock.now - started
-        return Sampled(
-            result: result, time: time, peak: Memory.peakResidentBytes(), anonymousPeak: sampler.stop(),
-            residentBefore: residentBefore, anonymousBefore: anonymousBefore)
+        let peak = Footprint(resident: Memory.peakResidentBytes(), anonymous: sampler.stop())
+        return Sampled(result: result, time: time, before: before, peak: peak)
     }
 
     /// This program again, as a child process of the files group with `variables` set.
