@@ -53,6 +53,26 @@ package final class StreamedExchange: Sendable {
         var spillWritten: Int64 = 0
         var spillRead: Int64 = 0
         var peakSpilled: Int64 = 0
+
+        /// Takes the oldest buffered chunk out of the queue. Its slot lets go of the bytes at once:
+        /// a queue that a fast producer keeps from ever emptying would otherwise keep every chunk
+        /// read since it last emptied (a 1 GiB download held 43 MB of them at once, while only
+        /// ``buffered`` bytes were counted). The slots read are dropped once they are half of the
+        /// queue, so it stays as long as the chunks it buffers, whatever the length of the body.
+        mutating func takeFirstChunk() -> Data? {
+            guard firstChunk < chunks.count else { return nil }
+            let chunk = chunks[firstChunk]
+            chunks[firstChunk] = Data()
+            firstChunk += 1
+            if firstChunk == chunks.count {
+                chunks.removeAll(keepingCapacity: true)
+                firstChunk = 0
+            } else if firstChunk >= 16, firstChunk * 2 >= chunks.count {
+                chunks.removeFirst(firstChunk)
+                firstChunk = 0
+            }
+            return chunk
+        }
     }
 
     package init(
@@ -194,13 +214,7 @@ package final class StreamedExchange: Sendable {
             try await withCheckedThrowingContinuation { continuation in
                 var drained: [@Sendable () -> Void] = []
                 let result = state.withLock { state -> Result<Data?, any Error>? in
-                    if state.firstChunk < state.chunks.count {
-                        let chunk = state.chunks[state.firstChunk]
-                        state.firstChunk += 1
-                        if state.firstChunk == state.chunks.count {
-                            state.chunks.removeAll(keepingCapacity: true)
-                            state.firstChunk = 0
-                        }
+                    if let chunk = state.takeFirstChunk() {
                         state.buffered -= chunk.count
                         if state.paused, state.buffered <= lowWatermark {
                             state.paused = false
@@ -252,6 +266,10 @@ package final class StreamedExchange: Sendable {
 
     /// The most bytes that ever waited in the buffer.
     package var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
+
+    /// The length of the queue of chunks, counting the slots already read that it has not dropped
+    /// yet: bounded by the chunks buffered, not by the length of the body.
+    package var queueSlots: Int { state.withLock { $0.chunks.count } }
 
     /// The most bytes that ever waited in the overflow file (spilling exchanges only).
     package var peakSpilledBytes: Int64 { state.withLock { $0.peakSpilled } }
