@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import NIOPosix
 import OutpostCore
 import OutpostSupport
@@ -118,8 +119,19 @@ enum ClientOverheadBench {
         let onLoopAHC = Variant(label: "OutpostClient on AsyncHTTPClientTransport, exchanges on its event loop") {
             _ = try await sdkOnLoop.send(.get("/small"), decoding: Small.self)
         }
+        // A floor (profiling and the c=1 rounds only): one keep-alive connection driven straight on NIO.
+        let lean = try await LeanNIOClient.connect(host: "127.0.0.1", port: server.port)
+        var leanHeaders = HTTPHeaders()
+        leanHeaders.add(name: "User-Agent", value: userAgent)
+        leanHeaders.add(name: "Accept", value: "application/json")
+        let sameLeanHeaders = leanHeaders
+        let leanNIO = Variant(label: "lean HTTP/1.1 client on NIO (one connection, a floor)") {
+            let (status, body) = try await lean.get("/small", headers: sameLeanHeaders)
+            guard status == .ok else { throw BenchError("lean NIO client got \(status)") }
+            _ = try decoder.decode(Small.self, from: Data(body.readableBytesView))
+        }
         let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC]
-        let profiled = variants + [onLoopAHC]
+        let profiled = variants + [onLoopAHC, leanNIO]
 
         // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...5 in the order above) only sends N requests at c=1
         // through one variant after a warm-up, for an instruction profiler (valgrind --tool=callgrind):
@@ -145,6 +157,7 @@ enum ClientOverheadBench {
         var results: [BenchResult] = []
         do {
             for plan in plans {
+                let variants = plan.concurrency == 1 ? variants + [leanNIO] : variants
                 progress(
                     "client overhead at concurrency \(plan.concurrency): \(rounds) rounds of \(plan.requestsPerRound) requests per variant"
                 )
@@ -169,6 +182,10 @@ enum ClientOverheadBench {
                 results += compare(
                     4, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                 if plan.concurrency == 1 {
+                    results += compare(
+                        5, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                    results += compare(
+                        5, against: 1, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                     // The default client (AsyncHTTPClient on Linux) against what an app would write with
                     // Foundation alone.
                     results.append(
@@ -189,6 +206,7 @@ enum ClientOverheadBench {
         func shutDown() async {
             try? await sdkOnAHC.shutdown()
             try? await sdkOnLoop.shutdown()
+            await lean.close()
             try? await rawHTTPClient.shutdown()
             rawSession.finishTasksAndInvalidate()
             await server.stop()
