@@ -1,0 +1,259 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import OutpostTestSupport
+import SwiftASN1
+import Synchronization
+import Testing
+import X509
+
+@testable import OutpostCore
+
+/// `NIOHTTPTransport`'s own behaviour, beyond what every transport shares (`TransportFailureTests`,
+/// `TransportExchangeTests`, `StreamingTransportTests` run it too): its connection pool and https.
+@Suite("NIO transport", .closesWhatItOpens, .timeLimit(.minutes(1)))
+struct NIOTransportTests {
+    static func get(_ server: CountingServer, _ path: String, scheme: String = "http") -> HTTPRequest {
+        HTTPRequest(method: .get, scheme: scheme, authority: "127.0.0.1:\(server.port)", path: path)
+    }
+
+    /// Runs `body` with `transport` and a server, always stopping both.
+    static func with(
+        _ transport: NIOHTTPTransport, tls: NIOSSLContext? = nil, _ body: (NIOHTTPTransport, CountingServer) async throws -> Void
+    ) async throws {
+        let server = try await CountingServer.start(tls: tls)
+        do {
+            try await body(transport, server)
+        } catch {
+            try? await transport.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await transport.shutdown()
+        await server.stop()
+    }
+
+    @Test("sequential requests to one origin reuse one keep-alive connection")
+    func reuse() async throws {
+        try await Self.with(NIOHTTPTransport()) { transport, server in
+            for index in 0..<20 {
+                let (response, data) = try await transport.send(
+                    Self.get(server, "/hello/\(index)"), body: nil, options: TransportOptions())
+                #expect(response.status == .ok)
+                #expect(String(decoding: data, as: UTF8.self) == "GET /hello/\(index)")
+            }
+            #expect(server.accepted == 1)
+            #expect(transport.openConnections(scheme: "http", authority: "127.0.0.1:\(server.port)") == 1)
+        }
+    }
+
+    @Test("a response with Connection: close is not reused: each request opens a connection")
+    func connectionClose() async throws {
+        try await Self.with(NIOHTTPTransport()) { transport, server in
+            for _ in 0..<3 {
+                let (response, data) = try await transport.send(
+                    Self.get(server, "/close"), body: nil, options: TransportOptions())
+                #expect(response.status == .ok)
+                #expect(String(decoding: data, as: UTF8.self) == "GET /close")
+            }
+            #expect(server.accepted == 3)
+            // Requests after them go on a fresh connection again, which stays open.
+            _ = try await transport.send(Self.get(server, "/after"), body: nil, options: TransportOptions())
+            _ = try await transport.send(Self.get(server, "/after"), body: nil, options: TransportOptions())
+            #expect(server.accepted == 4)
+        }
+    }
+
+    @Test("concurrent requests stay within the per-origin connection limit and all complete")
+    func bounded() async throws {
+        let transport = NIOHTTPTransport(configuration: .init(maxConnectionsPerOrigin: 2))
+        try await Self.with(transport) { transport, server in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<24 {
+                    group.addTask {
+                        let (response, data) = try await transport.send(
+                            Self.get(server, "/slow/\(index)"), body: nil, options: TransportOptions())
+                        #expect(String(decoding: data, as: UTF8.self) == "GET /slow/\(index)")
+                        return response.status.code
+                    }
+                }
+                var codes: [Int] = []
+                for try await code in group { codes.append(code) }
+                #expect(codes.count == 24 && codes.allSatisfy { $0 == 200 })
+            }
+            #expect(server.accepted <= 2)
+            #expect(server.accepted >= 1)
+        }
+    }
+
+    @Test("https with a certificate the configuration trusts: the exchange works and the connection is reused")
+    func httpsTrusted() async throws {
+        let identity = try SelfSigned()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([identity.certificate])
+        try await Self.with(NIOHTTPTransport(configuration: .init(tls: tls)), tls: identity.serverContext()) {
+            transport, server in
+            for _ in 0..<3 {
+                let (response, data) = try await transport.send(
+                    Self.get(server, "/secure", scheme: "https"), body: nil, options: TransportOptions())
+                #expect(response.status == .ok)
+                #expect(String(decoding: data, as: UTF8.self) == "GET /secure")
+            }
+            #expect(server.accepted == 1)
+        }
+    }
+
+    @Test("https with a certificate nobody trusts is refused with a clear error, never sent in plain text")
+    func httpsUntrusted() async throws {
+        let identity = try SelfSigned()
+        try await Self.with(NIOHTTPTransport(), tls: identity.serverContext()) { transport, server in
+            let error = try await #require(throws: OutpostError.self) {
+                try await transport.send(Self.get(server, "/secure", scheme: "https"), body: nil, options: TransportOptions())
+            }
+            #expect(error.code == .cannotConnect, "\(error)")
+            #expect(error.message.contains("TLS"), "\(error)")
+            #expect(error.suggestion?.contains("certificate") == true)
+            #expect(server.requests == 0)
+        }
+    }
+
+    @Test("an https URL pointed at a plain-http server fails: the request never goes out in plain text")
+    func httpsToPlain() async throws {
+        try await Self.with(NIOHTTPTransport()) { transport, server in
+            let error = try await #require(throws: OutpostError.self) {
+                try await transport.send(Self.get(server, "/plain", scheme: "https"), body: nil, options: TransportOptions())
+            }
+            #expect([.cannotConnect, .connectionLost, .malformedResponse].contains(error.code), "\(error)")
+            #expect(server.requests == 0)
+        }
+    }
+
+    @Test("authorities are split into host and port, with defaults and IPv6 brackets; bad ones are refused")
+    func authorities() {
+        #expect(NIOHTTPTransport.hostAndPort("example.com", defaultPort: 443)! == ("example.com", 443))
+        #expect(NIOHTTPTransport.hostAndPort("example.com:8080", defaultPort: 80)! == ("example.com", 8080))
+        #expect(NIOHTTPTransport.hostAndPort("user@example.com:81", defaultPort: 80)! == ("example.com", 81))
+        #expect(NIOHTTPTransport.hostAndPort("[::1]:9000", defaultPort: 80)! == ("::1", 9000))
+        #expect(NIOHTTPTransport.hostAndPort("[::1]", defaultPort: 80)! == ("::1", 80))
+        #expect(NIOHTTPTransport.hostAndPort("example.com:0", defaultPort: 80) == nil)
+        #expect(NIOHTTPTransport.hostAndPort("example.com:99999", defaultPort: 80) == nil)
+        #expect(NIOHTTPTransport.hostAndPort("[::1", defaultPort: 80) == nil)
+        #expect(NIOHTTPTransport.hostAndPort(":80", defaultPort: 80) == nil)
+    }
+}
+
+/// A self-signed certificate for 127.0.0.1, made for one test.
+struct SelfSigned {
+    let key = P256.Signing.PrivateKey()
+    let certificate: NIOSSLCertificate
+
+    init() throws {
+        let name = try DistinguishedName { CommonName("127.0.0.1") }
+        let now = Date()
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: now - 3600, notValidAfter: now + 3600, issuer: name, subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                SubjectAlternativeNames([.ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))])
+            },
+            issuerPrivateKey: .init(key))
+        var serializer = DER.Serializer()
+        try serializer.serialize(certificate)
+        self.certificate = try NIOSSLCertificate(bytes: serializer.serializedBytes, format: .der)
+    }
+
+    func serverContext() throws -> NIOSSLContext {
+        let privateKey = try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)
+        let configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(certificate)], privateKey: .privateKey(privateKey))
+        return try NIOSSLContext(configuration: configuration)
+    }
+}
+
+/// An HTTP/1.1 server on 127.0.0.1, port 0, optionally over TLS, that counts the connections it
+/// accepts and the requests it receives. It answers `METHOD PATH`;
+/// `/close` with `Connection: close` (and closes); `/slow/…` after 20 ms.
+final class CountingServer: Sendable {
+    let port: Int
+    private let channel: any Channel
+    private let counts: Counts
+
+    final class Counts: Sendable {
+        let accepted = Atomic<Int>(0)
+        let requests = Atomic<Int>(0)
+    }
+
+    var accepted: Int { counts.accepted.load(ordering: .sequentiallyConsistent) }
+    var requests: Int { counts.requests.load(ordering: .sequentiallyConsistent) }
+
+    private init(port: Int, channel: any Channel, counts: Counts) {
+        self.port = port
+        self.channel = channel
+        self.counts = counts
+    }
+
+    static func start(tls: NIOSSLContext?) async throws -> CountingServer {
+        let counts = Counts()
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                counts.accepted.add(1, ordering: .sequentiallyConsistent)
+                return channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(Responder(counts: counts))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        guard let port = channel.localAddress?.port else {
+            try? await channel.close()
+            throw ChannelError.unknownLocalAddress
+        }
+        return CountingServer(port: port, channel: channel, counts: counts)
+    }
+
+    func stop() async {
+        try? await channel.close()
+    }
+
+    private final class Responder: ChannelInboundHandler {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        let counts: Counts
+        private var head: HTTPRequestHead?
+        init(counts: Counts) { self.counts = counts }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head): self.head = head
+            case .body: break
+            case .end:
+                guard let head else { return }
+                counts.requests.add(1, ordering: .sequentiallyConsistent)
+                let text = "\(head.method.rawValue) \(head.uri)"
+                var headers: HTTPHeaders = ["Content-Length": "\(text.utf8.count)", "Content-Type": "text/plain"]
+                let closes = head.uri == "/close"
+                if closes { headers.add(name: "Connection", value: "close") }
+                let respond = {
+                    context.write(
+                        self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+                        promise: nil)
+                    context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
+                    let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))
+                    if closes { done.assumeIsolated().whenComplete { _ in context.close(promise: nil) } }
+                }
+                if head.uri.hasPrefix("/slow/") {
+                    context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(20)) { respond() }
+                } else {
+                    respond()
+                }
+            }
+        }
+    }
+}
