@@ -132,6 +132,86 @@ struct NIOTransportTests {
         }
     }
 
+    @Test("cancelling the calling task ends the request at once and closes its connection")
+    func cancelCloses() async throws {
+        try await Self.with(NIOHTTPTransport()) { transport, server in
+            var events = server.events.makeAsyncIterator()
+            let request = Task {
+                try await transport.send(Self.get(server, "/never"), body: nil, options: TransportOptions(timeout: .seconds(60)))
+            }
+            #expect(await events.next() == .arrived("/never"))
+            request.cancel()
+            let error = await #expect(throws: OutpostError.self) { try await request.value }
+            #expect(error?.code == .cancelled, "\(String(describing: error))")
+            #expect(await events.next() == .closed)
+            // The next request gets a new connection.
+            let (response, _) = try await transport.send(Self.get(server, "/after"), body: nil, options: TransportOptions())
+            #expect(response.status == .ok)
+            #expect(server.accepted == 2)
+        }
+    }
+
+    @Test("an idle connection is closed after the idle timeout; the next request opens another")
+    func idleTimeout() async throws {
+        try await Self.with(NIOHTTPTransport(configuration: .init(idleTimeout: .milliseconds(200)))) { transport, server in
+            var events = server.events.makeAsyncIterator()
+            _ = try await transport.send(Self.get(server, "/first"), body: nil, options: TransportOptions())
+            #expect(await events.next() == .arrived("/first"))
+            // The client closes the idle connection: the server sees it go.
+            #expect(await events.next() == .closed)
+            _ = try await transport.send(Self.get(server, "/second"), body: nil, options: TransportOptions())
+            #expect(server.accepted == 2)
+        }
+    }
+
+    @Test("a redirect to another origin drops Authorization; one within the origin keeps it")
+    func redirectCredentials() async throws {
+        let other = try await CountingServer.start(tls: nil)
+        do {
+            try await Self.with(NIOHTTPTransport()) { transport, server in
+                func follow(_ target: String) async throws -> String {
+                    let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+                    var request = Self.get(server, "/to/\(encoded)")
+                    request.headerFields[.authorization] = "Bearer secret"
+                    let (response, data) = try await transport.send(request, body: nil, options: TransportOptions())
+                    #expect(response.status == .ok)
+                    return String(decoding: data, as: UTF8.self)
+                }
+                let same = try await follow("/auth/same")
+                #expect(same == "GET /auth/same auth=Bearer secret")
+                let elsewhere = try await follow("http://127.0.0.1:\(other.port)/auth/other")
+                #expect(elsewhere == "GET /auth/other auth=-")
+            }
+        } catch {
+            await other.stop()
+            throw error
+        }
+        await other.stop()
+    }
+
+    @Test("a redirect from https to http is not followed: the 3xx comes back as it is")
+    func noDowngradeRedirect() async throws {
+        let identity = try SelfSigned()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .certificates([identity.certificate])
+        let plain = try await CountingServer.start(tls: nil)
+        do {
+            try await Self.with(NIOHTTPTransport(configuration: .init(tls: tls)), tls: identity.serverContext()) {
+                transport, server in
+                let target = "http://127.0.0.1:\(plain.port)/auth/plain".addingPercentEncoding(
+                    withAllowedCharacters: .alphanumerics)!
+                let (response, _) = try await transport.send(
+                    Self.get(server, "/to/\(target)", scheme: "https"), body: nil, options: TransportOptions())
+                #expect(response.status.code == 302)
+                #expect(plain.requests == 0)
+            }
+        } catch {
+            await plain.stop()
+            throw error
+        }
+        await plain.stop()
+    }
+
     @Test("authorities are split into host and port, with defaults and IPv6 brackets; bad ones are refused")
     func authorities() {
         #expect(NIOHTTPTransport.hostAndPort("example.com", defaultPort: 443)! == ("example.com", 443))
@@ -177,8 +257,10 @@ struct SelfSigned {
 }
 
 /// An HTTP/1.1 server on 127.0.0.1, port 0, optionally over TLS, that counts the connections it
-/// accepts and the requests it receives. It answers `METHOD PATH`;
-/// `/close` with `Connection: close` (and closes); `/slow/…` after 20 ms.
+/// accepts and the requests it receives, and reports each request's arrival and each connection's
+/// close (``events``). It answers `METHOD PATH`, plus ` auth=…` (the `Authorization` field) for paths
+/// under `/auth`; `/close` with `Connection: close` (and closes); `/slow/…` after 20 ms; `/never`
+/// never; `/to/URL` with a 302 to the percent-encoded `URL`.
 final class CountingServer: Sendable {
     let port: Int
     private let channel: any Channel
@@ -187,7 +269,16 @@ final class CountingServer: Sendable {
     final class Counts: Sendable {
         let accepted = Atomic<Int>(0)
         let requests = Atomic<Int>(0)
+        let (events, sink) = AsyncStream.makeStream(of: Event.self)
     }
+
+    enum Event: Equatable, Sendable {
+        case arrived(String)
+        case closed
+    }
+
+    /// Request arrivals and connection closes, in order.
+    var events: AsyncStream<Event> { counts.events }
 
     var accepted: Int { counts.accepted.load(ordering: .sequentiallyConsistent) }
     var requests: Int { counts.requests.load(ordering: .sequentiallyConsistent) }
@@ -208,6 +299,7 @@ final class CountingServer: Sendable {
                     if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(Responder(counts: counts))
+                    channel.closeFuture.whenComplete { _ in counts.sink.yield(.closed) }
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -220,6 +312,7 @@ final class CountingServer: Sendable {
 
     func stop() async {
         try? await channel.close()
+        counts.sink.finish()
     }
 
     private final class Responder: ChannelInboundHandler {
@@ -236,13 +329,21 @@ final class CountingServer: Sendable {
             case .end:
                 guard let head else { return }
                 counts.requests.add(1, ordering: .sequentiallyConsistent)
-                let text = "\(head.method.rawValue) \(head.uri)"
+                counts.sink.yield(.arrived(head.uri))
+                if head.uri == "/never" { return }
+                var text = "\(head.method.rawValue) \(head.uri)"
+                if head.uri.hasPrefix("/auth") { text += " auth=\(head.headers["Authorization"].first ?? "-")" }
                 var headers: HTTPHeaders = ["Content-Length": "\(text.utf8.count)", "Content-Type": "text/plain"]
+                var status = HTTPResponseStatus.ok
+                if head.uri.hasPrefix("/to/") {
+                    status = .found
+                    headers.add(name: "Location", value: String(head.uri.dropFirst(4)).removingPercentEncoding ?? "/")
+                }
                 let closes = head.uri == "/close"
                 if closes { headers.add(name: "Connection", value: "close") }
                 let respond = {
                     context.write(
-                        self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
+                        self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
                         promise: nil)
                     context.write(self.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: text)))), promise: nil)
                     let done = context.writeAndFlush(self.wrapOutboundOut(.end(nil)))

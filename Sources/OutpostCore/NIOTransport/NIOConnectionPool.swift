@@ -44,6 +44,8 @@
             var all: [ObjectIdentifier: NIOConnection] = [:]
             /// Connections open or being opened.
             var open = 0
+            /// Connections being opened: each goes to the first caller in line when it is ready.
+            var connecting = 0
             var waiters: [(id: Int, continuation: CheckedContinuation<NIOConnection, any Error>)] = []
             var nextWaiter = 0
             var closed = false
@@ -82,6 +84,7 @@
                         state.waiters.append((id, continuation))
                         guard state.open < configuration.maxConnectionsPerOrigin else { return .wait }
                         state.open += 1
+                        state.connecting += 1
                         return .connect
                     }
                     switch step {
@@ -150,6 +153,7 @@
                 switch result {
                 case .success(let connection):
                     let kept = self.state.withLock { state -> Bool in
+                        state.connecting -= 1
                         guard !state.closed else { return false }
                         state.all[ObjectIdentifier(connection)] = connection
                         return true
@@ -162,6 +166,7 @@
                 case .failure(let error):
                     let waiter = self.state.withLock { state -> CheckedContinuation<NIOConnection, any Error>? in
                         state.open -= 1
+                        state.connecting -= 1
                         return state.waiters.isEmpty ? nil : state.waiters.removeFirst().continuation
                     }
                     waiter?.resume(throwing: error)
@@ -187,10 +192,14 @@
                 guard state.all.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return false }
                 state.idle.removeAll { $0 === connection }
                 state.open -= 1
-                guard !state.closed, !state.waiters.isEmpty, state.open < configuration.maxConnectionsPerOrigin else {
+                // Only for callers that no connection being opened will serve.
+                guard !state.closed, state.waiters.count > state.connecting,
+                    state.open < configuration.maxConnectionsPerOrigin
+                else {
                     return false
                 }
                 state.open += 1
+                state.connecting += 1
                 return true
             }
             if reconnect { connect(deadline: deadline) }

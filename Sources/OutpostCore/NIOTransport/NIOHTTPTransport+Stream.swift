@@ -8,7 +8,7 @@
     extension NIOHTTPTransport {
         /// Streams both bodies (see ``ClientTransport/stream(_:body:options:)``). The request body is
         /// read one chunk at a time, each once the previous one was written to the socket; the
-        /// response body goes to a ``StreamedExchange``, and the connection is read from only while
+        /// response body goes to a `StreamedExchange`, and the connection is read from only while
         /// its buffer has room (at most about 1 MiB ahead of the reader).
         ///
         /// Streams use connections of their own (one pool per origin apart from the requests'), and
