@@ -4,6 +4,7 @@
     import NIOHTTP1
     import NIOPosix
     import NIOSSL
+    import OutpostSupport
     import Synchronization
 
     /// One open HTTP/1.1 connection of a ``NIOConnectionPool``.
@@ -120,10 +121,10 @@
         private func connect(deadline: NIODeadline) {
             let loop = group.next()
             let remaining = deadline - .now()
-            let timeout = min(configuration.connectTimeout, max(remaining, .milliseconds(1)))
+            let timeout = min(.nanoseconds(configuration.connectTimeout.inNanoseconds), max(remaining, .milliseconds(1)))
             let tls = tls
             let host = host
-            let idleTimeout = configuration.idleTimeout
+            let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.inNanoseconds)
             let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -187,7 +188,7 @@
 
         /// A connection closed: its place goes to the first caller in line, with a new connection.
         private func closed(_ connection: NIOConnection) {
-            let deadline = NIODeadline.now() + configuration.connectTimeout
+            let deadline = NIODeadline.now() + .nanoseconds(configuration.connectTimeout.inNanoseconds)
             let reconnect = state.withLock { state -> Bool in
                 guard state.all.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return false }
                 state.idle.removeAll { $0 === connection }

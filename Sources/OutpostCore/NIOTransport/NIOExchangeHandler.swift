@@ -247,7 +247,7 @@
             if let current {
                 if let deadline = current.deadline {
                     if deadline <= now {
-                        abort(OutpostError.transportTimeout(current.options, underlying: ChannelError.connectTimeout(.zero)))
+                        abort(OutpostError.transportTimeout(current.options, underlying: NIODeadlineExceeded()))
                     } else {
                         arm(deadline)
                     }

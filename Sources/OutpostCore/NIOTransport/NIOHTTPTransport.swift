@@ -5,6 +5,7 @@
     import NIOHTTP1
     import NIOPosix
     public import NIOSSL
+    import OutpostSupport
     import Synchronization
 
     /// A ``ClientTransport`` of Outpost's own, straight on SwiftNIO's HTTP/1.1 pipeline: the default
@@ -34,9 +35,9 @@
             /// The most connections open at once to one origin; further requests wait for a free one.
             public var maxConnectionsPerOrigin: Int
             /// How long an idle connection is kept for the next request.
-            public var idleTimeout: TimeAmount
+            public var idleTimeout: Duration
             /// The longest a connection attempt may take (the request's own timeout may end it sooner).
-            public var connectTimeout: TimeAmount
+            public var connectTimeout: Duration
             /// TLS for `https` URLs: certificates are verified against the system's trust roots by
             /// default; set `trustRoots` (or `additionalTrustRoots`) to trust a private authority.
             public var tls: TLSConfiguration
@@ -44,8 +45,8 @@
             public var maxRedirects: Int
 
             public init(
-                maxConnectionsPerOrigin: Int = 8, idleTimeout: TimeAmount = .seconds(60),
-                connectTimeout: TimeAmount = .seconds(10),
+                maxConnectionsPerOrigin: Int = 8, idleTimeout: Duration = .seconds(60),
+                connectTimeout: Duration = .seconds(10),
                 tls: TLSConfiguration = .makeClientConfiguration(), maxRedirects: Int = 5
             ) {
                 self.maxConnectionsPerOrigin = max(1, maxConnectionsPerOrigin)
@@ -286,14 +287,9 @@
 
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
             if error is NIODeadlineExceeded { return .transportTimeout(options, underlying: error) }
-            if let error = error as? NIOSSLError {
-                return OutpostError(
-                    .cannotConnect, "The TLS handshake with the server failed (\(error))",
-                    suggestion:
-                        "Check that the server's certificate is valid for the URL's host and signed by a trusted authority (NIOHTTPTransport.Configuration.tls)",
-                    underlying: error)
-            }
-            if let error = error as? BoringSSLError {
+            // The handshake failed (NIOSSLError) or the TLS stream broke (BoringSSLError): either way no
+            // request went out in plain text.
+            if error is NIOSSLError || error is BoringSSLError {
                 return OutpostError(
                     .cannotConnect, "The TLS connection to the server failed (\(error))",
                     suggestion:
