@@ -19,7 +19,9 @@
 
     /// The connection closed before the request was written: it was an idle pooled connection the
     /// server had closed, and the request may go on another one.
-    struct NIOStaleConnection: Error {}
+    struct NIOStaleConnection: Error, CustomStringConvertible {
+        var description: String { "the connection closed before the request was sent, three times" }
+    }
 
     /// The last handler of a pooled HTTP/1.1 connection: runs one exchange at a time.
     ///
@@ -73,13 +75,17 @@
 
         /// Starts an exchange: writes `head` and, when `body` is not `nil`, the body and the end. A
         /// streamed request (`streamsBody`) writes its own body parts and end through the channel.
+        ///
+        /// Returns `false`, and leaves a streamed sink alone (a collecting one fails with
+        /// ``NIOStaleConnection``), when the connection closed before anything was written.
+        @discardableResult
         func start(
             head: HTTPRequestHead, body: ByteBuffer?, streamsBody: Bool, sink: NIOResponseSink, options: TransportOptions,
             deadline: NIODeadline?
-        ) {
+        ) -> Bool {
             guard let context, context.channel.isActive, current == nil else {
-                Self.fail(sink, NIOStaleConnection())
-                return
+                if case .collect(let promise, _, _) = sink { promise.fail(NIOStaleConnection()) }
+                return false
             }
             idleSince = nil
             current = Current(
@@ -92,6 +98,7 @@
                 context.write(wrapOutboundOut(.end(nil)), promise: nil)
             }
             context.flush()
+            return true
         }
 
         /// Ends the exchange in flight with `error` (cancellation, shutdown) and closes the connection.

@@ -32,18 +32,26 @@
             let work = Task {
                 do {
                     let deadline = NIODeadline.now() + .nanoseconds(options.timeout.inNanoseconds)
-                    let connection = try await pool.lease(deadline: deadline, options: options)
-                    guard held.set(connection) else {
-                        connection.abort(OutpostError.transportCancelled(underlying: CancellationError()))
-                        return
-                    }
-                    let handler = connection.handler
+                    var attempts = 0
+                    var connection: NIOConnection
+                    // An idle connection the server closed meanwhile is replaced by another.
+                    repeat {
+                        connection = try await pool.lease(deadline: deadline, options: options)
+                        guard held.set(connection) else {
+                            connection.abort(OutpostError.transportCancelled(underlying: CancellationError()))
+                            return
+                        }
+                        let handler = connection.handler
+                        let started = try await connection.channel.eventLoop.submit {
+                            handler.value.start(
+                                head: requestHead, body: nil, streamsBody: body != nil, sink: .stream(exchange),
+                                options: options, deadline: nil)
+                        }.get()
+                        if started { break }
+                        attempts += 1
+                    } while attempts < 3
+                    guard attempts < 3 else { throw NIOStaleConnection() }
                     let channel = connection.channel
-                    channel.eventLoop.execute {
-                        handler.value.start(
-                            head: requestHead, body: nil, streamsBody: body != nil, sink: .stream(exchange), options: options,
-                            deadline: nil)
-                    }
                     guard let body else { return }
                     do {
                         var chunks = ByteBufferChunks(base: body, loops: channel.eventLoop).makeAsyncIterator()
