@@ -151,6 +151,30 @@ struct NIOTransportTests {
         }
     }
 
+    @Test("a streamed body dropped after its first chunk closes the connection; the next stream works")
+    func droppedStream() async throws {
+        try await Self.with(NIOHTTPTransport()) { transport, server in
+            var events = server.events.makeAsyncIterator()
+            do {
+                let (head, body) = try await transport.stream(
+                    Self.get(server, "/big/\(16 << 20)"), body: nil, options: TransportOptions(timeout: .seconds(30)))
+                #expect(head.status == .ok)
+                let iterator = body.makeAsyncIterator()
+                let first = try await iterator.next()
+                #expect((first?.count ?? 0) > 0)
+            }
+            #expect(await events.next() == .arrived("/big/\(16 << 20)"))
+            // The body stream is gone: the transport closes the connection it was read from.
+            #expect(await events.next() == .closed)
+            let (head, body) = try await transport.stream(
+                Self.get(server, "/big/100000"), body: nil, options: TransportOptions(timeout: .seconds(30)))
+            #expect(head.status == .ok)
+            var received = 0
+            for try await chunk in body { received += chunk.count }
+            #expect(received == 100_000)
+        }
+    }
+
     @Test("an idle connection is closed after the idle timeout; the next request opens another")
     func idleTimeout() async throws {
         try await Self.with(NIOHTTPTransport(configuration: .init(idleTimeout: .milliseconds(200)))) { transport, server in
@@ -335,6 +359,19 @@ final class CountingServer: Sendable {
                 if head.uri.hasPrefix("/auth") { text += " auth=\(head.headers["Authorization"].first ?? "-")" }
                 var headers: HTTPHeaders = ["Content-Length": "\(text.utf8.count)", "Content-Type": "text/plain"]
                 var status = HTTPResponseStatus.ok
+                if head.uri.hasPrefix("/big/"), let size = Int(head.uri.dropFirst(5)) {
+                    // `size` bytes in 64 KiB pieces, written at once: the client's reading paces them.
+                    context.write(
+                        wrapOutboundOut(
+                            .head(HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(size)"]))),
+                        promise: nil)
+                    for offset in stride(from: 0, to: size, by: 65_536) {
+                        let piece = ByteBuffer(repeating: UInt8(ascii: "b"), count: min(65_536, size - offset))
+                        context.write(wrapOutboundOut(.body(.byteBuffer(piece))), promise: nil)
+                    }
+                    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                    return
+                }
                 if head.uri.hasPrefix("/to/") {
                     status = .found
                     headers.add(name: "Location", value: String(head.uri.dropFirst(4)).removingPercentEncoding ?? "/")
