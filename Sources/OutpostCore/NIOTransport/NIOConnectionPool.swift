@@ -17,10 +17,12 @@
             self.handler = handler
         }
 
-        /// Ends the exchange in flight with `error` and closes the connection.
-        func abort(_ error: any Error) {
+        /// Ends the exchange in flight with `error` and closes the connection; with `exchange`, only
+        /// while that exchange is the one in flight (a caller cancelled just after its exchange ended
+        /// must not end the next caller's on the same connection).
+        func abort(_ error: any Error, exchange: ObjectIdentifier? = nil) {
             let handler = handler
-            channel.eventLoop.execute { handler.value.abort(error) }
+            channel.eventLoop.execute { handler.value.abort(error, only: exchange) }
         }
     }
 
@@ -175,7 +177,8 @@
             }
         }
 
-        /// A connection free for the next exchange: to the first caller in line, or idle.
+        /// A connection free for the next exchange: to the first caller in line, or idle. Called on
+        /// the connection's event loop.
         private func release(_ connection: NIOConnection) {
             let waiter = state.withLock { state -> CheckedContinuation<NIOConnection, any Error>? in
                 if state.closed { return nil }
@@ -183,7 +186,11 @@
                 state.idle.append(connection)
                 return nil
             }
-            waiter?.resume(returning: connection)
+            if let waiter {
+                waiter.resume(returning: connection)
+            } else {
+                connection.handler.value.markIdle()
+            }
         }
 
         /// A connection closed: its place goes to the first caller in line, with a new connection.

@@ -11,6 +11,16 @@
         case stream(StreamedExchange)
     }
 
+    extension NIOResponseSink {
+        /// What tells this exchange from the next one on the same connection.
+        var token: ObjectIdentifier {
+            switch self {
+            case .collect(let promise, _, _): ObjectIdentifier(promise.futureResult)
+            case .stream(let exchange): ObjectIdentifier(exchange)
+            }
+        }
+    }
+
     /// A whole response: its head and body (`nil` when empty).
     struct NIOCollectedResponse: Sendable {
         var head: HTTPResponseHead
@@ -50,7 +60,8 @@
         private var current: Current?
         /// Called when an exchange is over: `true` when the connection can carry another one.
         var onDone: ((Bool) -> Void)?
-        private var idleSince: NIODeadline? = .now()
+        /// Since when the connection waits idle in its pool (`nil` while in use or not yet pooled).
+        private var idleSince: NIODeadline?
         private var timer: Scheduled<Void>?
         private var timerAt: NIODeadline?
         private var paused = false
@@ -62,7 +73,13 @@
 
         func handlerAdded(context: ChannelHandlerContext) {
             self.context = context
-            arm(.now() + idleTimeout)
+        }
+
+        /// The pool keeps the connection idle: the idle timeout runs from now.
+        func markIdle() {
+            guard current == nil, idleSince == nil else { return }
+            idleSince = .now()
+            arm(idleSince! + idleTimeout)
         }
 
         func handlerRemoved(context: ChannelHandlerContext) {
@@ -87,6 +104,12 @@
                 if case .collect(let promise, _, _) = sink { promise.fail(NIOStaleConnection()) }
                 return false
             }
+            if case .stream(let exchange) = sink, exchange.isOver {
+                // Cancelled while it waited for this connection: nothing is sent, and the connection,
+                // which its cancellation may not have reached, is closed.
+                context.close(promise: nil)
+                return true
+            }
             idleSince = nil
             current = Current(
                 sink: sink, options: options, deadline: deadline, requestKeepAlive: head.isKeepAlive)
@@ -101,8 +124,10 @@
             return true
         }
 
-        /// Ends the exchange in flight with `error` (cancellation, shutdown) and closes the connection.
-        func abort(_ error: any Error) {
+        /// Ends the exchange in flight with `error` (cancellation, shutdown) and closes the connection;
+        /// with `only`, nothing happens unless the exchange in flight is that one.
+        func abort(_ error: any Error, only token: ObjectIdentifier? = nil) {
+            if let token, current?.sink.token != token { return }
             finish(.failure(error))
             context?.close(promise: nil)
         }
@@ -169,6 +194,11 @@
                         current!.body!.writeBuffer(&part)
                     }
                 case .stream(let exchange):
+                    if exchange.isOver {
+                        // The reader is gone: stop reading what nobody will take.
+                        abort(OutpostError.transportCancelled(underlying: CancellationError()))
+                        return
+                    }
                     if exchange.append(Data(part.readableBytesView)), !paused {
                         paused = true
                         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)

@@ -63,7 +63,7 @@
                         try await channel.writeAndFlush(HTTPClientRequestPart.end(nil)).get()
                     } catch {
                         // A request body cut short leaves the connection unusable.
-                        connection.abort(Self.classify(error, options: options))
+                        connection.abort(Self.classify(error, options: options), exchange: ObjectIdentifier(exchange))
                         throw error
                     }
                 } catch {
@@ -72,7 +72,8 @@
             }
             exchange.onCancel {
                 work.cancel()
-                held.cancel()?.abort(OutpostError.transportCancelled(underlying: CancellationError()))
+                held.cancel()?.abort(
+                    OutpostError.transportCancelled(underlying: CancellationError()), exchange: ObjectIdentifier(exchange))
             }
             return try await exchange.open()
         }

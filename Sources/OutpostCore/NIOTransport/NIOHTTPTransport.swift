@@ -126,7 +126,9 @@
                     return try await withTaskCancellationHandler {
                         try await promise.futureResult.get()
                     } onCancel: {
-                        connection.abort(OutpostError.transportCancelled(underlying: CancellationError()))
+                        connection.abort(
+                            OutpostError.transportCancelled(underlying: CancellationError()),
+                            exchange: ObjectIdentifier(promise.futureResult))
                     }
                 } catch is NIOStaleConnection where attempts < 3 {
                     attempts += 1
