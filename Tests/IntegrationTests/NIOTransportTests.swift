@@ -26,15 +26,7 @@ struct NIOTransportTests {
         _ transport: NIOHTTPTransport, tls: NIOSSLContext? = nil, _ body: (NIOHTTPTransport, CountingServer) async throws -> Void
     ) async throws {
         let server = try await CountingServer.start(tls: tls)
-        do {
-            try await body(transport, server)
-        } catch {
-            try? await transport.shutdown()
-            await server.stop()
-            throw error
-        }
-        try await transport.shutdown()
-        await server.stop()
+        try await TransportExchangeTests.closing(transport, stop: server.stop) { try await body(transport, server) }
     }
 
     @Test("sequential requests to one origin reuse one keep-alive connection")
