@@ -8,7 +8,8 @@
     import Synchronization
     import Tracing
 
-    /// A ``ClientTransport`` on AsyncHTTPClient: the default transport on Linux.
+    /// A ``ClientTransport`` on AsyncHTTPClient, for HTTP/2, proxies or an `HTTPClient` the application
+    /// already has (the default transport on Linux is ``NIOHTTPTransport``).
     ///
     /// Create it with ``init(configuration:)`` to own an `HTTPClient` (shut down by ``shutdown()``), or
     /// with ``init(borrowing:)`` to use one that the application manages.

@@ -58,7 +58,7 @@ public final class OutpostClient: Sendable {
 
     static func defaultTransport() -> any ClientTransport {
         #if canImport(AsyncHTTPClient)
-            return AsyncHTTPClientTransport()
+            return NIOHTTPTransport()
         #else
             return URLSessionTransport()
         #endif

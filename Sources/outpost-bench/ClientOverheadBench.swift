@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOHTTP1
 import NIOPosix
 import OutpostCore
 import OutpostSupport
@@ -11,9 +12,11 @@ import OutpostSupport
 /// Issue 7, part 1: what OutpostClient costs on top of the transport it drives.
 ///
 /// One in-process Hummingbird server on 127.0.0.1 serves `GET /small` (a 104-byte JSON object).
-/// Five clients fetch and decode it: (a) raw AsyncHTTPClient, (b) OutpostClient on its default
-/// AsyncHTTPClientTransport, (c) raw URLSession, (d) OutpostClient on URLSessionTransport, (e)
-/// OutpostClient on an AsyncHTTPClientTransport borrowing (a)'s HTTPClient, at concurrency 1 and 32. Every variant sends the same number of requests per round; the rounds
+/// Six clients fetch and decode it: (a) raw AsyncHTTPClient, (b) OutpostClient on an
+/// AsyncHTTPClientTransport it owns, (c) raw URLSession, (d) OutpostClient on URLSessionTransport, (e)
+/// OutpostClient on an AsyncHTTPClientTransport borrowing (a)'s HTTPClient, (f) OutpostClient on its
+/// default transport, NIOHTTPTransport, at concurrency 1 and 32; at concurrency 1 also (g) a lean
+/// HTTP/1.1 client on NIO with one connection (`LeanNIOClient`, a floor). Every variant sends the same number of requests per round; the rounds
 /// rotate the order of the variants, so that drift on the machine is spread over all of them.
 /// Requests per second is the median over the rounds; p50 and p99 come from all the rounds' latencies.
 enum ClientOverheadBench {
@@ -67,7 +70,10 @@ enum ClientOverheadBench {
         let rawSession = URLSession(configuration: .ephemeral)
         // The SDK on AsyncHTTPClient as an application gets it by default: its transport owns an
         // HTTPClient, on the same shared event loops as the raw one, with the same configuration.
-        let sdkOnAHC = OutpostClient(configuration: .init(baseURL: URL(string: server.baseURL)!))
+        let sdkOnAHC = OutpostClient(
+            configuration: .init(baseURL: URL(string: server.baseURL)!), ownedTransport: AsyncHTTPClientTransport())
+        // The SDK on its own transport straight on NIO, the default on Linux since issue 11's last pass.
+        let sdkOnNIO = OutpostClient(configuration: .init(baseURL: URL(string: server.baseURL)!))
         // The SDK borrowing the raw variant's HTTPClient (same pool and connections). Its requests
         // then use the connection the raw variant opened, whichever event loop that is on: when it
         // is not the loop the transport prefers, AsyncHTTPClient's delegate API hops between the two
@@ -118,10 +124,24 @@ enum ClientOverheadBench {
         let onLoopAHC = Variant(label: "OutpostClient on AsyncHTTPClientTransport, exchanges on its event loop") {
             _ = try await sdkOnLoop.send(.get("/small"), decoding: Small.self)
         }
-        let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC]
-        let profiled = variants + [onLoopAHC]
+        // A floor (profiling and the c=1 rounds only): one keep-alive connection driven straight on NIO.
+        let lean = try await LeanNIOClient.connect(host: "127.0.0.1", port: server.port)
+        var leanHeaders = HTTPHeaders()
+        leanHeaders.add(name: "User-Agent", value: userAgent)
+        leanHeaders.add(name: "Accept", value: "application/json")
+        let sameLeanHeaders = leanHeaders
+        let leanNIO = Variant(label: "lean HTTP/1.1 client on NIO (one connection, a floor)") {
+            let (status, body) = try await lean.get("/small", headers: sameLeanHeaders)
+            guard status == .ok else { throw BenchError("lean NIO client got \(status)") }
+            _ = try decoder.decode(Small.self, from: Data(body.readableBytesView))
+        }
+        let outpostNIO = Variant(label: "OutpostClient on NIOHTTPTransport (the default)") {
+            _ = try await sdkOnNIO.send(.get("/small"), decoding: Small.self)
+        }
+        let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC, outpostNIO]
+        let profiled = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC, onLoopAHC, outpostNIO, leanNIO]
 
-        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...5 in the order above) only sends N requests at c=1
+        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...7 in the order of `profiled`) only sends N requests at c=1
         // through one variant after a warm-up, for an instruction profiler (valgrind --tool=callgrind):
         // the difference between two counts N, divided by their difference, is the cost per request.
         if let profile = ProcessInfo.processInfo.environment["OUTPOST_BENCH_PROFILE"] {
@@ -145,6 +165,7 @@ enum ClientOverheadBench {
         var results: [BenchResult] = []
         do {
             for plan in plans {
+                let variants = plan.concurrency == 1 ? variants + [leanNIO] : variants
                 progress(
                     "client overhead at concurrency \(plan.concurrency): \(rounds) rounds of \(plan.requestsPerRound) requests per variant"
                 )
@@ -168,15 +189,19 @@ enum ClientOverheadBench {
                     3, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                 results += compare(
                     4, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                // The default client (NIOHTTPTransport on Linux) against raw AsyncHTTPClient, against what
+                // an app would write with Foundation alone, and against the AsyncHTTPClient transport.
+                for baseline in [0, 2, 1] {
+                    results += compare(
+                        5, against: baseline, throughput: throughput, latency: &latency, variants: variants, plan: plan,
+                        rounds: rounds)
+                }
                 if plan.concurrency == 1 {
-                    // The default client (AsyncHTTPClient on Linux) against what an app would write with
-                    // Foundation alone.
-                    results.append(
-                        BenchResult(
-                            name:
-                                "client c=1: OutpostClient on AsyncHTTPClientTransport (the default) against raw URLSession, req/s, median of \(rounds) interleaved rounds (higher is better)",
-                            value: median(throughput[1]), unit: "req/s", baseline: variants[2].label,
-                            baselineValue: median(throughput[2]), ratio: medianRatio(throughput[1], throughput[2])))
+                    // The floor: the lean client against raw URLSession and against the default client.
+                    results += compare(
+                        6, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                    results += compare(
+                        6, against: 5, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                 }
             }
         } catch {
@@ -189,6 +214,8 @@ enum ClientOverheadBench {
         func shutDown() async {
             try? await sdkOnAHC.shutdown()
             try? await sdkOnLoop.shutdown()
+            try? await sdkOnNIO.shutdown()
+            await lean.close()
             try? await rawHTTPClient.shutdown()
             rawSession.finishTasksAndInvalidate()
             await server.stop()

@@ -11,12 +11,13 @@ import Testing
 @Suite("Streaming transports", .closesWhatItOpens, .timeLimit(.minutes(2)))
 struct StreamingTransportTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case asyncHTTPClient, urlSession
+        case asyncHTTPClient, urlSession, nio
 
         func make() -> any ClientTransport {
             switch self {
             case .asyncHTTPClient: AsyncHTTPClientTransport()
             case .urlSession: URLSessionTransport()
+            case .nio: NIOHTTPTransport()
             }
         }
 

@@ -19,15 +19,22 @@ struct TransportExchangeTests {
     static func with(_ kind: Kind, _ body: (any ClientTransport, EchoServer) async throws -> Void) async throws {
         let server = try await EchoServer.start()
         let transport = kind.makeTransport()
+        try await closing(transport, stop: server.stop) { try await body(transport, server) }
+    }
+
+    /// Runs `body`, then shuts `transport` down and runs `stop`, whether `body` threw or not.
+    static func closing(
+        _ transport: any ClientTransport, stop: () async -> Void, _ body: () async throws -> Void
+    ) async throws {
         do {
-            try await body(transport, server)
+            try await body()
         } catch {
             try? await transport.shutdown()
-            await server.stop()
+            await stop()
             throw error
         }
         try await transport.shutdown()
-        await server.stop()
+        await stop()
     }
 
     static func request(_ method: HTTPRequest.Method, _ server: EchoServer, _ path: String, probe: String? = nil)

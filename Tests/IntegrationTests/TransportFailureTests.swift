@@ -9,7 +9,7 @@ import Testing
 @Suite("Transport failures", .closesWhatItOpens, .timeLimit(.minutes(1)))
 struct TransportFailureTests {
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case asyncHTTPClient, urlSession
+        case asyncHTTPClient, urlSession, nio
 
         var testDescription: String { rawValue }
 
@@ -17,6 +17,7 @@ struct TransportFailureTests {
             switch self {
             case .asyncHTTPClient: return AsyncHTTPClientTransport()
             case .urlSession: return URLSessionTransport()
+            case .nio: return NIOHTTPTransport()
             }
         }
     }
