@@ -68,6 +68,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(platforms: nonApple)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: nonApple)),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: nonApple)),
+                .product(name: "NIOTLS", package: "swift-nio", condition: .when(platforms: nonApple)),
             ],
             swiftSettings: strict
         ),

@@ -4,6 +4,7 @@
     import NIOHTTP1
     import NIOPosix
     import NIOSSL
+    import NIOTLS
     import OutpostSupport
     import Synchronization
 
@@ -137,21 +138,35 @@
                             // SNI only for a name, never for an IP address.
                             let name = Self.isIPAddress(host) ? nil : host
                             try pipeline.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: name))
+                            try pipeline.addHandler(TLSHandshakeWaiter(promise: channel.eventLoop.makePromise()))
                         }
                         try pipeline.addHTTPClientHandlers()
                         try pipeline.addHandler(NIOExchangeHandler(idleTimeout: idleTimeout))
                     }
                 }
             bootstrap.connect(host: host, port: port).flatMap { channel in
-                channel.pipeline.handler(type: NIOExchangeHandler.self).map { handler in
-                    let connection = NIOConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
-                    handler.onDone = { [weak self, weak connection] reusable in
-                        guard let self, let connection else { return }
-                        if reusable { self.release(connection) }
-                    }
-                    channel.closeFuture.whenComplete { [weak self] _ in self?.closed(connection) }
-                    return connection
+                // An https connection is handed out once its handshake is done: a certificate that is
+                // refused then fails the caller with the TLS error, never as a closed connection.
+                guard tls != nil else { return channel.eventLoop.makeSucceededFuture(channel) }
+                let handshake: EventLoopFuture<Void>
+                do {
+                    handshake = try channel.pipeline.syncOperations.handler(type: TLSHandshakeWaiter.self).done
+                } catch {
+                    handshake = channel.eventLoop.makeFailedFuture(error)
                 }
+                return handshake.map { channel }.flatMapErrorThrowing { error in
+                    channel.close(promise: nil)
+                    throw error
+                }
+            }.flatMapThrowing { channel in
+                let handler = try channel.pipeline.syncOperations.handler(type: NIOExchangeHandler.self)
+                let connection = NIOConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+                handler.onDone = { [weak self, weak connection] reusable in
+                    guard let self, let connection else { return }
+                    if reusable { self.release(connection) }
+                }
+                channel.closeFuture.whenComplete { [weak self] _ in self?.closed(connection) }
+                return connection
             }.whenComplete { result in
                 switch result {
                 case .success(let connection):
@@ -236,4 +251,39 @@
 
     /// The exchange's deadline passed.
     struct NIODeadlineExceeded: Error {}
+
+    /// Completes when the TLS handshake of its connection is done, or fails with the error that
+    /// ended it (a refused certificate, a server that closed).
+    final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = NIOAny
+        private let promise: EventLoopPromise<Void>
+        var done: EventLoopFuture<Void> { promise.futureResult }
+
+        init(promise: EventLoopPromise<Void>) {
+            self.promise = promise
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
+                promise.succeed(())
+                context.pipeline.syncOperations.removeHandler(self, promise: nil)
+            }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            promise.fail(error)
+            context.fireErrorCaught(error)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            promise.fail(ChannelError.eof)
+            context.fireChannelInactive()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            // Removed once done; a channel torn down first fails what still waits.
+            promise.fail(ChannelError.eof)
+        }
+    }
 #endif
