@@ -82,15 +82,25 @@ enum ServerBench {
         quiet.logLevel = .critical
         let registrar = try await SQLiteStorage.open(path: databasePath, logger: quiet)
         do {
-            _ = try await registrar.registerClient(
-                name: "Bench (password)", redirectURIs: [], grants: ["password"], scopes: ["records:read"], confidential: false,
-                id: "bench-password")
-            _ = try await registrar.addUser(username: "bench", password: "bench-password", cost: 4)
+            try await registerPasswordUser(registrar)
         } catch {
             try? await registrar.close()
             throw error
         }
         try await registrar.close()
+        return try await passwordGrant(baseURL)
+    }
+
+    /// Registers the bench's password client and user in `storage`.
+    static func registerPasswordUser(_ storage: some AuthStorage) async throws {
+        _ = try await storage.registerClient(
+            name: "Bench (password)", redirectURIs: [], grants: ["password"], scopes: ["records:read"], confidential: false,
+            id: "bench-password")
+        _ = try await storage.addUser(username: "bench", password: "bench-password", cost: 4)
+    }
+
+    /// The bench user's access token from the password grant.
+    static func passwordGrant(_ baseURL: URL) async throws -> String {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             var request = HTTPClientRequest(url: baseURL.absoluteString + "/oauth/token")
@@ -209,14 +219,7 @@ enum ServerBench {
     /// over a run divided by its requests: a figure that holds when other work shares the machine,
     /// where req/s ratios do not.
     static func processCPUMicroseconds() -> Double {
-        var usage = rusage()
-        #if canImport(Glibc)
-            getrusage(RUSAGE_SELF.rawValue, &usage)
-        #else
-            getrusage(RUSAGE_SELF, &usage)
-        #endif
-        func micro(_ time: timeval) -> Double { Double(time.tv_sec) * 1_000_000 + Double(time.tv_usec) }
-        return micro(usage.ru_utime) + micro(usage.ru_stime)
+        CPUAccount.seconds(children: false) * 1_000_000
     }
 
     /// Creates `count` anonymous records of type `bench` over HTTP and returns the path of one in the

@@ -15,12 +15,13 @@ enum StorageBench {
     static let readConcurrency = 8
     static let writeConcurrency = 8
 
-    static func run(_ options: BenchOptions) async throws -> [BenchResult] {
+    /// - Parameter readsOnly: measure the read routes only (`--only storage-reads`): no write loads.
+    static func run(_ options: BenchOptions, readsOnly: Bool = false) async throws -> [BenchResult] {
         var results: [BenchResult] = []
         let bare = try await SmallJSONServer.start()
         do {
             for backend in ScratchDatabase.backends {
-                results += try await run(options, backend: backend, bareURL: bare.baseURL + "/small")
+                results += try await run(options, backend: backend, bareURL: bare.baseURL + "/small", readsOnly: readsOnly)
             }
         } catch {
             await bare.stop()
@@ -30,7 +31,9 @@ enum StorageBench {
         return results
     }
 
-    static func run(_ options: BenchOptions, backend: ScratchDatabase.Backend, bareURL: String) async throws -> [BenchResult] {
+    static func run(_ options: BenchOptions, backend: ScratchDatabase.Backend, bareURL: String, readsOnly: Bool) async throws
+        -> [BenchResult]
+    {
         let scratch = try await ScratchDatabase.make(backend)
         let server = try OutpostServer(
             configuration: ServerConfiguration(
@@ -41,7 +44,7 @@ enum StorageBench {
         do {
             let results = try await measure(
                 options, backend: backend, baseURL: running.baseURL, bareURL: try url(bareURL), client: client,
-                database: scratch)
+                database: scratch, readsOnly: readsOnly)
             try await client.shutdown()
             await running.stop()
             await scratch.remove()
@@ -56,7 +59,7 @@ enum StorageBench {
 
     static func measure(
         _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, bareURL: URL, client: HTTPClient,
-        database: ScratchDatabase
+        database: ScratchDatabase, readsOnly: Bool
     ) async throws -> [BenchResult] {
         let base = baseURL.absoluteString
         progress("storage [\(backend)]: seeding")
@@ -68,31 +71,35 @@ enum StorageBench {
         let listURL = try url(base + listPath)
         let rounds = options.rounds ?? (options.quick ? 1 : 3)
         let duration: Duration = options.quick ? .seconds(1) : .seconds(3)
-        let reads = [bareURL, recordURL, listURL]
+        let token = try await accessToken(baseURL, database: database)
+        let bearer = [(name: "Authorization", value: "Bearer \(token)")]
+        let reads: [(url: URL, headers: [(name: String, value: String)])] = [
+            (bareURL, []), (recordURL, []), (listURL, []), (recordURL, bearer),
+        ]
         var perSecond = [[Double]](repeating: [], count: reads.count)
         var loadedReads: [Double] = []
         var pacedReads: [Double] = []
         var pacedWrites: [Double] = []
         var posts: [Int: [Double]] = [1: [], 8: [], 64: []]
-        // PostgreSQL: CPU per read request of the server process, wrk and the database's backends,
-        // and POST throughput with the change feed's ordering lock removed, in the same rounds.
+        // CPU per read request of the server process, wrk and (PostgreSQL) the database's backends;
+        // for PostgreSQL, POST throughput with the change feed's ordering lock removed, in the same rounds.
         let accounting = backend == .postgres
-        var cpu = [[(process: Double, children: Double, backends: Double?)]](repeating: [], count: reads.count)
+        var cpu = [[CPUPerRequest]](repeating: [], count: reads.count)
         var orderedPosts: [ChangeOrdering: [Int: [Double]]] = [:]
         progress("storage [\(backend)]: \(rounds) round(s) of \(duration) per figure")
         _ = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: .seconds(1))
         for round in 0..<rounds {
             for offset in 0..<reads.count {
                 let index = (round + offset) % reads.count
-                let start = accounting ? CPUAccount.now(backends: try await database.backendCPUSeconds()) : nil
-                let load = try await LoadGenerator.run(url: reads[index], concurrency: readConcurrency, duration: duration)
-                if let start {
-                    let end = CPUAccount.now(backends: try await database.backendCPUSeconds())
-                    cpu[index].append(end.perRequest(since: start, requests: load.requests))
-                }
-                guard load.errors == 0 else { throw BenchError("\(reads[index].path): \(load.errors) errors under load") }
+                let start = CPUAccount.now(backends: try await database.backendCPUSeconds())
+                let load = try await LoadGenerator.run(
+                    url: reads[index].url, concurrency: readConcurrency, duration: duration, headers: reads[index].headers)
+                let end = CPUAccount.now(backends: try await database.backendCPUSeconds())
+                cpu[index].append(end.perRequest(since: start, requests: load.requests))
+                guard load.errors == 0 else { throw BenchError("\(reads[index].url.path): \(load.errors) errors under load") }
                 perSecond[index].append(load.requestsPerSecond)
             }
+            if readsOnly { continue }
             // Reads under saturating writes and under writes held to a fixed rate, in alternating
             // order (each write load grows the database and its WAL for the one after it).
             for paced in round.isMultiple(of: 2) ? [false, true] : [true, false] {
@@ -138,25 +145,29 @@ enum StorageBench {
                 name: "\(label): GET \(listPath) (list page of 20), req/s", value: median(perSecond[2]), unit: "req/s",
                 baseline: bare, baselineValue: bareMedian),
             BenchResult(
-                name: "\(label): GET record under POST load c=\(writeConcurrency), req/s", value: median(loadedReads),
-                unit: "req/s", baseline: "the same GET unloaded", baselineValue: readMedian),
-            BenchResult(
-                name: "\(label): GET record under POST load c=\(writeConcurrency) held to \(Int(pacedWriteRate))/s, req/s",
-                value: median(pacedReads), unit: "req/s", baseline: "the same GET unloaded", baselineValue: readMedian),
-            BenchResult(
-                name: "storage [\(backend)]: the paced POST load's own rate, created/s", value: median(pacedWrites),
-                unit: "req/s",
-                baseline: "its target", baselineValue: pacedWriteRate),
+                name: "\(label): GET /records/{type}/{id} with a bearer token, req/s", value: median(perSecond[3]),
+                unit: "req/s", baseline: bare, baselineValue: bareMedian),
         ]
-        for concurrency in [1, 8, 64] {
-            results.append(
+        if !readsOnly {
+            results += [
                 BenchResult(
-                    name: "storage [\(backend)]: POST /records (c=\(concurrency)), created/s",
-                    value: median(posts[concurrency] ?? []),
-                    unit: "req/s", baseline: bare, baselineValue: bareMedian))
+                    name: "\(label): GET record under POST load c=\(writeConcurrency), req/s", value: median(loadedReads),
+                    unit: "req/s", baseline: "the same GET unloaded", baselineValue: readMedian),
+                BenchResult(
+                    name: "\(label): GET record under POST load c=\(writeConcurrency) held to \(Int(pacedWriteRate))/s, req/s",
+                    value: median(pacedReads), unit: "req/s", baseline: "the same GET unloaded", baselineValue: readMedian),
+                BenchResult(
+                    name: "storage [\(backend)]: the paced POST load's own rate, created/s", value: median(pacedWrites),
+                    unit: "req/s", baseline: "its target", baselineValue: pacedWriteRate),
+            ]
+            for concurrency in [1, 8, 64] {
+                results.append(
+                    BenchResult(
+                        name: "storage [\(backend)]: POST /records (c=\(concurrency)), created/s",
+                        value: median(posts[concurrency] ?? []), unit: "req/s", baseline: bare, baselineValue: bareMedian))
+            }
         }
-        guard accounting else { return results }
-        for concurrency in [1, 8, 64] {
+        for concurrency in [1, 8, 64] where accounting && !readsOnly {
             let unordered = median(orderedPosts[.unordered]?[concurrency] ?? [])
             for (ordering, label) in [
                 (ChangeOrdering.exclusiveWriters, "writers serialized (migration 2)"),
@@ -169,7 +180,9 @@ enum StorageBench {
                         baseline: "the same with no ordering lock", baselineValue: unordered))
             }
         }
-        let names = [bare, "GET /records/{type}/{id}", "GET \(listPath) (list page of 20)"]
+        let names = [
+            bare, "GET /records/{type}/{id}", "GET \(listPath) (list page of 20)", "GET /records/{type}/{id} with a bearer token",
+        ]
         for (index, name) in names.enumerated() where !cpu[index].isEmpty {
             let parts = cpu[index]
             results.append(
@@ -179,6 +192,10 @@ enum StorageBench {
             results.append(
                 BenchResult(name: "\(label): CPU per request, \(name): wrk, µs", value: median(parts.map(\.children)), unit: "µs")
             )
+            results.append(
+                BenchResult(
+                    name: "\(label): context switches per request, \(name): server process",
+                    value: median(parts.map(\.switches)), unit: "switches"))
             let backends = parts.compactMap(\.backends)
             if !backends.isEmpty {
                 results.append(
@@ -186,7 +203,47 @@ enum StorageBench {
                         name: "\(label): CPU per request, \(name): PostgreSQL backends, µs", value: median(backends), unit: "µs"))
             }
         }
+        results += instanceCPURatios(label: label, names: names, cpu: cpu)
         return results
+    }
+
+    /// The per-instance CPU ratio of each read route: the bare route's server-process CPU per
+    /// request over the route's, the database's own CPU left out. With the database on its own
+    /// host (N stateless instances on one PostgreSQL), an instance's CPU is what bounds its
+    /// throughput, so this is the ratio of req/s an instance reaches on a route against the bare
+    /// route when CPU-bound. Medians of the per-round ratios (each round's routes are measured
+    /// back to back, so a round's ratio compares like with like).
+    static func instanceCPURatios(
+        label: String, names: [String], cpu: [[CPUPerRequest]]
+    ) -> [BenchResult] {
+        guard let bare = cpu.first, !bare.isEmpty else { return [] }
+        var results: [BenchResult] = []
+        for index in cpu.indices.dropFirst() where cpu[index].count == bare.count {
+            let ratios = zip(bare, cpu[index]).map { $0.process / max($1.process, 0.001) }
+            results.append(
+                BenchResult(
+                    name:
+                        "\(label): per-instance CPU ratio, \(names[index]): server CPU per request (database excluded), µs",
+                    value: median(cpu[index].map(\.process)), unit: "µs", baseline: "\(names[0]), server CPU per request",
+                    baselineValue: median(bare.map(\.process)), ratio: median(ratios)))
+        }
+        return results
+    }
+
+    /// A user's access token (records:read) from the password grant, registered through the
+    /// scratch database's storage (either backend).
+    static func accessToken(_ baseURL: URL, database: ScratchDatabase) async throws -> String {
+        var quiet = Logger(label: "outpost.bench")
+        quiet.logLevel = .critical
+        let storage = try await database.open(logger: quiet)
+        do {
+            try await ServerBench.registerPasswordUser(storage)
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        try await storage.close()
+        return try await ServerBench.passwordGrant(baseURL)
     }
 
     static func url(_ text: String) throws -> URL {

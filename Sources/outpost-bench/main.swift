@@ -8,6 +8,7 @@ import OutpostSupport
 
 let groups = [
     "callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage",
+    "storage-reads",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
@@ -58,6 +59,7 @@ if only.contains("cache") { results += try await CacheBench.run(options) }
 if only.contains("files") { results += try await FilesBench.run(options) }
 if only.contains("changes") { results += try await ChangesBench.run(options) }
 if only.contains("storage") { results += try await StorageBench.run(options) }
+if only.contains("storage-reads") && !only.contains("storage") { results += try await StorageBench.run(options, readsOnly: true) }
 
 let elapsed = ContinuousClock.now - started
 

@@ -110,4 +110,40 @@ struct PostgresSpeedPathTests {
             #expect(bounds.latest == changes.last?.position)
         }
     }
+
+    @Test("A query from a task on an event loop runs on a connection of that loop (one pool per loop)")
+    func queriesStayOnTheirLoop() async throws {
+        try await withPostgres { storage in
+            let loops = EventLoopTaskExecutor.shared.map(\.eventLoop)
+            #expect(!loops.isEmpty)
+            // The storage was opened with the default 20 connections: a pool per loop up to 10 loops.
+            let perLoop = PostgresStorage.poolSizes(
+                maxConnections: 20, loops: loops.count, processors: ProcessInfo.processInfo.activeProcessorCount
+            ).perLoop
+            #expect(storage.clients.count == (perLoop ? loops.count : 1))
+            let created = try await storage.createRecord(type: "items", fields: ["n": 1], owner: nil, isPrivate: false)
+            for loop in loops {
+                let (sameLoop, read) = try await EventLoopTaskExecutor.run(on: loop) {
+                    #expect(loop.inEventLoop)
+                    let sameLoop = try await storage.client.withConnection { $0.eventLoop === loop }
+                    // The hot statements run there too, and the task is still on the loop after them.
+                    let read = try await storage.record(type: "items", id: created.id)
+                    #expect(loop.inEventLoop)
+                    return (sameLoop, read)
+                }
+                #expect(sameLoop || !perLoop)
+                #expect(read?.body == #"{"n":1}"#)
+            }
+        }
+    }
+
+    @Test("Pool sizes: a pool per loop when the connections allow two per loop, else one pool")
+    func poolSizes() {
+        #expect(PostgresStorage.poolSizes(maxConnections: 20, loops: 2, processors: 2) == (true, 10, 4))
+        #expect(PostgresStorage.poolSizes(maxConnections: 20, loops: 16, processors: 16) == (false, 20, 20))
+        #expect(PostgresStorage.poolSizes(maxConnections: 64, loops: 16, processors: 16) == (true, 4, 4))
+        #expect(PostgresStorage.poolSizes(maxConnections: 200, loops: 8, processors: 8) == (true, 25, 4))
+        #expect(PostgresStorage.poolSizes(maxConnections: 1, loops: 2, processors: 2) == (false, 1, 1))
+        #expect(PostgresStorage.poolSizes(maxConnections: 3, loops: 1, processors: 1) == (true, 3, 3))
+    }
 }

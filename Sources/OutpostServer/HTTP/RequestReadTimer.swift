@@ -149,7 +149,8 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// Hummingbird's HTTP/1.1 channel with a ``RequestReadTimer`` in front of its decoder.
+/// Hummingbird's HTTP/1.1 channel with a ``RequestReadTimer`` in front of its decoder, handled on
+/// the connection's event loop.
 struct TimedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
@@ -168,7 +169,11 @@ struct TimedHTTP1Channel: ServerChildChannel {
         }
     }
 
+    /// Handles the connection on its own event loop (``EventLoopTaskExecutor``): reading a
+    /// request, running its route and writing its response cross no thread.
     func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        await EventLoopTaskExecutor.run(on: value.channel.eventLoop) {
+            await inner.handle(value: value, logger: logger)
+        }
     }
 }

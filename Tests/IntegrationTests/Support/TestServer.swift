@@ -180,6 +180,19 @@ final class Counter: Sendable {
 /// Records every log line, to check that no secret reaches a log.
 final class LogRecorder: Sendable {
     private let lines = Mutex<[String]>([])
+    /// The recorded line of an event with the logger's metadata, or `nil` to skip it: by default
+    /// its level, message and metadata.
+    private let line: @Sendable (LogEvent, Logger.Metadata) -> String?
+
+    init(line: @escaping @Sendable (LogEvent, Logger.Metadata) -> String? = LogRecorder.describe) {
+        self.line = line
+    }
+
+    @Sendable static func describe(_ event: LogEvent, _ metadata: Logger.Metadata) -> String? {
+        let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
+        return
+            "\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+    }
 
     var all: [String] { lines.withLock { $0 } }
 
@@ -202,10 +215,7 @@ final class LogRecorder: Sendable {
         }
 
         func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 })
-            recorder.append(
-                "\(event.level) \(event.message) \(merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
-            )
+            if let line = recorder.line(event, metadata) { recorder.append(line) }
         }
     }
 }

@@ -119,56 +119,52 @@ struct PostgresCells<Row: Collection> where Row.Element == PostgresCell {
     }
 }
 
-/// The order of a keyset page: its sort column and direction. Each order is its own prepared
-/// statement (``PostgresStorage/KeysetPage``), so PostgreSQL plans it once per connection.
+/// The order of a keyset page: the index of its sort column and direction in
+/// ``PostgresStorage/keysetOrders``. Each order is its own prepared statement
+/// (``PostgresStorage/KeysetPage``), so PostgreSQL plans it once per connection.
 protocol KeysetOrder {
-    static var name: String { get }
-    static var sql: String { get }
-}
-
-extension KeysetOrder {
-    /// The page statement for `column` in one direction. The start position is always bound (the
-    /// first page starts before every row), and so is the viewer: with no viewer (`NULL`),
-    /// `owner = NULL` is never true, so only public records pass, as for an anonymous caller.
-    static func pageSQL(column: String, descending: Bool) -> String {
-        let direction = descending ? "DESC" : "ASC"
-        return """
-            SELECT \(PostgresStorage.columns) FROM records
-            WHERE type = $1 AND (NOT private OR owner = $2) AND (\(column), seq) \(descending ? "<" : ">") ($3, $4)
-            ORDER BY \(column) \(direction), seq \(direction) LIMIT $5
-            """
-    }
+    static var index: Int { get }
 }
 
 extension PostgresStorage {
-    enum CreatedAscending: KeysetOrder {
-        static let name = "outpost_page_created_asc"
-        static let sql = pageSQL(column: "created_at", descending: false)
+    /// The statement of each order of a keyset page without filters: created or updated time,
+    /// ascending or descending (the index is `2 × updated + descending`). The start position is
+    /// always bound (the first page starts before every row), and so is the viewer: with no viewer
+    /// (`NULL`), `owner = NULL` is never true, so only public records pass, as for an anonymous caller.
+    static let keysetOrders: [(name: String, sql: String)] = ["created", "updated"].flatMap { time in
+        [false, true].map { descending in
+            let direction = descending ? "DESC" : "ASC"
+            return (
+                "outpost_page_\(time)_\(descending ? "desc" : "asc")",
+                """
+                SELECT \(PostgresStorage.columns) FROM records
+                WHERE type = $1 AND (NOT private OR owner = $2) AND (\(time)_at, seq) \(descending ? "<" : ">") ($3, $4)
+                ORDER BY \(time)_at \(direction), seq \(direction) LIMIT $5
+                """
+            )
+        }
     }
 
-    enum CreatedDescending: KeysetOrder {
-        static let name = "outpost_page_created_desc"
-        static let sql = pageSQL(column: "created_at", descending: true)
-    }
-
-    enum UpdatedAscending: KeysetOrder {
-        static let name = "outpost_page_updated_asc"
-        static let sql = pageSQL(column: "updated_at", descending: false)
-    }
-
-    enum UpdatedDescending: KeysetOrder {
-        static let name = "outpost_page_updated_desc"
-        static let sql = pageSQL(column: "updated_at", descending: true)
-    }
+    enum CreatedAscending: KeysetOrder { static let index = 0 }
+    enum CreatedDescending: KeysetOrder { static let index = 1 }
+    enum UpdatedAscending: KeysetOrder { static let index = 2 }
+    enum UpdatedDescending: KeysetOrder { static let index = 3 }
 
     /// A keyset page without field filters (every list page of a type), in `Order`.
     struct KeysetPage<Order: KeysetOrder>: RecordStatement {
-        static var name: String { Order.name }
-        static var sql: String { Order.sql }
+        static var name: String { keysetOrders[Order.index].name }
+        static var sql: String { keysetOrders[Order.index].sql }
         var type: String
         var viewer: String?
         var position: RecordPosition
         var limit: Int64
+
+        init(_ query: RecordQuery, from position: RecordPosition, limit: Int64) {
+            self.type = query.type
+            self.viewer = query.viewer
+            self.position = position
+            self.limit = limit
+        }
 
         func makeBindings() throws -> PostgresBindings {
             var bindings = PostgresBindings(capacity: 5)

@@ -109,18 +109,10 @@ extension PostgresStorage {
         let start = position ?? (descending ? RecordPosition(time: .max, seq: .max) : RecordPosition(time: .min, seq: .min))
         let limit = Int64(query.limit + 1)
         switch (query.sort.column == RecordSort.updated.column, descending) {
-        case (false, false):
-            return try await rows(
-                KeysetPage<CreatedAscending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
-        case (false, true):
-            return try await rows(
-                KeysetPage<CreatedDescending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
-        case (true, false):
-            return try await rows(
-                KeysetPage<UpdatedAscending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
-        case (true, true):
-            return try await rows(
-                KeysetPage<UpdatedDescending>(type: query.type, viewer: query.viewer, position: start, limit: limit))
+        case (false, false): return try await rows(KeysetPage<CreatedAscending>(query, from: start, limit: limit))
+        case (false, true): return try await rows(KeysetPage<CreatedDescending>(query, from: start, limit: limit))
+        case (true, false): return try await rows(KeysetPage<UpdatedAscending>(query, from: start, limit: limit))
+        case (true, true): return try await rows(KeysetPage<UpdatedDescending>(query, from: start, limit: limit))
         }
     }
 

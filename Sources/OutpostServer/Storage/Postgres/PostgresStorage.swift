@@ -1,6 +1,7 @@
 import Foundation
 public import Logging
 import NIOCore
+import NIOPosix
 import OutpostSupport
 import PostgresNIO
 
@@ -12,7 +13,12 @@ import PostgresNIO
 /// `INSERT … ON CONFLICT` keep instances from racing each other. Migrations are numbered and run
 /// under an advisory lock, so instances that start together apply each step once.
 public final class PostgresStorage: Storage {
-    let client: PostgresClient
+    /// The connection pools: one per event loop of NIO's shared group (the server's), whose
+    /// connections all live on that loop, or a single pool when the connections allowed are fewer
+    /// than two per loop.
+    let clients: [PostgresClient]
+    /// The pool of each event loop, by the loop's identity.
+    let clientsByLoop: [ObjectIdentifier: PostgresClient]
     let runner: Task<Void, Never>
     /// The pool in the count of open resources, taken back by ``close()``.
     let counted = OpenResources.opened()
@@ -41,7 +47,10 @@ public final class PostgresStorage: Storage {
         var configuration = PostgresClient.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: tls)
-        configuration.options.maximumConnections = max(1, maxConnections)
+        let loops = EventLoopTaskExecutor.shared.map(\.eventLoop)
+        let pools = Self.poolSizes(
+            maxConnections: maxConnections, loops: loops.count, processors: ProcessInfo.processInfo.activeProcessorCount)
+        configuration.options.maximumConnections = pools.maximum
         // Each time a connection goes back to the pool, postgres-nio schedules a keep-alive timer
         // and, for a connection above the pool's minimum, an idle timer (a child task sleeping on
         // a dispatch timer each), and cancels them when the connection is leased again: per query.
@@ -49,9 +58,7 @@ public final class PostgresStorage: Storage {
         // kept open, a query starts and ends no timer; a connection the network broke meanwhile
         // fails its next query (503 `storage_unavailable`, retried) and the pool replaces it.
         configuration.options.keepAliveBehavior = nil
-        configuration.options.minimumConnections = min(
-            configuration.options.maximumConnections,
-            Self.keptConnections(processors: ProcessInfo.processInfo.activeProcessorCount))
+        configuration.options.minimumConnections = pools.kept
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.additionalStartupParameters = [
             ("lock_timeout", "\(max(1, IdempotencyRow.milliseconds(busyTimeout)))"),
@@ -61,9 +68,20 @@ public final class PostgresStorage: Storage {
         // still starting, which then proceed).
         var background = logger
         background.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
-        let runner = Task { await client.run() }
-        let storage = PostgresStorage(client: client, runner: runner, logger: logger, location: location)
+        // A request handled on an event loop (the server handles each connection on its own loop)
+        // queries through that loop's pool: the query is written, answered and resumed on one
+        // thread, with no hand-off to another.
+        let clients =
+            pools.perLoop
+            ? loops.map { PostgresClient(configuration: configuration, eventLoopGroup: $0, backgroundLogger: background) }
+            : [PostgresClient(configuration: configuration, backgroundLogger: background)]
+        let runner = Task {
+            await withDiscardingTaskGroup { group in
+                for client in clients { group.addTask { await client.run() } }
+            }
+        }
+        let byLoop = pools.perLoop ? Dictionary(uniqueKeysWithValues: zip(loops.map { ObjectIdentifier($0) }, clients)) : [:]
+        let storage = PostgresStorage(clients: clients, byLoop: byLoop, runner: runner, logger: logger, location: location)
         do {
             try await storage.checkHealth()
         } catch {
@@ -80,8 +98,35 @@ public final class PostgresStorage: Storage {
     /// How many pooled connections stay open while idle: two per processor, at least four.
     static func keptConnections(processors: Int) -> Int { max(4, 2 * processors) }
 
-    init(client: PostgresClient, runner: Task<Void, Never>, logger: Logger, location: PostgresLocation) {
-        self.client = client
+    /// The size of each pool: one pool per event loop when `maxConnections` allows two connections
+    /// per loop or more (each pool gets its share, and keeps at least four of them, or its
+    /// ``keptConnections(processors:)`` share, open while idle), otherwise one pool of
+    /// `maxConnections` keeping ``keptConnections(processors:)`` open.
+    static func poolSizes(maxConnections: Int, loops: Int, processors: Int) -> (perLoop: Bool, maximum: Int, kept: Int) {
+        let total = max(1, maxConnections)
+        guard loops > 0, total >= 2 * loops else { return (false, total, min(total, keptConnections(processors: processors))) }
+        let share = total / loops
+        return (true, share, min(share, max(4, keptConnections(processors: processors) / loops)))
+    }
+
+    /// The pool for a query from the current thread: its event loop's, when the caller runs on a
+    /// loop with a pool; otherwise any.
+    var client: PostgresClient {
+        if clients.count > 1 {
+            if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let client = clientsByLoop[ObjectIdentifier(loop)] {
+                return client
+            }
+            return clients.randomElement() ?? clients[0]
+        }
+        return clients[0]
+    }
+
+    init(
+        clients: [PostgresClient], byLoop: [ObjectIdentifier: PostgresClient], runner: Task<Void, Never>, logger: Logger,
+        location: PostgresLocation
+    ) {
+        self.clients = clients
+        self.clientsByLoop = byLoop
         self.runner = runner
         self.logger = logger
         self.location = location
