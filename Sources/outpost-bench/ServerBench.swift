@@ -163,10 +163,12 @@ enum ServerBench {
         var perSecond = [[Double]](repeating: [], count: routes.count)
         var p99 = [[Double]](repeating: [], count: routes.count)
         var cpuPerRequest = [[Double]](repeating: [], count: routes.count)
+        var switchesPerRequest = [[Double]](repeating: [], count: routes.count)
         for round in 0..<rounds {
             for offset in 0..<routes.count {
                 let index = (round + offset) % routes.count
                 let cpuBefore = processCPUMicroseconds()
+                let switchesBefore = processContextSwitches()
                 let load = try await LoadGenerator.run(
                     url: urls[index], concurrency: concurrency, duration: duration, headers: routes[index].headers, tool: tool)
                 let cpu = processCPUMicroseconds() - cpuBefore
@@ -175,7 +177,11 @@ enum ServerBench {
                 }
                 perSecond[index].append(load.requestsPerSecond)
                 p99[index].append(load.p99.microseconds)
-                if tool == .wrk, load.requests > 0 { cpuPerRequest[index].append(cpu / Double(load.requests)) }
+                let switches = processContextSwitches() - switchesBefore
+                if tool == .wrk, load.requests > 0 {
+                    cpuPerRequest[index].append(cpu / Double(load.requests))
+                    switchesPerRequest[index].append(Double(switches) / Double(load.requests))
+                }
             }
         }
 
@@ -200,6 +206,13 @@ enum ServerBench {
                         value: median(cpuPerRequest[index]), unit: "µs", baseline: routes[0].label,
                         baselineValue: median(cpuPerRequest[0])))
             }
+            if !switchesPerRequest[index].isEmpty, !switchesPerRequest[0].isEmpty {
+                results.append(
+                    BenchResult(
+                        name: "\(prefix): \(routes[index].label), server context switches per request (lower is better)",
+                        value: median(switchesPerRequest[index]), unit: "switches", baseline: routes[0].label,
+                        baselineValue: median(switchesPerRequest[0])))
+            }
         }
         return results
     }
@@ -209,14 +222,28 @@ enum ServerBench {
     /// over a run divided by its requests: a figure that holds when other work shares the machine,
     /// where req/s ratios do not.
     static func processCPUMicroseconds() -> Double {
+        let usage = processUsage()
+        func micro(_ time: timeval) -> Double { Double(time.tv_sec) * 1_000_000 + Double(time.tv_usec) }
+        return micro(usage.ru_utime) + micro(usage.ru_stime)
+    }
+
+    /// This process's context switches so far, voluntary (a thread waited: for a lock, a
+    /// condition, the network) and involuntary (the kernel preempted it), all threads. Per request,
+    /// they count the thread hand-offs a route costs (wrk runs in its own process).
+    static func processContextSwitches() -> Int {
+        let usage = processUsage()
+        return usage.ru_nvcsw + usage.ru_nivcsw
+    }
+
+    /// `getrusage` for this process, all threads.
+    private static func processUsage() -> rusage {
         var usage = rusage()
         #if canImport(Glibc)
             getrusage(RUSAGE_SELF.rawValue, &usage)
         #else
             getrusage(RUSAGE_SELF, &usage)
         #endif
-        func micro(_ time: timeval) -> Double { Double(time.tv_sec) * 1_000_000 + Double(time.tv_usec) }
-        return micro(usage.ru_utime) + micro(usage.ru_stime)
+        return usage
     }
 
     /// Creates `count` anonymous records of type `bench` over HTTP and returns the path of one in the
