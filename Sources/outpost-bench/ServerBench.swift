@@ -199,19 +199,14 @@ enum ServerBench {
                 BenchResult(
                     name: "\(prefix): \(routes[index].label), p99 latency (lower is better)", value: median(p99[index]),
                     unit: "µs", baseline: routes[0].label, baselineValue: median(p99[0])))
-            if !cpuPerRequest[index].isEmpty, !cpuPerRequest[0].isEmpty {
+            for (samples, what, unit) in [
+                (cpuPerRequest, "server CPU per request", "µs"),
+                (switchesPerRequest, "server context switches per request", "switches"),
+            ] where !samples[index].isEmpty && !samples[0].isEmpty {
                 results.append(
                     BenchResult(
-                        name: "\(prefix): \(routes[index].label), server CPU per request (lower is better)",
-                        value: median(cpuPerRequest[index]), unit: "µs", baseline: routes[0].label,
-                        baselineValue: median(cpuPerRequest[0])))
-            }
-            if !switchesPerRequest[index].isEmpty, !switchesPerRequest[0].isEmpty {
-                results.append(
-                    BenchResult(
-                        name: "\(prefix): \(routes[index].label), server context switches per request (lower is better)",
-                        value: median(switchesPerRequest[index]), unit: "switches", baseline: routes[0].label,
-                        baselineValue: median(switchesPerRequest[0])))
+                        name: "\(prefix): \(routes[index].label), \(what) (lower is better)", value: median(samples[index]),
+                        unit: unit, baseline: routes[0].label, baselineValue: median(samples[0])))
             }
         }
         return results

@@ -90,6 +90,17 @@ struct ReaderTripTests {
             var iterator = entered.makeAsyncIterator()
             let holdFirst = hold(0)
             _ = await iterator.next()
+            // A held reader is not free: nothing runs on it in place.
+            #expect(try storage.readers[0].connection.readIfFree("SELECT 1", []) { _ in 1 } == nil)
+            // Were reads to queue behind the held reader (not free ones in place), the test would
+            // wait forever: this lets the holds go after a while and records the failure.
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(60))
+                Issue.record("a read waited for a held reader instead of running in place on a free one")
+                release.signal()
+                release.signal()
+            }
+            defer { watchdog.cancel() }
             let before = storage.readers.map(\.connection.trips)
             // Whichever reader comes next in turn, the read runs in place on the free one.
             for _ in 0..<4 {
@@ -102,11 +113,11 @@ struct ReaderTripTests {
             let holdSecond = hold(1)
             _ = await iterator.next()
             // Both busy: the read queues on a reader's thread and finishes once that reader is free.
+            let queuedBefore = Self.trips(storage).onThread
             let waiting = Task { try await storage.record(type: "notes", id: record.id) }
             // Released only once the read has gone to a thread (nothing signals that but the
             // count, so it is polled, with a deadline).
             let deadline = ContinuousClock.now + .seconds(20)
-            let queuedBefore = Self.trips(storage).onThread
             while Self.trips(storage).onThread == queuedBefore, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(1))
             }
