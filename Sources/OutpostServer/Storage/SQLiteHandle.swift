@@ -118,7 +118,7 @@ final class SQLiteHandle: Sendable {
         use.withLock { closed in !closed && sqlite_nio_sqlite3_db_mutex(raw.pointer) != nil }
     }
 
-    /// Runs `work` on the connection's thread, holding ``use``.
+    /// Runs `work` (which takes ``use``) on the connection's thread, counting the trip.
     private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         tripsOnThread.add(1, ordering: .relaxed)
         return try await threadPool.runIfActive { try work() }
