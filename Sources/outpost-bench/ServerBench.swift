@@ -173,10 +173,12 @@ enum ServerBench {
         var perSecond = [[Double]](repeating: [], count: routes.count)
         var p99 = [[Double]](repeating: [], count: routes.count)
         var cpuPerRequest = [[Double]](repeating: [], count: routes.count)
+        var switchesPerRequest = [[Double]](repeating: [], count: routes.count)
         for round in 0..<rounds {
             for offset in 0..<routes.count {
                 let index = (round + offset) % routes.count
                 let cpuBefore = processCPUMicroseconds()
+                let switchesBefore = processContextSwitches()
                 let load = try await LoadGenerator.run(
                     url: urls[index], concurrency: concurrency, duration: duration, headers: routes[index].headers, tool: tool)
                 let cpu = processCPUMicroseconds() - cpuBefore
@@ -185,7 +187,11 @@ enum ServerBench {
                 }
                 perSecond[index].append(load.requestsPerSecond)
                 p99[index].append(load.p99.microseconds)
-                if tool == .wrk, load.requests > 0 { cpuPerRequest[index].append(cpu / Double(load.requests)) }
+                let switches = processContextSwitches() - switchesBefore
+                if tool == .wrk, load.requests > 0 {
+                    cpuPerRequest[index].append(cpu / Double(load.requests))
+                    switchesPerRequest[index].append(Double(switches) / Double(load.requests))
+                }
             }
         }
 
@@ -203,12 +209,14 @@ enum ServerBench {
                 BenchResult(
                     name: "\(prefix): \(routes[index].label), p99 latency (lower is better)", value: median(p99[index]),
                     unit: "µs", baseline: routes[0].label, baselineValue: median(p99[0])))
-            if !cpuPerRequest[index].isEmpty, !cpuPerRequest[0].isEmpty {
+            for (samples, what, unit) in [
+                (cpuPerRequest, "server CPU per request", "µs"),
+                (switchesPerRequest, "server context switches per request", "switches"),
+            ] where !samples[index].isEmpty && !samples[0].isEmpty {
                 results.append(
                     BenchResult(
-                        name: "\(prefix): \(routes[index].label), server CPU per request (lower is better)",
-                        value: median(cpuPerRequest[index]), unit: "µs", baseline: routes[0].label,
-                        baselineValue: median(cpuPerRequest[0])))
+                        name: "\(prefix): \(routes[index].label), \(what) (lower is better)", value: median(samples[index]),
+                        unit: unit, baseline: routes[0].label, baselineValue: median(samples[0])))
             }
         }
         return results
@@ -220,6 +228,13 @@ enum ServerBench {
     /// where req/s ratios do not.
     static func processCPUMicroseconds() -> Double {
         CPUAccount.seconds(children: false) * 1_000_000
+    }
+
+    /// This process's context switches so far, voluntary (a thread waited: for a lock, a
+    /// condition, the network) and involuntary (the kernel preempted it), all threads. Per request,
+    /// they count the thread hand-offs a route costs (wrk runs in its own process).
+    static func processContextSwitches() -> Int {
+        Int(CPUAccount.contextSwitches())
     }
 
     /// Creates `count` anonymous records of type `bench` over HTTP and returns the path of one in the

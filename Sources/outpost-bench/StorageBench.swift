@@ -80,6 +80,16 @@ enum StorageBench {
         var loadedReads: [Double] = []
         var pacedReads: [Double] = []
         var pacedWrites: [Double] = []
+        // The record GET's server CPU per request and p99 unloaded and under the paced writes
+        // (the paced writes' own CPU, measured alone in each round, taken out): equal CPU means the
+        // reads only share the CPUs with the writes; more CPU or a longer tail means the writes
+        // make each read dearer or make it wait.
+        var readCPU: (unloaded: [Double], paced: [Double]) = ([], [])
+        var readP99: (unloaded: [Double], paced: [Double]) = ([], [])
+        var pacedWriteCPU: [Double] = []
+        // The bare route under the same paced writes: what the write load costs a read that
+        // touches no storage at all (the CPUs it takes, the scheduling it adds).
+        var bareUnderWrites: (perSecond: [Double], p99: [Double], unloadedP99: [Double]) = ([], [], [])
         var posts: [Int: [Double]] = [1: [], 8: [], 64: []]
         // CPU per read request of the server process, wrk and (PostgreSQL) the database's backends;
         // for PostgreSQL, POST throughput with the change feed's ordering lock removed, in the same rounds.
@@ -92,8 +102,14 @@ enum StorageBench {
             for offset in 0..<reads.count {
                 let index = (round + offset) % reads.count
                 let start = CPUAccount.now(backends: try await database.backendCPUSeconds())
+                let processBefore = CPUAccount.seconds(children: false)
                 let load = try await LoadGenerator.run(
                     url: reads[index].url, concurrency: readConcurrency, duration: duration, headers: reads[index].headers)
+                if index == 0 { bareUnderWrites.unloadedP99.append(load.p99.microseconds) }
+                if index == 1, load.requests > 0 {
+                    readCPU.unloaded.append((CPUAccount.seconds(children: false) - processBefore) / Double(load.requests) * 1e6)
+                    readP99.unloaded.append(load.p99.microseconds)
+                }
                 let end = CPUAccount.now(backends: try await database.backendCPUSeconds())
                 cpu[index].append(end.perRequest(since: start, requests: load.requests))
                 guard load.errors == 0 else { throw BenchError("\(reads[index].url.path): \(load.errors) errors under load") }
@@ -102,18 +118,36 @@ enum StorageBench {
             if readsOnly { continue }
             // Reads under saturating writes and under writes held to a fixed rate, in alternating
             // order (each write load grows the database and its WAL for the one after it).
+            let clock = ContinuousClock()
+            let writesAlone = (CPUAccount.seconds(children: false), clock.now)
+            _ = try await postLoad(client, base, concurrency: writeConcurrency, duration: duration, rate: pacedWriteRate)
+            let writeCPUPerSecond = (CPUAccount.seconds(children: false) - writesAlone.0) / (clock.now - writesAlone.1).inSeconds
+            pacedWriteCPU.append(writeCPUPerSecond)
+            let bareWriter = Task {
+                try await postLoad(
+                    client, base, concurrency: writeConcurrency, duration: duration + .milliseconds(500), rate: pacedWriteRate)
+            }
+            let bareLoaded = try await LoadGenerator.run(url: bareURL, concurrency: readConcurrency, duration: duration)
+            _ = try await bareWriter.value
+            bareUnderWrites.perSecond.append(bareLoaded.requestsPerSecond)
+            bareUnderWrites.p99.append(bareLoaded.p99.microseconds)
             for paced in round.isMultiple(of: 2) ? [false, true] : [true, false] {
                 let writer = Task {
                     try await postLoad(
                         client, base, concurrency: writeConcurrency, duration: duration + .milliseconds(500),
                         rate: paced ? pacedWriteRate : nil)
                 }
+                let readsStart = (CPUAccount.seconds(children: false), clock.now)
                 let loaded = try await LoadGenerator.run(url: recordURL, concurrency: readConcurrency, duration: duration)
+                let readsCPU =
+                    CPUAccount.seconds(children: false) - readsStart.0 - writeCPUPerSecond * (clock.now - readsStart.1).inSeconds
                 let written = try await writer.value
                 guard loaded.errors == 0 else { throw BenchError("\(recordPath): \(loaded.errors) errors under a POST load") }
                 if paced {
                     pacedReads.append(loaded.requestsPerSecond)
                     pacedWrites.append(written)
+                    if loaded.requests > 0 { readCPU.paced.append(readsCPU / Double(loaded.requests) * 1e6) }
+                    readP99.paced.append(loaded.p99.microseconds)
                 } else {
                     loadedReads.append(loaded.requestsPerSecond)
                 }
@@ -149,7 +183,25 @@ enum StorageBench {
                 unit: "req/s", baseline: bare, baselineValue: bareMedian),
         ]
         if !readsOnly {
+            let pacedLabel = "under POST load c=\(writeConcurrency) held to \(Int(pacedWriteRate))/s"
             results += [
+                BenchResult(
+                    name: "\(label): GET record \(pacedLabel), server CPU per GET (the writes' own CPU taken out), µs",
+                    value: median(readCPU.paced), unit: "µs", baseline: "the same GET unloaded",
+                    baselineValue: median(readCPU.unloaded)),
+                BenchResult(
+                    name: "\(label): GET record \(pacedLabel), p99 latency, µs", value: median(readP99.paced), unit: "µs",
+                    baseline: "the same GET unloaded", baselineValue: median(readP99.unloaded)),
+                BenchResult(
+                    name: "\(label): \(bare) \(pacedLabel), req/s", value: median(bareUnderWrites.perSecond), unit: "req/s",
+                    baseline: "the same unloaded", baselineValue: bareMedian),
+                BenchResult(
+                    name: "\(label): \(bare) \(pacedLabel), p99 latency, µs", value: median(bareUnderWrites.p99), unit: "µs",
+                    baseline: "the same unloaded", baselineValue: median(bareUnderWrites.unloadedP99)),
+                BenchResult(
+                    name:
+                        "storage [\(backend)]: the paced POST load alone, CPU of this process (server and POST client), % of one core",
+                    value: median(pacedWriteCPU) * 100, unit: "%"),
                 BenchResult(
                     name: "\(label): GET record under POST load c=\(writeConcurrency), req/s", value: median(loadedReads),
                     unit: "req/s", baseline: "the same GET unloaded", baselineValue: readMedian),

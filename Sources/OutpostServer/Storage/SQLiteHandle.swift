@@ -18,17 +18,30 @@ internal import VaporCSQLite
 /// Each connection runs its statements on a thread of its own, one after another. (On a shared
 /// pool, as sqlite-nio does it, a second statement for a busy connection blocks a pool thread on the
 /// connection's mutex: under a write load every pool thread ended up waiting for the write
-/// connection, and reads on the read-only connections queued behind them.) The connection is
-/// still opened in serialized mode (`SQLITE_OPEN_FULLMUTEX`), and a statement is used by one query
-/// at a time (it leaves the cache while it runs).
+/// connection, and reads on the read-only connections queued behind them.) A short read may
+/// instead run on the caller's thread when nothing else is using the connection
+/// (``readIfFree(_:_:_:)``), which saves the two thread switches of a trip to the connection's
+/// thread and back.
+///
+/// Every use of the `sqlite3` handle (opening it aside) holds ``use``, so one statement runs at a
+/// time whichever thread runs it. The connection is therefore opened without SQLite's own
+/// per-connection mutex (`SQLITE_OPEN_NOMUTEX`, SQLite's "multi-thread" mode: a connection may move
+/// between threads but is never used by two at once). In serialized mode (`SQLITE_OPEN_FULLMUTEX`)
+/// SQLite took and released that mutex in every `sqlite3_step` and `sqlite3_column_*` call: 27 %
+/// of writing a list page.
 final class SQLiteHandle: Sendable {
-    /// The `sqlite3` handle. Only touched on the thread pool, and closed once.
+    /// The `sqlite3` handle. Only touched while holding ``use``, and closed once.
     private let raw: RawPointer
     private let cache: Mutex<StatementCache>
     private let threadPool: NIOThreadPool
-    /// Set on the connection's thread when ``close()`` closed `raw`; statements queued behind the
-    /// close read it there and fail instead of touching the freed handle.
-    private let closed = Mutex(false)
+    /// Held by whoever runs a statement on the connection (its thread, or a caller running a read
+    /// in place) and by the close. Its value is whether ``close()`` closed `raw`: statements queued
+    /// behind the close, and reads tried in place after it, read it and fail instead of touching
+    /// the freed handle.
+    private let use = Mutex(false)
+    /// Statements run on the connection's thread, and reads run in place on a caller's thread.
+    private let tripsOnThread = Atomic<Int>(0)
+    private let runsInPlace = Atomic<Int>(0)
     /// This connection (and its thread) in the count of open resources, taken back by ``close()``.
     private let counted: OpenResources.Opened
     /// The close, once started.
@@ -72,7 +85,7 @@ final class SQLiteHandle: Sendable {
             _ = initialized
             var handle: OpaquePointer?
             let flags =
-                SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
+                SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI | SQLITE_OPEN_EXRESCODE
             let status = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
             guard status == SQLITE_OK, let handle else {
                 let message = handle.flatMap { sqlite_nio_sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open"
@@ -85,12 +98,30 @@ final class SQLiteHandle: Sendable {
 
     /// Runs one statement with `binds` and returns all its rows.
     func query(_ sql: String, _ binds: [SQLiteData]) async throws -> [StatementRow] {
-        try await threadPool.runIfActive { try self.run(sql, binds) }
+        try await onThread { try self.run(sql, binds) }
     }
 
     /// What the statement cache did so far (for tests and the benchmark).
     var statistics: StatementCache.Statistics {
         cache.withLock { $0.statistics }
+    }
+
+    /// How statements reached the connection so far: trips to its thread, and reads run in place
+    /// on the caller's thread (for tests and the benchmark).
+    var trips: (onThread: Int, inPlace: Int) {
+        (tripsOnThread.load(ordering: .relaxed), runsInPlace.load(ordering: .relaxed))
+    }
+
+    /// Whether SQLite serializes this connection with a mutex of its own (opened with
+    /// `SQLITE_OPEN_FULLMUTEX`): `sqlite3_db_mutex` is `NULL` in multi-thread mode.
+    var isSerialized: Bool {
+        use.withLock { closed in !closed && sqlite_nio_sqlite3_db_mutex(raw.pointer) != nil }
+    }
+
+    /// Runs `work` (which takes ``use``) on the connection's thread, counting the trip.
+    private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        tripsOnThread.add(1, ordering: .relaxed)
+        return try await threadPool.runIfActive { try work() }
     }
 
     /// Finalizes the kept statements, closes the connection and stops its thread (after the
@@ -113,14 +144,13 @@ final class SQLiteHandle: Sendable {
         var failure: (any Error)?
         do {
             try await threadPool.runIfActive {
-                let alreadyClosed = self.closed.withLock { closed in
-                    defer { closed = true }
-                    return closed
+                self.use.withLock { closed in
+                    if closed { return }
+                    closed = true
+                    let statements = self.cache.withLock { $0.close() }
+                    for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
+                    sqlite_nio_sqlite3_close_v2(self.raw.pointer)
                 }
-                if alreadyClosed { return }
-                let statements = self.cache.withLock { $0.close() }
-                for statement in statements { sqlite_nio_sqlite3_finalize(statement.pointer) }
-                sqlite_nio_sqlite3_close_v2(self.raw.pointer)
             }
         } catch {
             failure = error
@@ -137,7 +167,11 @@ final class SQLiteHandle: Sendable {
     // MARK: On the thread pool
 
     private func run(_ sql: String, _ binds: [SQLiteData]) throws -> [StatementRow] {
-        try withStatement(sql, binds) { statement, db in
+        try use.withLock { closed in try run(sql, binds, closed: closed) }
+    }
+
+    private func run(_ sql: String, _ binds: [SQLiteData], closed: Bool) throws -> [StatementRow] {
+        try withStatement(sql, binds, closed: closed) { statement, db in
             let count = sqlite_nio_sqlite3_column_count(statement)
             var rows: [StatementRow] = []
             var names: StatementRow.Names?
@@ -167,22 +201,40 @@ final class SQLiteHandle: Sendable {
     func read<T: Sendable>(_ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T)
         async throws -> T
     {
-        try await threadPool.runIfActive {
-            try self.withStatement(sql, binds) { statement, db in
-                var reader = RowReader(statement: statement, db: db)
-                return try body(&reader)
+        try await onThread {
+            try self.use.withLock { closed in
+                try self.withStatement(sql, binds, closed: closed) { statement, db in
+                    var reader = RowReader(statement: statement, db: db)
+                    return try body(&reader)
+                }
             }
         }
     }
 
+    /// Runs one statement with `binds` on the caller's thread, handing its rows to `body`, when no
+    /// other statement is using the connection; `nil` (nothing run) when one is. For short reads
+    /// (a row by its key) that are cheaper than two thread switches: the caller's thread is held
+    /// for as long as the statement runs. Same statement cache and failures as
+    /// ``read(_:_:_:)``.
+    func readIfFree<T: Sendable>(_ sql: String, _ binds: [SQLiteData], _ body: (inout RowReader) throws -> T) throws -> T? {
+        let value: T? = try use.withLockIfAvailable { closed in
+            try self.withStatement(sql, binds, closed: closed) { statement, db in
+                var reader = RowReader(statement: statement, db: db)
+                return try body(&reader)
+            }
+        }
+        if value != nil { runsInPlace.add(1, ordering: .relaxed) }
+        return value
+    }
+
     /// Takes (or prepares) the statement for `sql`, binds `binds`, runs `body` with it, and puts it
-    /// back reset. On the connection's thread only.
-    private func withStatement<T>(_ sql: String, _ binds: [SQLiteData], _ body: (OpaquePointer, OpaquePointer) throws -> T)
-        throws -> T
-    {
+    /// back reset. Only while holding ``use``, whose value is `closed`.
+    private func withStatement<T>(
+        _ sql: String, _ binds: [SQLiteData], closed: Bool, _ body: (OpaquePointer, OpaquePointer) throws -> T
+    ) throws -> T {
         // Queries queued before the thread stops can run after the close: they must not touch the
         // closed handle (SQLite frees it, and using it crashed the process).
-        if closed.withLock({ $0 }) { throw SQLiteFailure(code: SQLITE_MISUSE, message: SQLiteFailure.closedMessage) }
+        if closed { throw SQLiteFailure(code: SQLITE_MISUSE, message: SQLiteFailure.closedMessage) }
         let db = raw.pointer
         let statement: OpaquePointer
         if let kept = cache.withLock({ $0.take(sql) }) {
@@ -284,8 +336,9 @@ final class SQLiteHandle: Sendable {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 }
 
-/// An `sqlite3` or `sqlite3_stmt` pointer handed between the pool's threads. Sendable because the
-/// connection is opened in serialized mode and a statement is used by one query at a time.
+/// An `sqlite3` or `sqlite3_stmt` pointer handed between threads. Sendable because a connection
+/// and its statements are only used while holding the connection's lock (`SQLiteHandle.use`), and a
+/// statement by one query at a time.
 struct RawPointer: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }

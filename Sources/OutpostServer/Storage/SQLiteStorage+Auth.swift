@@ -171,8 +171,9 @@ extension SQLiteStorage {
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        // Read in place on the reader's thread: this runs for every request with a bearer token.
-        try await reader.read(
+        // Runs for every request with a bearer token: a key lookup, read in place on the caller's
+        // thread (see pointRead), its columns read straight from the row.
+        try await pointRead(
             "SELECT kind, user_id, client_id, scope, family, expires_at, state FROM tokens WHERE hash = ?", [.text(hash)]
         ) { rows in
             guard try rows.next() else { return nil }

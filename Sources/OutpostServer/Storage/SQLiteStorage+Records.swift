@@ -78,9 +78,11 @@ extension SQLiteStorage {
     }
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        let rows = try await reader.query(
-            "SELECT \(Self.columns) FROM records WHERE type = ? AND id = ?", [.text(type), .text(id)])
-        return try rows.first.map(Self.record(from:))
+        // A key lookup on every record GET: read in place (see pointRead).
+        try await pointRead("SELECT \(Self.columns) FROM records WHERE type = ? AND id = ?", [.text(type), .text(id)]) { rows in
+            guard try rows.next() else { return nil }
+            return Self.record(from: rows)
+        }
     }
 
     /// Replaces the fields when the record exists and, if `expectedVersion` is given, still has it.
@@ -260,6 +262,14 @@ extension SQLiteStorage {
             throw ServerError(.internalServerError, code: "secret_missing", message: "The setting '\(name)' could not be read")
         }
         return Data(blob.readableBytesView)
+    }
+
+    /// The record in the current row of a statement selecting ``columns``, in their order.
+    static func record(from row: RowReader) -> StoredRecord {
+        StoredRecord(
+            type: row.text(1), id: row.text(2), owner: row.isNull(3) ? nil : row.text(3), body: row.text(4),
+            version: Int(row.integer(5)), createdAt: row.integer(6), updatedAt: row.integer(7), seq: row.integer(0),
+            isPrivate: row.integer(8) != 0)
     }
 
     static func record(from row: StatementRow) throws -> StoredRecord {

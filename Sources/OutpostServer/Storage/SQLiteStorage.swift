@@ -102,6 +102,30 @@ public final class SQLiteStorage: Storage {
         readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]
     }
 
+    /// Runs a short read (one row found by its key: a token, a record) on the caller's thread, on
+    /// the first read-only connection that no other statement is using; when all are in use, on
+    /// the next one's thread as ``reader`` does.
+    ///
+    /// A trip to a connection's thread and back costs two thread switches (a wake-up of the
+    /// connection's thread, then of a Swift concurrency thread to resume the caller), more than
+    /// such a read itself. Only key lookups come here: they touch a few pages, so the caller's
+    /// thread is held for microseconds. Reads that may scan (list pages, counts) keep going
+    /// through ``reader``. A connection that meets another process's lock (`SQLITE_BUSY`) goes
+    /// the usual way, which waits up to the busy timeout without holding a thread.
+    func pointRead<T: Sendable>(
+        _ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T
+    ) async throws -> T {
+        let first = nextReader.add(1, ordering: .relaxed).oldValue
+        do {
+            for offset in 0..<readers.count {
+                if let value = try readers[(first + offset) % readers.count].connection.readIfFree(sql, binds, body) {
+                    return value
+                }
+            }
+        } catch let error as SQLiteFailure where error.isBusy {}
+        return try await readers[first % readers.count].read(sql, binds, body)
+    }
+
     init(
         connection: BusyBoundedConnection, writer: BusyBoundedConnection, readers: [BusyBoundedConnection], logger: Logger,
         path: String
