@@ -114,12 +114,13 @@ public final class OutpostServer: Sendable {
         let http1 = HTTP1Channel.Configuration(idleTimeout: TimeAmount(configuration.idleTimeout))
         let headerTimeout = TimeAmount(configuration.headerReadTimeout)
         let bodyTimeout = TimeAmount(configuration.bodyReadTimeout)
+        let onEventLoop = storage is PostgresStorage
         return Application(
             responder: responder,
             server: HTTPServerBuilder { responder in
                 TimedHTTP1Channel(
                     inner: HTTP1Channel(responder: responder, configuration: http1), headerTimeout: headerTimeout,
-                    bodyTimeout: bodyTimeout)
+                    bodyTimeout: bodyTimeout, onEventLoop: onEventLoop)
             },
             configuration: configuration.application,
             onServerRunning: { channel in

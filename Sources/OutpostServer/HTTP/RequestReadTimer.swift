@@ -150,12 +150,19 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 /// Hummingbird's HTTP/1.1 channel with a ``RequestReadTimer`` in front of its decoder, handled on
-/// the connection's event loop.
+/// the connection's event loop when the storage answers there.
 struct TimedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
     let headerTimeout: TimeAmount
     let bodyTimeout: TimeAmount
+    /// Whether connections are handled on their event loop: with PostgreSQL, whose pools are per
+    /// loop, a query then goes out and comes back on the request's own thread. SQLite runs its
+    /// queries on its connections' threads (key reads in place, on the caller's thread): on the
+    /// loop, a list page's hop to a reader and back cost more than it saved (the bench's list page
+    /// fell from 0.45 to 0.34 of a bare route, a token GET from 0.51 to 0.41), so it stays on
+    /// Swift's cooperative pool.
+    let onEventLoop: Bool
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let headerTimeout = self.headerTimeout
@@ -169,9 +176,11 @@ struct TimedHTTP1Channel: ServerChildChannel {
         }
     }
 
-    /// Handles the connection on its own event loop (``EventLoopTaskExecutor``): reading a
-    /// request, running its route and writing its response cross no thread.
+    /// Handles the connection, on its own event loop (``EventLoopTaskExecutor``) when
+    /// ``onEventLoop``: reading a request, running its route and writing its response then cross
+    /// no thread.
     func handle(value: Value, logger: Logger) async {
+        guard onEventLoop else { return await inner.handle(value: value, logger: logger) }
         await EventLoopTaskExecutor.run(on: value.channel.eventLoop) {
             await inner.handle(value: value, logger: logger)
         }
