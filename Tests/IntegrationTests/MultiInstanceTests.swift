@@ -48,7 +48,12 @@ struct MultiInstanceTests {
                     scopes: ["records", "profile"],
                     confidential: false)
                 try await storage.close()
-                let clients = children.map { OutpostClient(configuration: .init(baseURL: $0.baseURL, retry: .none)) }
+                // 30 patches of one record queue on its row lock across the instances, one commit at a
+                // time: with the whole suite sharing 2 cores, the last waited close to 10 s in CI. The
+                // timeout bounds a hang, not the speed of a contended row.
+                let clients = children.map {
+                    OutpostClient(configuration: .init(baseURL: $0.baseURL, timeout: .seconds(60), retry: .none))
+                }
                 return Cluster(scratch: scratch, children: children, clients: clients, clientID: client.id)
             } catch {
                 for child in children { await child.kill9() }
