@@ -136,10 +136,9 @@ struct LambdaIntegrationTests {
 struct ErrorIntegrationTests {
     @Test("server down is cannotConnect", arguments: [Transport.asyncHTTPClient, .urlSession])
     func serverDown(transport: Transport) async throws {
-        let server = try await LiveServer.start()
-        let url = server.baseURL
-        await server.stop()
-        let client = transport.client(url, retry: .none)
+        let nobody = try ClosedPort()
+        defer { nobody.release() }
+        let client = transport.client(nobody.baseURL, retry: .none)
         let error = try await #require(throws: OutpostError.self) { _ = try await client.callLambda("hello:someone", "x") }
         try await client.shutdown()
         #expect(error.code == .cannotConnect)

@@ -116,6 +116,9 @@ struct HTTPCacheIntegrationTests {
             #expect(log.requests(to: path).count == 2)
 
             await fixture.server.running.stop()
+            // Hold the port so that a server another test starts cannot take it and answer bob.
+            let gone = try ClosedPort(port: fixture.server.baseURL.port ?? 0)
+            defer { gone.release() }
             let stale = try await asAda.send(.get(path))
             #expect(try stale.cacheStatus == .stale && stale.json()["text"] == "ada's secret")
             let offline = await #expect(throws: OutpostError.self) { try await asBob.send(.get(path)) }

@@ -106,10 +106,9 @@ struct PluginsIntegrationTests {
 
     @Test("a server that is gone is an error, not a no")
     func serverGone() async throws {
-        let server = try await LiveServer.start()
-        let base = server.baseURL
-        await server.stop()
-        try await withClient(base, retry: .none) { client in
+        let nobody = try ClosedPort()
+        defer { nobody.release() }
+        try await withClient(nobody.baseURL, retry: .none) { client in
             let checker = EntitlementComplianceChecker(client: client, token: { "t" })
             let error = await #expect(throws: PluginError.self) {
                 try await checker.isCompliant(policies: ["entitlement": "premium"]) as Bool

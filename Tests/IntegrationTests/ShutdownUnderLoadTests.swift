@@ -65,6 +65,9 @@ struct ShutdownUnderLoadTests {
                 if completed == 18 { break }
             }
             await server.running.stop()
+            // Hold the port so that no server another test starts takes it and answers the loaders.
+            let gone = try ClosedPort(port: server.baseURL.port ?? 0)
+            defer { gone.release() }
             #expect(tally.open == 0, "the storage and the server are closed once stop() returns")
             progressed.finish()
 
