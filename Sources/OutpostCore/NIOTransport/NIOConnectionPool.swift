@@ -128,6 +128,9 @@
             let tls = tls
             let host = host
             let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.inNanoseconds)
+            // Made before connecting, not looked up in the pipeline afterwards: a refused handshake
+            // can tear the pipeline down before the connect future's callbacks run.
+            let handshake: EventLoopPromise<Void>? = tls == nil ? nil : loop.makePromise()
             let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -138,23 +141,20 @@
                             // SNI only for a name, never for an IP address.
                             let name = Self.isIPAddress(host) ? nil : host
                             try pipeline.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: name))
-                            try pipeline.addHandler(TLSHandshakeWaiter(promise: channel.eventLoop.makePromise()))
+                            if let handshake { try pipeline.addHandler(TLSHandshakeWaiter(promise: handshake)) }
                         }
                         try pipeline.addHTTPClientHandlers()
                         try pipeline.addHandler(NIOExchangeHandler(idleTimeout: idleTimeout))
                     }
                 }
-            bootstrap.connect(host: host, port: port).flatMap { channel in
+            bootstrap.connect(host: host, port: port).flatMapError { error in
+                handshake?.fail(error)
+                return loop.makeFailedFuture(error)
+            }.flatMap { channel in
                 // An https connection is handed out once its handshake is done: a certificate that is
                 // refused then fails the caller with the TLS error, never as a closed connection.
-                guard tls != nil else { return channel.eventLoop.makeSucceededFuture(channel) }
-                let handshake: EventLoopFuture<Void>
-                do {
-                    handshake = try channel.pipeline.syncOperations.handler(type: TLSHandshakeWaiter.self).done
-                } catch {
-                    handshake = channel.eventLoop.makeFailedFuture(error)
-                }
-                return handshake.map { channel }.flatMapErrorThrowing { error in
+                guard let handshake else { return channel.eventLoop.makeSucceededFuture(channel) }
+                return handshake.futureResult.map { channel }.flatMapErrorThrowing { error in
                     channel.close(promise: nil)
                     throw error
                 }
@@ -257,7 +257,6 @@
     final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = NIOAny
         private let promise: EventLoopPromise<Void>
-        var done: EventLoopFuture<Void> { promise.futureResult }
 
         init(promise: EventLoopPromise<Void>) {
             self.promise = promise
