@@ -35,18 +35,9 @@ struct CrashRecoveryTests {
             let pipe = Pipe()
             process.standardOutput = pipe
             process.standardError = pipe
-            let (chunks, sink) = AsyncStream.makeStream(of: Data.self)
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                    sink.finish()
-                } else {
-                    sink.yield(data)
-                }
-            }
             let exit = ProcessExit(watching: process)
             try process.run()
+            let chunks = pipe.fileHandleForReading.chunksOffPool()
             var output = ""
             for await chunk in chunks {
                 output += String(decoding: chunk, as: UTF8.self)

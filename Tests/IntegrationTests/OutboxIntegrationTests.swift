@@ -1,7 +1,6 @@
 import Foundation
 import Outpost
 import OutpostTestSupport
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -172,24 +171,19 @@ struct OutboxIntegrationTests {
             process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
             let (lines, sink) = AsyncStream.makeStream(of: String.self)
-            let buffer = Mutex("")
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty {
-                    handle.readabilityHandler = nil
-                    sink.finish()
-                    return
-                }
-                let complete = buffer.withLock { text -> [String] in
+            let exit = ProcessExit(watching: process)
+            try process.run()
+            let chunks = pipe.fileHandleForReading.chunksOffPool()
+            Task {
+                var text = ""
+                for await data in chunks {
                     text += String(decoding: data, as: UTF8.self)
                     var parts = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
                     text = parts.removeLast()
-                    return parts
+                    for line in parts { sink.yield(line) }
                 }
-                for line in complete { sink.yield(line) }
+                sink.finish()
             }
-            let exit = ProcessExit(watching: process)
-            try process.run()
             return ReplayChild(process: process, exit: exit, lines: lines)
         }
 
