@@ -14,12 +14,13 @@ struct StorageConformanceTests {
     static let backends = ScratchDatabase.backends
 
     func withStorage(
-        _ backend: ScratchDatabase.Backend, _ body: (any Storage, ScratchDatabase) async throws -> Void
+        _ backend: ScratchDatabase.Backend, busyTimeout: Duration = .seconds(5),
+        _ body: (any Storage, ScratchDatabase) async throws -> Void
     ) async throws {
         await ResourcePlaces.enter()
         let database = try await ScratchDatabase.make(backend)
         do {
-            let storage = try await database.open()
+            let storage = try await database.open(busyTimeout: busyTimeout)
             do {
                 try await body(storage, database)
                 try await storage.close()

@@ -128,8 +128,10 @@ package struct ScratchDatabase: Sendable {
     }
 
     /// Opens and migrates a storage on this database; each call is a separate "instance".
-    package func open(logger: Logger = Logger(label: "outpost.test.storage")) async throws -> any Storage {
-        try await location.openMigrated(logger: logger)
+    package func open(
+        busyTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "outpost.test.storage")
+    ) async throws -> any Storage {
+        try await location.openMigrated(busyTimeout: busyTimeout, logger: logger)
     }
 
     private static func withAdmin(_ base: PostgresLocation, _ body: (PostgresStorage) async throws -> Void) async throws {
