@@ -36,7 +36,8 @@ extension PostgresStorage {
     }
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        try await rows(RecordByID(type: type, id: id)).first
+        if let reads { return try await reads.record(type: type, id: id) }
+        return try await rows(RecordByID(type: type, id: id)).first
     }
 
     public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws
