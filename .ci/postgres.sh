@@ -47,9 +47,11 @@ start() {
     hba=$(cat "$dir/data/pg_hba.conf")
     printf 'host all +outpost_scram 127.0.0.1/32 scram-sha-256\nhost all +outpost_md5 127.0.0.1/32 md5\nhost all +outpost_password 127.0.0.1/32 password\n%s\n' "$hba" |
         "${run[@]}" tee "$dir/data/pg_hba.conf" > /dev/null
+    # max_connections: up to 24 test servers at once, each with its pools, its lean read
+    # connections (one per event loop) and fixture storages.
     # fsync off: the tests kill Outpost servers, never PostgreSQL itself, and the machine stays up.
     "${run[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=400" >&2 ||
+        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=500" >&2 ||
         { cat "$dir/server.log" >&2; exit 1; }
     local pid
     pid=$(head -n 1 "$dir/data/postmaster.pid")

@@ -109,7 +109,13 @@ extension PostgresStorage {
         // The first page starts before every row: past the end of the order.
         let start = position ?? (descending ? RecordPosition(time: .max, seq: .max) : RecordPosition(time: .min, seq: .min))
         let limit = Int64(query.limit + 1)
-        switch (query.sort.column == RecordSort.updated.column, descending) {
+        let updated = query.sort.column == RecordSort.updated.column
+        if let reads {
+            return try await reads.keysetPage(
+                order: 2 * (updated ? 1 : 0) + (descending ? 1 : 0), type: query.type, viewer: query.viewer, start: start,
+                limit: limit)
+        }
+        switch (updated, descending) {
         case (false, false): return try await rows(KeysetPage<CreatedAscending>(query, from: start, limit: limit))
         case (false, true): return try await rows(KeysetPage<CreatedDescending>(query, from: start, limit: limit))
         case (true, false): return try await rows(KeysetPage<UpdatedAscending>(query, from: start, limit: limit))

@@ -52,8 +52,12 @@ public final class PostgresStorage: Storage {
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: tls)
         let loops = EventLoopTaskExecutor.shared.map(\.eventLoop)
+        // The lean read connections (one per loop, `PostgresWireReads`) count in `maxConnections`.
+        let leanWanted = location.tls != .require && ProcessInfo.processInfo.environment[leanReadsVariable] != "0"
+        let leanCount = leanWanted && maxConnections - loops.count >= 2 * loops.count ? loops.count : 0
         let pools = Self.poolSizes(
-            maxConnections: maxConnections, loops: loops.count, processors: ProcessInfo.processInfo.activeProcessorCount)
+            maxConnections: maxConnections - leanCount, loops: loops.count,
+            processors: ProcessInfo.processInfo.activeProcessorCount)
         configuration.options.maximumConnections = pools.maximum
         // Each time a connection goes back to the pool, postgres-nio schedules a keep-alive timer
         // and, for a connection above the pool's minimum, an idle timer (a child task sleeping on
@@ -87,8 +91,10 @@ public final class PostgresStorage: Storage {
         let byLoop = pools.perLoop ? Dictionary(uniqueKeysWithValues: zip(loops.map { ObjectIdentifier($0) }, clients)) : [:]
         let reads: PostgresWireReads?
         do {
+            // A storage of one pool (too few connections allowed for one per loop, such as an
+            // administrative one) reads through it.
             reads =
-                ProcessInfo.processInfo.environment[leanReadsVariable] == "0"
+                leanCount == 0 || !pools.perLoop
                 ? nil : try await PostgresWireReads.open(location, loops: loops, busyTimeout: busyTimeout, logger: logger)
         } catch {
             runner.cancel()

@@ -2,10 +2,11 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// The point reads every request makes (a record by id, a token by hash) on lean connections of
-/// the storage's own, one per event loop, instead of postgres-nio's pools.
+/// The reads every request makes (a record by id, a token by hash, a list page without filters)
+/// on lean connections of the storage's own, one per event loop, instead of postgres-nio's pools.
 ///
-/// postgres-nio stays for everything else (writes, transactions, migrations, lists, LISTEN). A
+/// postgres-nio stays for everything else (writes, transactions, migrations, filtered lists,
+/// page-number lists, LISTEN). A
 /// database that requires TLS, or offers it under `sslmode=prefer`, or asks for an authentication
 /// method other than trust, password, md5 or SCRAM-SHA-256, keeps postgres-nio for these reads
 /// too (``open(_:loops:busyTimeout:logger:)`` returns `nil` then).
@@ -17,12 +18,15 @@ final class PostgresWireReads: Sendable {
     let location: PostgresLocation
 
     /// The statements each connection prepares, by index.
-    static let statements: [(name: String, sql: String)] = [
-        (PostgresStorage.RecordByID.name, PostgresStorage.RecordByID.sql),
-        (PostgresStorage.TokenByHash.name, PostgresStorage.TokenByHash.sql),
-    ]
+    static let statements: [(name: String, sql: String)] =
+        [
+            (PostgresStorage.RecordByID.name, PostgresStorage.RecordByID.sql),
+            (PostgresStorage.TokenByHash.name, PostgresStorage.TokenByHash.sql),
+        ] + PostgresStorage.keysetOrders
     static let recordByID = 0
     static let tokenByHash = 1
+    /// The first of the four keyset-page statements, in the order of ``PostgresStorage/keysetOrders``.
+    static let keysetPages = 2
 
     private init(
         connections: [PostgresWireConnection], openCount: OpenConnectionCount, logger: Logger, location: PostgresLocation
@@ -85,6 +89,18 @@ final class PostgresWireReads: Sendable {
     func record(type: String, id: String) async throws -> StoredRecord? {
         let rows = try await translatingErrors { try await connection.query(Self.recordByID, [type, id]) }
         return try rows.first.map(Self.record(from:))
+    }
+
+    /// A keyset page without filters: order `order` (an index of ``PostgresStorage/keysetOrders``),
+    /// from `start`, at most `limit` records, private records of others left out.
+    func keysetPage(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
+        -> [StoredRecord]
+    {
+        let rows = try await translatingErrors {
+            try await connection.query(
+                Self.keysetPages + order, [type, viewer, String(start.time), String(start.seq), String(limit)])
+        }
+        return try rows.map(Self.record(from:))
     }
 
     func token(hash: String) async throws -> StoredToken? {
