@@ -51,7 +51,7 @@ start() {
     # connections (one per event loop) and fixture storages.
     # fsync off: the tests kill Outpost servers, never PostgreSQL itself, and the machine stays up.
     "${run[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=500" >&2 ||
+        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=1000" >&2 ||
         { cat "$dir/server.log" >&2; exit 1; }
     local pid
     pid=$(head -n 1 "$dir/data/postmaster.pid")
