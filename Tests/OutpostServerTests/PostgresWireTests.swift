@@ -420,3 +420,46 @@ struct PostgresWireTests {
         }
     }
 }
+
+extension PostgresWireTests {
+    @Test("List page text written from the lean rows equals the text built from the records, every order and viewer")
+    func pageTextFromRows() async throws {
+        try await withPostgres { storage, _, _ in
+            #expect(storage.reads != nil)
+            var created: [StoredRecord] = []
+            for index in 0..<7 {
+                created.append(
+                    try await storage.createRecord(
+                        type: "notes", fields: index == 2 ? [:] : ["i": .int(index), "s": "é\"\\"],
+                        owner: index.isMultiple(of: 2) ? "u_a" : nil,
+                        isPrivate: index == 4))
+            }
+            _ = try await storage.replaceRecord(type: "notes", id: created[1].id, fields: ["i": 9], expectedVersion: 1)
+            var compared = 0
+            for sort in RecordSort.allCases {
+                for viewer in [nil, "u_a"] {
+                    let query = RecordQuery(type: "notes", sort: sort, limit: 3, viewer: viewer)
+                    let first = try await storage.listRecords(query, from: nil, backwards: false)
+                    let middle = first[1]
+                    let time = sort.column == "created_at" ? middle.createdAt : middle.updatedAt
+                    for start in [nil, RecordPosition(time: time, seq: middle.seq)] {
+                        for backwards in [false, true] {
+                            let lean = try await storage.listRecordText(query, from: start, backwards: backwards)
+                            let built = RecordPageText(
+                                rows: try await storage.listRecords(query, from: start, backwards: backwards), limit: query.limit,
+                                backwards: backwards)
+                            #expect(lean == built, "\(sort) \(viewer ?? "-") \(start == nil) \(backwards)")
+                            #expect(!lean.text.isEmpty || start != nil)
+                            compared += 1
+                        }
+                    }
+                }
+            }
+            #expect(compared == RecordSort.allCases.count * 8)
+            // Private records of others stay out of the text.
+            let anonymous = try await storage.listRecordText(
+                RecordQuery(type: "notes", sort: .created, limit: 50, viewer: nil), from: nil, backwards: false)
+            #expect(anonymous.records.count == 6 && !anonymous.records.contains { $0.id == created[4].id })
+        }
+    }
+}

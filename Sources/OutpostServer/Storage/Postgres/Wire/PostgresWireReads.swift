@@ -96,11 +96,17 @@ final class PostgresWireReads: Sendable {
     func keysetPage(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
         -> [StoredRecord]
     {
-        let rows = try await translatingErrors {
+        try await keysetRows(order: order, type: type, viewer: viewer, start: start, limit: limit).map(Self.record(from:))
+    }
+
+    /// The rows of that page, each the payload of one DataRow.
+    func keysetRows(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
+        -> [ByteBuffer]
+    {
+        try await translatingErrors {
             try await connection.query(
                 Self.keysetPages + order, [type, viewer, String(start.time), String(start.seq), String(limit)])
         }
-        return try rows.map(Self.record(from:))
     }
 
     func token(hash: String) async throws -> StoredToken? {
