@@ -50,6 +50,9 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     private var received: ByteBuffer?
     private var pending = CircularBuffer<Pending>(initialCapacity: 8)
     private var context: ChannelHandlerContext?
+    /// Queries written but not flushed yet, and whether a flush is scheduled on the loop.
+    private var outgoing: ByteBuffer?
+    private var flushScheduled = false
     /// Per statement: whether its Parse was sent (and did not fail).
     private var prepared: [Bool]
 
@@ -97,7 +100,9 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
             continuation.resume(throwing: PostgresWireError.connectionLost("the connection is not open"))
             return
         }
-        var buffer = context.channel.allocator.buffer(capacity: 64)
+        // Queries sent in one turn of the loop (requests read together) go out in one write.
+        var buffer = outgoing ?? context.channel.allocator.buffer(capacity: 256)
+        outgoing = nil
         let parses = !prepared[statement]
         if parses {
             // Later queries of this statement rely on this Parse; if it fails, they fail too
@@ -108,6 +113,18 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         }
         PostgresFrontend.bindExecuteSync(statement: settings.statements[statement].name, parameters: parameters, into: &buffer)
         pending.append(Pending(statement: statement, parses: parses, continuation: continuation))
+        outgoing = buffer
+        if !flushScheduled {
+            flushScheduled = true
+            context.eventLoop.execute { self.flushOutgoing() }
+        }
+    }
+
+    /// Writes the queries gathered since the last flush.
+    private func flushOutgoing() {
+        flushScheduled = false
+        guard let buffer = outgoing, let context, state == .ready else { return }
+        outgoing = nil
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
@@ -254,6 +271,7 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         let lost: PostgresWireError = if case .server = error, error.endsConnection { .connectionLost("\(error)") } else { error }
         while let query = pending.popFirst() { query.continuation.resume(throwing: lost) }
         received = nil
+        outgoing = nil
         context.close(promise: nil)
     }
 
