@@ -463,3 +463,43 @@ extension PostgresWireTests {
         }
     }
 }
+
+extension PostgresWireTests {
+    @Test(
+        "A read in flight when its lean connection is ended answers 503 storage_unavailable with Retry-After; the next read succeeds"
+    )
+    func terminatedInFlight() async throws {
+        try await withPostgres { storage, _, database in
+            let record = try await storage.createRecord(type: "items", fields: ["a": 1], owner: nil)
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+            try await database.withTableLocked("records") {
+                // The read waits for the lock on its lean connection: it is in flight.
+                let read = Task { try await storage.record(type: "items", id: record.id) }
+                let waiting = """
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+                    AND application_name = 'outpost-reads' AND wait_event_type = 'Lock'
+                    """
+                let deadline = ContinuousClock.now + .seconds(4)
+                var blocked = try await storage.rows(PostgresQuery(unsafeSQL: waiting))
+                while blocked.isEmpty, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                    blocked = try await storage.rows(PostgresQuery(unsafeSQL: waiting))
+                }
+                #expect(blocked.count == 1, "the read waits on the lock")
+                let ended = try await storage.rows(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT pg_terminate_backend(pid, 10000) AS ended FROM (\(waiting)) AS lean"))
+                #expect(try ended.map { try $0["ended"].decode(Bool.self) } == [true])
+                await #expect {
+                    _ = try await read.value
+                } throws: { error in
+                    guard let error = error as? ServerError else { return false }
+                    return error.status == .serviceUnavailable && error.code == "storage_unavailable"
+                        && error.headers[.retryAfter] == "1"
+                }
+            }
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+        }
+    }
+}
