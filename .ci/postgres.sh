@@ -41,13 +41,23 @@ start() {
     "${run[@]}" "$bin/initdb" -D "$dir/data" -U outpost --auth=trust --encoding=UTF8 --locale=C.UTF-8 > "$dir/initdb.log" 2>&1 ||
         "${run[@]}" "$bin/initdb" -D "$dir/data" -U outpost --auth=trust --encoding=UTF8 --no-locale > "$dir/initdb.log" 2>&1 ||
         { cat "$dir/initdb.log" >&2; exit 1; }
+    # Members of these groups authenticate with a password by that method (the lean read
+    # connections' tests create such roles); everyone else is trusted as before.
+    local hba
+    hba=$(cat "$dir/data/pg_hba.conf")
+    printf 'host all +outpost_scram 127.0.0.1/32 scram-sha-256\nhost all +outpost_md5 127.0.0.1/32 md5\nhost all +outpost_password 127.0.0.1/32 password\n%s\n' "$hba" |
+        "${run[@]}" tee "$dir/data/pg_hba.conf" > /dev/null
+    # max_connections: up to 24 test servers at once, each with its pools, its lean read
+    # connections (one per event loop) and fixture storages.
     # fsync off: the tests kill Outpost servers, never PostgreSQL itself, and the machine stays up.
     "${run[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=400" >&2 ||
+        -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c max_connections=1000" >&2 ||
         { cat "$dir/server.log" >&2; exit 1; }
     local pid
     pid=$(head -n 1 "$dir/data/postmaster.pid")
     "${run[@]}" "$bin/psql" -h 127.0.0.1 -p "$port" -U outpost -d postgres -q -c "CREATE DATABASE outpost" >&2
+    "${run[@]}" "$bin/psql" -h 127.0.0.1 -p "$port" -U outpost -d postgres -q \
+        -c "CREATE ROLE outpost_scram NOLOGIN" -c "CREATE ROLE outpost_md5 NOLOGIN" -c "CREATE ROLE outpost_password NOLOGIN" >&2
     echo "OUTPOST_TEST_POSTGRES_URL=postgres://outpost@127.0.0.1:$port/outpost"
     echo "OUTPOST_POSTGRES_PID=$pid"
     echo "OUTPOST_POSTGRES_DIR=$dir"

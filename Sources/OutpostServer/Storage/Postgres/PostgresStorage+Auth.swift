@@ -126,7 +126,8 @@ extension PostgresStorage {
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        try await rows(TokenByHash(hash: hash)).first
+        if let reads { return try await reads.token(hash: hash) }
+        return try await rows(TokenByHash(hash: hash)).first
     }
 
     public func transitionToken(hash: String, from: String, to: String) async throws -> Bool {

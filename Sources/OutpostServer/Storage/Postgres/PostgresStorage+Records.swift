@@ -36,7 +36,8 @@ extension PostgresStorage {
     }
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        try await rows(RecordByID(type: type, id: id)).first
+        if let reads { return try await reads.record(type: type, id: id) }
+        return try await rows(RecordByID(type: type, id: id)).first
     }
 
     public func replaceRecord(type: String, id: String, fields: [String: JSONValue], expectedVersion: Int?) async throws
@@ -105,15 +106,29 @@ extension PostgresStorage {
 
     /// A page without filters, by the prepared statement of its order.
     func keysetPage(_ query: RecordQuery, from position: RecordPosition?, descending: Bool) async throws -> [StoredRecord] {
-        // The first page starts before every row: past the end of the order.
-        let start = position ?? (descending ? RecordPosition(time: .max, seq: .max) : RecordPosition(time: .min, seq: .min))
-        let limit = Int64(query.limit + 1)
-        switch (query.sort.column == RecordSort.updated.column, descending) {
+        let page = Self.keysetParameters(query, from: position, descending: descending)
+        let (start, limit) = (page.start, page.limit)
+        if let reads {
+            return try await reads.keysetPage(
+                order: page.order, type: query.type, viewer: query.viewer, start: start, limit: limit)
+        }
+        switch (page.order >= 2, descending) {
         case (false, false): return try await rows(KeysetPage<CreatedAscending>(query, from: start, limit: limit))
         case (false, true): return try await rows(KeysetPage<CreatedDescending>(query, from: start, limit: limit))
         case (true, false): return try await rows(KeysetPage<UpdatedAscending>(query, from: start, limit: limit))
         case (true, true): return try await rows(KeysetPage<UpdatedDescending>(query, from: start, limit: limit))
         }
+    }
+
+    /// The prepared keyset statement of a page without filters (its index in ``keysetOrders``), its
+    /// start (the first page starts before every row: past the end of the order) and its limit
+    /// (one more than the page, to tell whether another follows).
+    static func keysetParameters(_ query: RecordQuery, from position: RecordPosition?, descending: Bool)
+        -> (order: Int, start: RecordPosition, limit: Int64)
+    {
+        let start = position ?? (descending ? RecordPosition(time: .max, seq: .max) : RecordPosition(time: .min, seq: .min))
+        let updated = query.sort.column == RecordSort.updated.column
+        return (2 * (updated ? 1 : 0) + (descending ? 1 : 0), start, Int64(query.limit + 1))
     }
 
     /// A keyset page of any query (field filters included) as one statement built for it.

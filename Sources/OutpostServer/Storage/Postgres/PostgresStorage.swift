@@ -20,6 +20,10 @@ public final class PostgresStorage: Storage {
     /// The pool of each event loop, by the loop's identity.
     let clientsByLoop: [ObjectIdentifier: PostgresClient]
     let runner: Task<Void, Never>
+    /// The lean connections of the record and token reads (one per event loop), or `nil` when
+    /// postgres-nio's pools serve them too (TLS, another authentication method, or
+    /// `OUTPOST_POSTGRES_LEAN_READS=0`).
+    let reads: PostgresWireReads?
     /// The pool in the count of open resources, taken back by ``close()``.
     let counted = OpenResources.opened()
     let logger: Logger
@@ -48,8 +52,12 @@ public final class PostgresStorage: Storage {
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: tls)
         let loops = EventLoopTaskExecutor.shared.map(\.eventLoop)
+        // The lean read connections (one per loop, `PostgresWireReads`) count in `maxConnections`.
+        let leanWanted = location.tls != .require && ProcessInfo.processInfo.environment[leanReadsVariable] != "0"
+        let leanCount = leanWanted && maxConnections - loops.count >= 2 * loops.count ? loops.count : 0
         let pools = Self.poolSizes(
-            maxConnections: maxConnections, loops: loops.count, processors: ProcessInfo.processInfo.activeProcessorCount)
+            maxConnections: maxConnections - leanCount, loops: loops.count,
+            processors: ProcessInfo.processInfo.activeProcessorCount)
         configuration.options.maximumConnections = pools.maximum
         // Each time a connection goes back to the pool, postgres-nio schedules a keep-alive timer
         // and, for a connection above the pool's minimum, an idle timer (a child task sleeping on
@@ -81,7 +89,22 @@ public final class PostgresStorage: Storage {
             }
         }
         let byLoop = pools.perLoop ? Dictionary(uniqueKeysWithValues: zip(loops.map { ObjectIdentifier($0) }, clients)) : [:]
-        let storage = PostgresStorage(clients: clients, byLoop: byLoop, runner: runner, logger: logger, location: location)
+        let reads: PostgresWireReads?
+        do {
+            // A storage of one pool (too few connections allowed for one per loop, such as an
+            // administrative one) reads through it.
+            reads =
+                leanCount == 0 || !pools.perLoop
+                ? nil : try await PostgresWireReads.open(location, loops: loops, busyTimeout: busyTimeout, logger: logger)
+        } catch {
+            runner.cancel()
+            await runner.value
+            throw ServerError(
+                .internalServerError, code: "database_open_failed",
+                message: "Could not connect to the database \(location): \(error). Check the URL and that PostgreSQL runs")
+        }
+        let storage = PostgresStorage(
+            clients: clients, byLoop: byLoop, runner: runner, reads: reads, logger: logger, location: location)
         do {
             try await storage.checkHealth()
         } catch {
@@ -121,13 +144,18 @@ public final class PostgresStorage: Storage {
         return clients[0]
     }
 
+    /// Set to `0` to read records and tokens through postgres-nio's pools instead of the lean
+    /// connections (a diagnostic switch; the benchmark compares the two).
+    static let leanReadsVariable = "OUTPOST_POSTGRES_LEAN_READS"
+
     init(
-        clients: [PostgresClient], byLoop: [ObjectIdentifier: PostgresClient], runner: Task<Void, Never>, logger: Logger,
-        location: PostgresLocation
+        clients: [PostgresClient], byLoop: [ObjectIdentifier: PostgresClient], runner: Task<Void, Never>,
+        reads: PostgresWireReads?, logger: Logger, location: PostgresLocation
     ) {
         self.clients = clients
         self.clientsByLoop = byLoop
         self.runner = runner
+        self.reads = reads
         self.logger = logger
         self.location = location
     }
@@ -194,6 +222,7 @@ public final class PostgresStorage: Storage {
     }
 
     public func close() async throws {
+        await reads?.close()
         runner.cancel()
         await runner.value
         counted.close()
@@ -248,20 +277,28 @@ public final class PostgresStorage: Storage {
             return try await body()
         } catch let error as PSQLError {
             if error.code == .server {
-                switch error.serverInfo?[.sqlState] {
-                case "55P03", "40P01", "40001", "57014":
-                    throw ServerError(
-                        .serviceUnavailable, code: "storage_busy",
-                        message: "The database is busy (a lock was held too long); retry after 1 s", headers: [.retryAfter: "1"])
-                default:
-                    throw error
-                }
+                if let state = error.serverInfo?[.sqlState], Self.busyStates.contains(state) { throw Self.busy }
+                throw error
             }
             logger.warning("database unreachable", metadata: ["database": "\(location)", "error": "\(Self.reason(error))"])
-            throw ServerError(
-                .serviceUnavailable, code: "storage_unavailable",
-                message: "The database cannot be reached; retry after 1 s", headers: [.retryAfter: "1"])
+            throw Self.unavailable
         }
+    }
+
+    /// SQLSTATEs answered 503 `storage_busy`: a lock wait past the busy timeout, a deadlock, a
+    /// serialization failure, a statement cancelled.
+    static let busyStates: Set<String> = ["55P03", "40P01", "40001", "57014"]
+
+    static var busy: ServerError {
+        ServerError(
+            .serviceUnavailable, code: "storage_busy",
+            message: "The database is busy (a lock was held too long); retry after 1 s", headers: [.retryAfter: "1"])
+    }
+
+    static var unavailable: ServerError {
+        ServerError(
+            .serviceUnavailable, code: "storage_unavailable",
+            message: "The database cannot be reached; retry after 1 s", headers: [.retryAfter: "1"])
     }
 
     /// Whether `error` is PostgreSQL's unique violation (on the constraint named `constraint`, if given).

@@ -1,0 +1,166 @@
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The reads every request makes (a record by id, a token by hash, a list page without filters)
+/// on lean connections of the storage's own, one per event loop, instead of postgres-nio's pools.
+///
+/// postgres-nio stays for everything else (writes, transactions, migrations, filtered lists,
+/// page-number lists, LISTEN). A
+/// database that requires TLS, or offers it under `sslmode=prefer`, or asks for an authentication
+/// method other than trust, password, md5 or SCRAM-SHA-256, keeps postgres-nio for these reads
+/// too (``open(_:loops:busyTimeout:logger:)`` returns `nil` then).
+final class PostgresWireReads: Sendable {
+    let connections: [PostgresWireConnection]
+    let byLoop: [ObjectIdentifier: PostgresWireConnection]
+    let openCount: OpenConnectionCount
+    let logger: Logger
+    let location: PostgresLocation
+
+    /// The statements each connection prepares, by index.
+    static let statements: [(name: String, sql: String)] =
+        [
+            (PostgresStorage.RecordByID.name, PostgresStorage.RecordByID.sql),
+            (PostgresStorage.TokenByHash.name, PostgresStorage.TokenByHash.sql),
+        ] + PostgresStorage.keysetOrders
+    static let recordByID = 0
+    static let tokenByHash = 1
+    /// The first of the four keyset-page statements, in the order of ``PostgresStorage/keysetOrders``.
+    static let keysetPages = 2
+
+    private init(
+        connections: [PostgresWireConnection], openCount: OpenConnectionCount, logger: Logger, location: PostgresLocation
+    ) {
+        self.connections = connections
+        self.byLoop = Dictionary(uniqueKeysWithValues: connections.map { (ObjectIdentifier($0.loop), $0) })
+        self.openCount = openCount
+        self.logger = logger
+        self.location = location
+    }
+
+    /// Opens one connection per loop of `loops`, or returns `nil` (and logs why at `info`) when
+    /// the database is one the lean connections do not serve: postgres-nio's pools then read too.
+    ///
+    /// - Throws: the reason a connection failed when the database refuses it (a wrong password,
+    ///   a missing database), as postgres-nio's own check would.
+    static func open(_ location: PostgresLocation, loops: [any EventLoop], busyTimeout: Duration, logger: Logger)
+        async throws -> PostgresWireReads?
+    {
+        guard location.tls != .require else {
+            logger.info("record and token reads use postgres-nio: the database URL requires TLS")
+            return nil
+        }
+        let settings = PostgresWireSettings(
+            username: location.username, password: location.password, database: location.database,
+            askForTLS: location.tls == .prefer, statements: statements,
+            lockTimeoutMilliseconds: max(1, IdempotencyRow.milliseconds(busyTimeout)))
+        let count = OpenConnectionCount()
+        let connections = loops.map {
+            PostgresWireConnection(loop: $0, host: location.host, port: location.port, settings: settings, openCount: count)
+        }
+        let reads = PostgresWireReads(connections: connections, openCount: count, logger: logger, location: location)
+        do {
+            for connection in connections { try await connection.open() }
+        } catch let error as PostgresWireError {
+            await reads.close()
+            if case .unsupported(let reason) = error {
+                logger.info("record and token reads use postgres-nio", metadata: ["reason": "\(reason)"])
+                return nil
+            }
+            throw error
+        } catch {
+            await reads.close()
+            throw error
+        }
+        return reads
+    }
+
+    /// The connection of the current event loop, or any when the caller runs on none of them.
+    var connection: PostgresWireConnection {
+        if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let connection = byLoop[ObjectIdentifier(loop)] {
+            return connection
+        }
+        return connections.randomElement() ?? connections[0]
+    }
+
+    /// Lean connections open now.
+    var openConnections: Int { openCount.value.load(ordering: .relaxed) }
+
+    func record(type: String, id: String) async throws -> StoredRecord? {
+        let rows = try await translatingErrors { try await connection.query(Self.recordByID, [type, id]) }
+        return try rows.first.map(Self.record(from:))
+    }
+
+    /// A keyset page without filters: order `order` (an index of ``PostgresStorage/keysetOrders``),
+    /// from `start`, at most `limit` records, private records of others left out.
+    func keysetPage(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
+        -> [StoredRecord]
+    {
+        try await keysetRows(order: order, type: type, viewer: viewer, start: start, limit: limit).map(Self.record(from:))
+    }
+
+    /// The rows of that page, each the payload of one DataRow.
+    func keysetRows(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
+        -> [ByteBuffer]
+    {
+        try await translatingErrors {
+            try await connection.query(
+                Self.keysetPages + order, [type, viewer, String(start.time), String(start.seq), String(limit)])
+        }
+    }
+
+    func token(hash: String) async throws -> StoredToken? {
+        let rows = try await translatingErrors { try await connection.query(Self.tokenByHash, [hash]) }
+        guard let payload = rows.first else { return nil }
+        return try Self.decoding {
+            var row = try PostgresWireRow(payload, columns: 7)
+            let kind = try row.string()
+            return StoredToken(
+                hash: hash, kind: StoredToken.Kind(rawValue: kind) ?? .access, userID: try row.optionalString(),
+                clientID: try row.string(), scope: try row.string(), family: try row.string(), expiresAt: try row.int64(),
+                state: try row.string())
+        }
+    }
+
+    /// A record from a row of ``PostgresStorage/columns`` in text form.
+    static func record(from payload: ByteBuffer) throws -> StoredRecord {
+        try decoding {
+            var row = try PostgresWireRow(payload, columns: 9)
+            let seq = try row.int64()
+            return StoredRecord(
+                type: try row.string(), id: try row.string(), owner: try row.optionalString(), body: try row.string(),
+                version: Int(try row.int64()), createdAt: try row.int64(), updatedAt: try row.int64(), seq: seq,
+                isPrivate: try row.bool())
+        }
+    }
+
+    static func decoding<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresWireError {
+            throw ServerError(.internalServerError, code: "corrupt_row", message: "A database row could not be read: \(error)")
+        }
+    }
+
+    /// As ``PostgresStorage/translatingErrors(_:)``: lock waits, deadlocks and cancellations are
+    /// 503 `storage_busy`; a lost or unusable connection is 503 `storage_unavailable` (the next
+    /// query opens a new one); other database errors pass through (500).
+    func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresWireError {
+            if case .server(let state, _, let message) = error, !error.endsConnection {
+                if PostgresStorage.busyStates.contains(state) { throw PostgresStorage.busy }
+                logger.error("database read failed", metadata: ["sqlstate": "\(state)", "error": "\(message)"])
+                throw error
+            }
+            logger.warning("database unreachable", metadata: ["database": "\(location)", "error": "\(error)"])
+            throw PostgresStorage.unavailable
+        }
+    }
+
+    /// Closes every connection (each ends its session first) and waits until they are closed.
+    func close() async {
+        for connection in connections { await connection.close() }
+    }
+}

@@ -1,0 +1,505 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import OutpostCore
+import OutpostTestSupport
+import PostgresNIO
+import Testing
+
+@testable import OutpostServer
+
+/// Backend messages as a hostile or broken server could send them.
+enum BackendBytes {
+    static func message(_ type: Character, _ body: [UInt8]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(type.asciiValue ?? 0)
+        buffer.writeInteger(Int32(body.count + 4))
+        buffer.writeBytes(body)
+        return buffer
+    }
+
+    static func error(severity: String, state: String, message: String) -> ByteBuffer {
+        var body: [UInt8] = []
+        for (field, value) in [("S", severity), ("V", severity), ("C", state), ("M", message)] {
+            body += Array(field.utf8) + Array(value.utf8) + [0]
+        }
+        return Self.message("E", body + [0])
+    }
+
+    static var authenticationOK: ByteBuffer { message("R", [0, 0, 0, 0]) }
+    static var readyForQuery: ByteBuffer { message("Z", Array("I".utf8)) }
+
+    /// A DataRow of text cells (`nil` for NULL).
+    static func row(_ cells: [String?]) -> ByteBuffer {
+        var body = ByteBuffer()
+        body.writeInteger(Int16(cells.count))
+        for cell in cells {
+            if let cell {
+                body.writeInteger(Int32(cell.utf8.count))
+                body.writeString(cell)
+            } else {
+                body.writeInteger(Int32(-1))
+            }
+        }
+        return message("D", Array(body.readableBytesView))
+    }
+}
+
+/// The lean connection's parser of backend messages and its authentication, without a database.
+@Suite("PostgreSQL lean reads: wire parser and authentication")
+struct PostgresWireParserTests {
+    @Test("A message that has not arrived in full is not read; a complete one is")
+    func partialMessages() throws {
+        let whole = BackendBytes.row(["1", "two", nil])
+        for cut in [0, 1, 4, 5, whole.readableBytes - 1] {
+            var partial = whole.getSlice(at: 0, length: cut) ?? ByteBuffer()
+            #expect(try PostgresBackendMessage.next(from: &partial) == nil)
+            #expect(partial.readableBytes == cut, "nothing is consumed from an incomplete message")
+        }
+        var complete = whole
+        guard case .dataRow(let payload) = try PostgresBackendMessage.next(from: &complete) else {
+            Issue.record("a complete DataRow is a row")
+            return
+        }
+        var row = try PostgresWireRow(payload, columns: 3)
+        #expect(try row.int64() == 1)
+        #expect(try row.string() == "two")
+        #expect(try row.optionalString() == nil)
+        #expect(complete.readableBytes == 0)
+    }
+
+    @Test("A length under 4 or over the bound is refused at once, before its bytes arrive")
+    func lengthBounds() {
+        for length in [Int32(3), Int32(-1), Int32(PostgresBackendMessage.maximumLength + 1), Int32.max] {
+            var buffer = ByteBuffer()
+            buffer.writeInteger(UInt8(ascii: "D"))
+            buffer.writeInteger(length)
+            #expect {
+                try PostgresBackendMessage.next(from: &buffer)
+            } throws: { error in
+                "\(error)".contains("claims \(length) bytes") && "\(error)".contains("accepted: 4 to")
+            }
+        }
+    }
+
+    @Test("Rows with the wrong column count, cells past their end, bad integers or booleans are clear errors")
+    func hostileRows() throws {
+        func payload(_ buffer: ByteBuffer) throws -> ByteBuffer {
+            var buffer = buffer
+            guard case .dataRow(let payload) = try PostgresBackendMessage.next(from: &buffer) else {
+                throw PostgresWireError.protocolViolation("not a row")
+            }
+            return payload
+        }
+        #expect(throws: PostgresWireError.self) { try PostgresWireRow(try payload(BackendBytes.row(["1"])), columns: 9) }
+        // A cell that claims more bytes than the row holds.
+        var lying = ByteBuffer()
+        lying.writeInteger(Int16(1))
+        lying.writeInteger(Int32(1_000_000))
+        lying.writeString("short")
+        var row = try PostgresWireRow(try payload(BackendBytes.message("D", Array(lying.readableBytesView))), columns: 1)
+        #expect { try row.nextCell() } throws: { "\($0)".contains("runs past the end of its row") }
+        for bad in ["", "12a", "99999999999999999999", "-", "9223372036854775808"] {
+            var cells = try PostgresWireRow(try payload(BackendBytes.row([bad])), columns: 1)
+            #expect(throws: PostgresWireError.self, "\(bad)") { try cells.int64() }
+        }
+        var smallest = try PostgresWireRow(try payload(BackendBytes.row(["-9223372036854775808"])), columns: 1)
+        #expect(try smallest.int64() == .min)
+        for bad in ["true", "x", ""] {
+            var cells = try PostgresWireRow(try payload(BackendBytes.row([bad])), columns: 1)
+            #expect(throws: PostgresWireError.self, "\(bad)") { try cells.bool() }
+        }
+        var short = try PostgresWireRow(try payload(BackendBytes.row(["a"])), columns: 1)
+        _ = try short.string()
+        #expect { try short.string() } throws: { "\($0)".contains("ends before its last column") }
+        #expect(throws: ServerError.self) { try PostgresWireReads.record(from: try payload(BackendBytes.row(["1", "t"]))) }
+    }
+
+    @Test("An ErrorResponse gives SQLSTATE, severity and message; an unterminated field is refused")
+    func errorResponses() throws {
+        var buffer = BackendBytes.error(severity: "FATAL", state: "57P01", message: "terminating connection")
+        guard case .error(let error) = try PostgresBackendMessage.next(from: &buffer) else {
+            Issue.record("an ErrorResponse is an error")
+            return
+        }
+        #expect("\(error)" == "FATAL: terminating connection (SQLSTATE 57P01)")
+        #expect(error.endsConnection)
+        var plain = BackendBytes.error(severity: "ERROR", state: "55P03", message: "lock timeout")
+        guard case .error(let busy) = try PostgresBackendMessage.next(from: &plain) else { return }
+        #expect(!busy.endsConnection)
+        var unterminated = BackendBytes.message("E", Array("Cno end".utf8))
+        #expect { try PostgresBackendMessage.next(from: &unterminated) } throws: { "\($0)".contains("not NUL-terminated") }
+    }
+
+    @Test("SCRAM-SHA-256 gives RFC 7677's example proof and accepts only the server's true signature")
+    func scramKnownAnswer() throws {
+        var exchange = PostgresWireAuthentication.SCRAM(password: "pencil", user: "user", clientNonce: "rOprNGfwEbeRWgbNEkqO")
+        #expect(String(decoding: exchange.clientFirst, as: UTF8.self) == "n,,n=user,r=rOprNGfwEbeRWgbNEkqO")
+        let serverFirst = "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"
+        let final = try exchange.clientFinal(serverFirst: Array(serverFirst.utf8))
+        #expect(
+            String(decoding: final, as: UTF8.self)
+                == "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=")
+        try exchange.verify(serverFinal: Array("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=".utf8))
+        #expect(throws: PostgresWireError.self) {
+            try exchange.verify(serverFinal: Array("v=AAAATRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=".utf8))
+        }
+        // A nonce that does not extend ours, or an absurd iteration count, is refused.
+        var other = PostgresWireAuthentication.SCRAM(password: "pencil", clientNonce: "abc")
+        #expect(throws: PostgresWireError.self) { try other.clientFinal(serverFirst: Array("r=xyz123,s=QUJD,i=4096".utf8)) }
+        #expect(throws: PostgresWireError.self) { try other.clientFinal(serverFirst: Array("r=abc123,s=QUJD,i=999999999".utf8)) }
+    }
+
+    @Test("The md5 answer is md5 of the hex md5 of password and user, then the salt")
+    func md5KnownAnswer() {
+        // Computed independently (Python's hashlib) for user outpost, password s3cret, salt 01020304.
+        let answer = PostgresWireAuthentication.md5Answer(user: "outpost", password: "s3cret", salt: [1, 2, 3, 4])
+        #expect(String(decoding: answer, as: UTF8.self) == "md5c0aef193af2fed0901a19e42f465bdc3")
+    }
+
+    static let settings = PostgresWireSettings(
+        username: "outpost", password: "never-shown", database: "outpost", askForTLS: true,
+        statements: PostgresWireReads.statements, lockTimeoutMilliseconds: 5000)
+
+    /// A handler on a testing channel, past its start-up when `ready` is set.
+    func connectedHandler(ready: Bool) async throws -> (NIOAsyncTestingChannel, PostgresWireHandler, EventLoopPromise<Void>) {
+        let channel = NIOAsyncTestingChannel()
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let handler = PostgresWireHandler(settings: Self.settings, ready: promise)
+        try await channel.pipeline.addHandler(handler)
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5432))
+        var request = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        #expect(request.readInteger(as: Int32.self) == 8, "SSLRequest first under sslmode=prefer")
+        if ready {
+            try await channel.writeInbound(ByteBuffer(string: "N"))
+            _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+            try await channel.writeInbound(BackendBytes.authenticationOK)
+            try await channel.writeInbound(BackendBytes.readyForQuery)
+            try await promise.futureResult.get()
+        }
+        return (channel, handler, promise)
+    }
+
+    @Test("A hostile backend at start-up fails the start with a clear error and closes the channel")
+    func hostileStartup() async throws {
+        var oversized = ByteBuffer()
+        oversized.writeInteger(UInt8(ascii: "R"))
+        oversized.writeInteger(Int32.max)
+        let cases: [(ByteBuffer, String)] = [
+            (ByteBuffer(string: "S"), "offers TLS"),
+            (ByteBuffer(string: "?"), "neither S nor N"),
+            (oversized, "claims 2147483647 bytes"),
+            (BackendBytes.message("R", [0, 0, 0, 7]), "authentication method 7"),
+            (BackendBytes.row(["1"]), "before the session was ready"),
+            (BackendBytes.message("R", [0, 0, 0, 10] + Array("GSSAPI".utf8) + [0, 0]), "SCRAM-SHA-256"),
+        ]
+        for (bytes, reason) in cases {
+            let (channel, _, ready) = try await connectedHandler(ready: false)
+            if bytes.getInteger(at: 0, as: UInt8.self) != UInt8(ascii: "S") && bytes.readableBytes > 1 {
+                try await channel.writeInbound(ByteBuffer(string: "N"))
+                _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+            }
+            try await channel.writeInbound(bytes)
+            await #expect {
+                try await ready.futureResult.get()
+            } throws: { error in
+                "\(error)".contains(reason) && !"\(error)".contains("never-shown")
+            }
+            #expect(!channel.isActive, "closed after \(reason)")
+        }
+    }
+
+    @Test("A FATAL error during a query fails it as a lost connection and closes the channel; a plain error fails only its query")
+    func fatalDuringQuery() async throws {
+        let (channel, handler, _) = try await connectedHandler(ready: true)
+        func query() -> Task<[ByteBuffer], any Error> {
+            Task {
+                try await withUnsafeThrowingContinuation { continuation in
+                    channel.eventLoop.execute { handler.send(statement: 0, parameters: ["t", "i"], continuation: continuation) }
+                }
+            }
+        }
+        let first = query()
+        let written = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        // The statement's first use: Parse, then Bind, Execute and Sync, in one write.
+        #expect(written.getInteger(at: 0, as: UInt8.self) == UInt8(ascii: "P"))
+        #expect(written.readableBytesView.contains(UInt8(ascii: "B")))
+        try await channel.writeInbound(BackendBytes.error(severity: "ERROR", state: "55P03", message: "lock timeout"))
+        try await channel.writeInbound(BackendBytes.readyForQuery)
+        await #expect { try await first.value } throws: { "\($0)".contains("55P03") }
+        #expect(channel.isActive, "a plain error leaves the session usable")
+
+        let second = query()
+        _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        try await channel.writeInbound(BackendBytes.row(["7"]))
+        try await channel.writeInbound(BackendBytes.error(severity: "FATAL", state: "57P01", message: "terminating connection"))
+        await #expect { try await second.value } throws: { "\($0)".hasPrefix("connection lost") }
+        #expect(!channel.isActive)
+        // Later queries fail at once instead of waiting.
+        await #expect { try await query().value } throws: { "\($0)".contains("not open") }
+    }
+}
+
+/// The lean read connections against a real PostgreSQL: authentication, reconnection, revocation,
+/// shutdown.
+@Suite(
+    "PostgreSQL lean reads", .closesWhatItOpens,
+    .enabled(
+        if: ScratchDatabase.postgresRequired || ScratchDatabase.postgresBase != nil, "\(ScratchDatabase.postgresSkipReason ?? "")"
+    ))
+struct PostgresWireTests {
+    func withPostgres(_ body: (PostgresStorage, PostgresLocation, ScratchDatabase) async throws -> Void) async throws {
+        try await StorageConformanceTests().withStorage(.postgres) { storage, database in
+            let storage = try #require(storage as? PostgresStorage)
+            guard case .postgres(let location) = database.location else { throw ServerError.badRequest("x", "not PostgreSQL") }
+            try await body(storage, location, database)
+        }
+    }
+
+    /// The process ids of the lean connections to `database`.
+    func leanBackends(_ storage: PostgresStorage) async throws -> Set<Int32> {
+        let rows = try await storage.rows(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'outpost-reads'")
+        return Set(try rows.map { try $0["pid"].decode(Int32.self) })
+    }
+
+    @Test("Records read on the lean connections equal those read through postgres-nio, every column")
+    func sameRecords() async throws {
+        try await withPostgres { storage, _, _ in
+            #expect(storage.reads != nil, "the test database (sslmode=prefer, no TLS, trust) takes the lean path")
+            let records = [
+                try await storage.createRecord(type: "items", fields: ["text": "héllo \u{1F600}", "n": -3], owner: nil),
+                try await storage.createRecord(type: "items", fields: [:], owner: "u_a", isPrivate: true),
+                try await storage.createRecord(
+                    type: "items", fields: ["big": .string(String(repeating: "x", count: 100_000))], owner: "u_b"),
+            ]
+            for record in records {
+                let lean = try #require(try await storage.record(type: "items", id: record.id))
+                let pooled = try #require(try await storage.rows(PostgresStorage.RecordByID(type: "items", id: record.id)).first)
+                #expect(lean == pooled)
+                #expect(lean == record)
+            }
+            #expect(try await storage.record(type: "items", id: "missing") == nil)
+            #expect(try await storage.record(type: "other", id: records[0].id) == nil)
+        }
+    }
+
+    @Test("A revoked token is seen at once: the very next lookup reads it revoked")
+    func revocationAtOnce() async throws {
+        try await withPostgres { storage, _, _ in
+            #expect(storage.reads != nil)
+            let token = StoredToken(
+                hash: "h_" + Identifiers.random(), kind: .access, userID: "u_1", clientID: "c_1", scope: "records:read",
+                family: "f_" + Identifiers.random(), expiresAt: .max, state: "active")
+            try await storage.saveToken(token)
+            let read = try #require(try await storage.token(hash: token.hash))
+            #expect(read.state == "active" && read.userID == "u_1" && read.expiresAt == .max && read.kind == .access)
+            try await storage.revokeFamily(token.family)
+            #expect(try await storage.token(hash: token.hash)?.state == "revoked")
+            #expect(try await storage.token(hash: "h_missing") == nil)
+        }
+    }
+
+    @Test("A lean connection ended by pg_terminate_backend: at most one 503 storage_unavailable, then reads succeed")
+    func terminatedConnection() async throws {
+        try await withPostgres { storage, _, _ in
+            let record = try await storage.createRecord(type: "items", fields: ["a": 1], owner: nil)
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+            let before = try await leanBackends(storage)
+            #expect(!before.isEmpty)
+            let ended = try await storage.rows(
+                """
+                SELECT pg_terminate_backend(pid, 10000) AS ended FROM (
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'outpost-reads'
+                ) AS lean
+                """)
+            #expect(try ended.map { try $0["ended"].decode(Bool.self) } == Array(repeating: true, count: before.count))
+            var failures = 0
+            var successes = 0
+            while successes < 2 {
+                do {
+                    #expect(try await storage.record(type: "items", id: record.id) == record)
+                    successes += 1
+                } catch let error as ServerError {
+                    failures += 1
+                    #expect(error.status == .serviceUnavailable && error.code == "storage_unavailable")
+                    #expect(error.headers[.retryAfter] == "1")
+                    #expect(failures == 1, "only the first read after the loss fails")
+                    if failures > 1 { break }
+                }
+            }
+            let after = try await leanBackends(storage)
+            #expect(!after.isEmpty && after.isDisjoint(with: before), "new sessions replaced the ended ones")
+        }
+    }
+
+    @Test("Closing the storage ends every lean connection")
+    func shutdownClosesConnections() async throws {
+        try await withPostgres { storage, _, database in
+            let base = try await leanBackends(storage)
+            let reads = try #require(storage.reads)
+            #expect(reads.openConnections == reads.connections.count && base.count == reads.connections.count)
+            let second = try #require(try await database.open() as? PostgresStorage)
+            let secondReads = try #require(second.reads)
+            #expect(secondReads.openConnections == secondReads.connections.count)
+            #expect(try await leanBackends(storage).count == base.count + secondReads.connections.count)
+            try await second.close()
+            #expect(secondReads.openConnections == 0)
+            await #expect(throws: ServerError.self) { try await secondReads.record(type: "items", id: "x") }
+            // PostgreSQL removes a session from pg_stat_activity when its backend exits: poll until then.
+            let deadline = ContinuousClock.now + .seconds(20)
+            var remaining = try await leanBackends(storage)
+            while remaining != base, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                remaining = try await leanBackends(storage)
+            }
+            #expect(remaining == base, "the closed storage's sessions ended; the open one's remain")
+        }
+    }
+
+    /// Creates a login role in `group` (a pg_hba.conf group of `.ci/postgres.sh` that requires that
+    /// password method), runs `body` and drops the role.
+    func withRole(
+        _ storage: PostgresStorage, group: String, md5: Bool = false, _ body: (String, String) async throws -> Void
+    ) async throws {
+        let role = "outpost_auth_" + Identifiers.random().lowercased().filter { $0.isLetter || $0.isNumber }
+        let password = "pw-" + Identifiers.random()
+        try await storage.withTransaction { connection in
+            if md5 { try await PostgresStorage.execute("SET LOCAL password_encryption = 'md5'", on: connection) }
+            try await PostgresStorage.execute(
+                PostgresQuery(unsafeSQL: "CREATE ROLE \(role) LOGIN PASSWORD '\(password)' IN ROLE \(group)"), on: connection)
+            try await PostgresStorage.execute(
+                PostgresQuery(unsafeSQL: "GRANT SELECT ON records, tokens TO \(role)"), on: connection)
+        }
+        do {
+            try await body(role, password)
+        } catch {
+            try? await storage.execute(PostgresQuery(unsafeSQL: "REVOKE ALL ON records, tokens FROM \(role)"))
+            try? await storage.execute(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))
+            throw error
+        }
+        try await storage.execute(PostgresQuery(unsafeSQL: "REVOKE ALL ON records, tokens FROM \(role)"))
+        try await storage.execute(PostgresQuery(unsafeSQL: "DROP ROLE \(role)"))
+    }
+
+    @Test(
+        "SCRAM-SHA-256, md5 and cleartext passwords open lean connections; a wrong password is a clear error without it",
+        arguments: [("outpost_scram", false), ("outpost_md5", true), ("outpost_password", false)])
+    func passwordMethods(group: String, md5: Bool) async throws {
+        try await withPostgres { storage, location, _ in
+            let record = try await storage.createRecord(type: "items", fields: ["a": 1], owner: nil)
+            try await withRole(storage, group: group, md5: md5) { role, password in
+                let loops = EventLoopTaskExecutor.shared.map(\.eventLoop)
+                var signedIn = location
+                signedIn.username = role
+                signedIn.password = password
+                let reads = try #require(
+                    try await PostgresWireReads.open(signedIn, loops: loops, busyTimeout: .seconds(5), logger: Logger(label: "t"))
+                )
+                let read = try await reads.record(type: "items", id: record.id)
+                await reads.close()
+                #expect(read == record)
+
+                var wrong = signedIn
+                wrong.password = "wrong-" + password
+                await #expect {
+                    _ = try await PostgresWireReads.open(
+                        wrong, loops: loops, busyTimeout: .seconds(5), logger: Logger(label: "t"))
+                } throws: { error in
+                    "\(error)".contains("authentication failed") && !"\(error)".contains(password)
+                }
+                var none = signedIn
+                none.password = nil
+                await #expect {
+                    _ = try await PostgresWireReads.open(none, loops: loops, busyTimeout: .seconds(5), logger: Logger(label: "t"))
+                } throws: { error in
+                    "\(error)".contains("the database URL has none")
+                }
+            }
+        }
+    }
+}
+
+extension PostgresWireTests {
+    @Test("List page text written from the lean rows equals the text built from the records, every order and viewer")
+    func pageTextFromRows() async throws {
+        try await withPostgres { storage, _, _ in
+            #expect(storage.reads != nil)
+            var created: [StoredRecord] = []
+            for index in 0..<7 {
+                created.append(
+                    try await storage.createRecord(
+                        type: "notes", fields: index == 2 ? [:] : ["i": .int(index), "s": "é\"\\"],
+                        owner: index.isMultiple(of: 2) ? "u_a" : nil,
+                        isPrivate: index == 4))
+            }
+            _ = try await storage.replaceRecord(type: "notes", id: created[1].id, fields: ["i": 9], expectedVersion: 1)
+            var compared = 0
+            for sort in RecordSort.allCases {
+                for viewer in [nil, "u_a"] {
+                    let query = RecordQuery(type: "notes", sort: sort, limit: 3, viewer: viewer)
+                    let first = try await storage.listRecords(query, from: nil, backwards: false)
+                    let middle = first[1]
+                    let time = sort.column == "created_at" ? middle.createdAt : middle.updatedAt
+                    for start in [nil, RecordPosition(time: time, seq: middle.seq)] {
+                        for backwards in [false, true] {
+                            let lean = try await storage.listRecordText(query, from: start, backwards: backwards)
+                            let built = RecordPageText(
+                                rows: try await storage.listRecords(query, from: start, backwards: backwards), limit: query.limit,
+                                backwards: backwards)
+                            #expect(lean == built, "\(sort) \(viewer ?? "-") \(start == nil) \(backwards)")
+                            #expect(!lean.text.isEmpty || start != nil)
+                            compared += 1
+                        }
+                    }
+                }
+            }
+            #expect(compared == RecordSort.allCases.count * 8)
+            // Private records of others stay out of the text.
+            let anonymous = try await storage.listRecordText(
+                RecordQuery(type: "notes", sort: .created, limit: 50, viewer: nil), from: nil, backwards: false)
+            #expect(anonymous.records.count == 6 && !anonymous.records.contains { $0.id == created[4].id })
+        }
+    }
+}
+
+extension PostgresWireTests {
+    @Test(
+        "A read in flight when its lean connection is ended answers 503 storage_unavailable with Retry-After; the next read succeeds"
+    )
+    func terminatedInFlight() async throws {
+        try await withPostgres { storage, _, database in
+            let record = try await storage.createRecord(type: "items", fields: ["a": 1], owner: nil)
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+            try await database.withTableLocked("records") {
+                // The read waits for the lock on its lean connection: it is in flight.
+                let read = Task { try await storage.record(type: "items", id: record.id) }
+                let waiting = """
+                    SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+                    AND application_name = 'outpost-reads' AND wait_event_type = 'Lock'
+                    """
+                let deadline = ContinuousClock.now + .seconds(4)
+                var blocked = try await storage.rows(PostgresQuery(unsafeSQL: waiting))
+                while blocked.isEmpty, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                    blocked = try await storage.rows(PostgresQuery(unsafeSQL: waiting))
+                }
+                #expect(blocked.count == 1, "the read waits on the lock")
+                let ended = try await storage.rows(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT pg_terminate_backend(pid, 10000) AS ended FROM (\(waiting)) AS lean"))
+                #expect(try ended.map { try $0["ended"].decode(Bool.self) } == [true])
+                await #expect {
+                    _ = try await read.value
+                } throws: { error in
+                    guard let error = error as? ServerError else { return false }
+                    return error.status == .serviceUnavailable && error.code == "storage_unavailable"
+                        && error.headers[.retryAfter] == "1"
+                }
+            }
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+            #expect(try await storage.record(type: "items", id: record.id) == record)
+        }
+    }
+}
