@@ -276,7 +276,9 @@ struct SelfSigned {
 /// accepts and the requests it receives, and reports each request's arrival and each connection's
 /// close (``events``). It answers `METHOD PATH`, plus ` auth=…` (the `Authorization` field) for paths
 /// under `/auth`; `/close` with `Connection: close` (and closes); `/slow/…` after 20 ms; `/never`
-/// never; `/to/URL` with a 302 to the percent-encoded `URL`.
+/// never; `/to/URL` with a 302 to the percent-encoded `URL`; `/drop-reused/…`, on a connection that
+/// already answered a request, not at all: the connection is closed unanswered, as a server closes an
+/// idle keep-alive connection just as the client reuses it.
 final class CountingServer: Sendable {
     let port: Int
     private let channel: any Channel
@@ -336,6 +338,8 @@ final class CountingServer: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
         let counts: Counts
         private var head: HTTPRequestHead?
+        /// Requests answered on this connection.
+        private var answered = 0
         init(counts: Counts) { self.counts = counts }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -347,6 +351,11 @@ final class CountingServer: Sendable {
                 counts.requests.add(1, ordering: .sequentiallyConsistent)
                 counts.sink.yield(.arrived(head.uri))
                 if head.uri == "/never" { return }
+                if head.uri.hasPrefix("/drop-reused/"), answered > 0 {
+                    context.close(promise: nil)
+                    return
+                }
+                answered += 1
                 var text = "\(head.method.rawValue) \(head.uri)"
                 if head.uri.hasPrefix("/auth") { text += " auth=\(head.headers["Authorization"].first ?? "-")" }
                 var headers: HTTPHeaders = ["Content-Length": "\(text.utf8.count)", "Content-Type": "text/plain"]

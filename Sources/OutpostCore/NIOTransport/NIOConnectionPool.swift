@@ -68,9 +68,13 @@
 
         /// A connection for one exchange: an idle one, a new one, or the next one freed, whichever
         /// comes first; fails after `deadline`, on cancellation and once the pool is shut down.
-        func lease(deadline: NIODeadline, options: TransportOptions) async throws -> NIOConnection {
+        ///
+        /// With `preferNew`, a new connection is opened while the pool has room for one, even when
+        /// others are idle: for a request that a reused connection closed under, whose idle
+        /// companions the server may have closed too.
+        func lease(deadline: NIODeadline, options: TransportOptions, preferNew: Bool = false) async throws -> NIOConnection {
             // The common case: an idle connection, with one lock and no suspension.
-            if let connection = state.withLock({ Self.takeIdle(&$0) }) { return connection }
+            if !preferNew, let connection = state.withLock({ Self.takeIdle(&$0) }) { return connection }
             let id = state.withLock { state -> Int in
                 state.nextWaiter += 1
                 return state.nextWaiter
@@ -84,9 +88,10 @@
                     enum Step { case take(NIOConnection), fail(any Error), connect, wait }
                     let step = state.withLock { state -> Step in
                         if state.closed { return .fail(NIOHTTPTransport.shutDownBeforeSending) }
-                        if let connection = Self.takeIdle(&state) { return .take(connection) }
+                        let room = state.open < configuration.maxConnectionsPerOrigin
+                        if !(preferNew && room), let connection = Self.takeIdle(&state) { return .take(connection) }
                         state.waiters.append((id, continuation))
-                        guard state.open < configuration.maxConnectionsPerOrigin else { return .wait }
+                        guard room else { return .wait }
                         state.open += 1
                         state.connecting += 1
                         return .connect
