@@ -90,6 +90,30 @@ struct NIOTransportRetryTests {
         }
     }
 
+    @Test(
+        "outpost's own server closing idle connections after 100 ms: each later request gets a new one, without the SDK's retries"
+    )
+    func serverIdleTimeout() async throws {
+        let transport = NIOHTTPTransport()
+        try await withLiveServer(
+            configure: { $0.idleTimeout = .milliseconds(100) },
+            client: { OutpostClient(configuration: .init(baseURL: $0, retry: .none), ownedTransport: transport) }
+        ) { server, client in
+            let authority = "127.0.0.1:\(server.running.port)"
+            for round in 0..<3 {
+                let response = try await client.send(.get("/health"))
+                #expect(response.status == 200, "round \(round)")
+                #expect(transport.openConnections(scheme: "http", authority: authority) == 1, "round \(round)")
+                // Nothing announces the server's close but the pool's count: polled, with a deadline.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while transport.openConnections(scheme: "http", authority: authority) > 0, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(transport.openConnections(scheme: "http", authority: authority) == 0, "round \(round)")
+            }
+        }
+    }
+
     @Test("a streamed download unanswered on a reused connection goes again; a streamed upload does not")
     func streams() async throws {
         try await With.with(NIOHTTPTransport()) { transport, server in
