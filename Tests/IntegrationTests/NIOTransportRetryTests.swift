@@ -141,8 +141,7 @@ struct NIOTransportRetryTests {
 
     @Test("a streamed download follows redirects; Authorization goes to the same origin only")
     func streamRedirects() async throws {
-        let other = try await CountingServer.start(tls: nil)
-        do {
+        try await With.withOtherOrigin { other in
             try await With.with(NIOHTTPTransport()) { transport, server in
                 func follow(_ target: String) async throws -> (Int, String) {
                     let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -159,11 +158,7 @@ struct NIOTransportRetryTests {
                 #expect(code == 200 && big.utf8.count == 200_000)
                 #expect(other.requests == 1)
             }
-        } catch {
-            await other.stop()
-            throw error
         }
-        await other.stop()
     }
 
     @Test("a streamed upload does not follow a redirect: the 3xx comes back as it is")
