@@ -162,6 +162,40 @@ struct NIOTransportRetryTests {
         }
     }
 
+    @Test("whole and streamed requests follow at most maxRedirects (5) redirects; a sixth is a clear transportFailed")
+    func redirectLimit() async throws {
+        try await With.with(NIOHTTPTransport()) { transport, server in
+            /// A path that reaches `/auth/end` after `hops` redirects.
+            func chain(_ hops: Int) -> HTTPRequest {
+                var target = "/auth/end"
+                for _ in 0..<hops { target = "/to/" + target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
+                return Self.request(.get, server, target)
+            }
+            func streamed(_ request: HTTPRequest) async throws -> (Int, String) {
+                let (head, body) = try await transport.stream(request, body: nil, options: TransportOptions())
+                var data = Data()
+                for try await chunk in body { data += chunk }
+                return (head.status.code, String(decoding: data, as: UTF8.self))
+            }
+            let (response, data) = try await transport.send(chain(5), body: nil, options: TransportOptions())
+            #expect(response.status == .ok)
+            #expect(String(decoding: data, as: UTF8.self) == "GET /auth/end auth=-")
+            #expect(try await streamed(chain(5)) == (200, "GET /auth/end auth=-"))
+            #expect(server.requests == 12)
+            for stream in [false, true] {
+                let error = try await #require(throws: OutpostError.self) {
+                    if stream {
+                        _ = try await streamed(chain(6))
+                    } else {
+                        _ = try await transport.send(chain(6), body: nil, options: TransportOptions())
+                    }
+                }
+                #expect(error.code == .transportFailed, "\(error)")
+                #expect(error.message.contains("more than 5"), "\(error)")
+            }
+        }
+    }
+
     @Test("a streamed upload does not follow a redirect: the 3xx comes back as it is")
     func streamedUploadNotRedirected() async throws {
         try await With.with(NIOHTTPTransport()) { transport, server in
