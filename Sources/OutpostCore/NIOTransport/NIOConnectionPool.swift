@@ -133,39 +133,44 @@
             let tls = tls
             let host = host
             let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.inNanoseconds)
+            let made = MadeHandlers()
             let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
+                        var handshake: EventLoopFuture<Void>?
                         if let tls {
                             // SNI only for a name, never for an IP address.
                             let name = Self.isIPAddress(host) ? nil : host
                             try pipeline.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: name))
-                            try pipeline.addHandler(TLSHandshakeWaiter(promise: channel.eventLoop.makePromise()))
+                            let waiter = TLSHandshakeWaiter(promise: channel.eventLoop.makePromise())
+                            handshake = waiter.done
+                            try pipeline.addHandler(waiter)
                         }
                         try pipeline.addHTTPClientHandlers()
-                        try pipeline.addHandler(NIOExchangeHandler(idleTimeout: idleTimeout))
+                        let handler = NIOExchangeHandler(idleTimeout: idleTimeout)
+                        try pipeline.addHandler(handler)
+                        made.keep(channel, NIOLoopBound(handler, eventLoop: channel.eventLoop), handshake: handshake)
                     }
                 }
             bootstrap.connect(host: host, port: port).flatMap { channel in
+                guard let (bound, handshake) = made.take(channel) else {
+                    // Closed and torn down before its initializer's handlers could be reached.
+                    channel.close(promise: nil)
+                    return channel.eventLoop.makeFailedFuture(ChannelError.eof)
+                }
                 // An https connection is handed out once its handshake is done: a certificate that is
                 // refused then fails the caller with the TLS error, never as a closed connection.
-                guard tls != nil else { return channel.eventLoop.makeSucceededFuture(channel) }
-                let handshake: EventLoopFuture<Void>
-                do {
-                    handshake = try channel.pipeline.syncOperations.handler(type: TLSHandshakeWaiter.self).done
-                } catch {
-                    handshake = channel.eventLoop.makeFailedFuture(error)
-                }
-                return handshake.map { channel }.flatMapErrorThrowing { error in
+                guard let handshake else { return channel.eventLoop.makeSucceededFuture((channel, bound)) }
+                return handshake.map { (channel, bound) }.flatMapErrorThrowing { error in
                     channel.close(promise: nil)
                     throw error
                 }
-            }.flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: NIOExchangeHandler.self)
-                let connection = NIOConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            }.flatMapThrowing { (channel: any Channel, bound: NIOLoopBound<NIOExchangeHandler>) in
+                let handler = bound.value
+                let connection = NIOConnection(channel: channel, handler: bound)
                 handler.onDone = { [weak self, weak connection] reusable in
                     guard let self, let connection else { return }
                     if reusable { self.release(connection) }
@@ -251,6 +256,21 @@
 
         static func isIPAddress(_ host: String) -> Bool {
             (try? SocketAddress(ipAddress: host, port: 0)) != nil
+        }
+    }
+
+    /// The handlers each channel's initializer made, for the connect's continuation: looked up in
+    /// the pipeline instead, a handshake waiter that already removed itself (a handshake done before
+    /// the continuation ran, as on a loaded machine) or a pipeline torn down would be missing.
+    private final class MadeHandlers: Sendable {
+        private let made = Mutex<[ObjectIdentifier: (NIOLoopBound<NIOExchangeHandler>, EventLoopFuture<Void>?)]>([:])
+
+        func keep(_ channel: any Channel, _ handler: NIOLoopBound<NIOExchangeHandler>, handshake: EventLoopFuture<Void>?) {
+            made.withLock { $0[ObjectIdentifier(channel)] = (handler, handshake) }
+        }
+
+        func take(_ channel: any Channel) -> (NIOLoopBound<NIOExchangeHandler>, EventLoopFuture<Void>?)? {
+            made.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
         }
     }
 
