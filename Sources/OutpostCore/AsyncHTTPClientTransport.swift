@@ -112,8 +112,7 @@
             }
             let data = response.body.map { $0.withUnsafeReadableBytes { Data($0) } } ?? Data()
             return (
-                HTTPResponse(
-                    status: .init(code: Int(response.head.status.code)), headerFields: Self.fields(response.head.headers)),
+                NIOHTTP1Conversions.response(response.head),
                 data
             )
         }
@@ -128,7 +127,7 @@
             }
             let key = PreparedTargets.Key(method: request.method, scheme: scheme, authority: authority, path: path)
             return try targets.request(
-                for: key, method: Self.method(request.method), headers: Self.headers(of: request),
+                for: key, method: NIOHTTP1Conversions.method(request.method), headers: NIOHTTP1Conversions.headers(of: request),
                 body: body.map { .bytes($0) }, url: { scheme + "://" + authority + path })
         }
 
@@ -139,27 +138,7 @@
             guard let url = Self.absoluteURLString(of: request) else {
                 throw OutpostError(.invalidRequest, "The request has no absolute URL")
             }
-            return (url, headers(of: request))
-        }
-
-        /// The request's header fields as NIO headers.
-        static func headers(of request: HTTPRequest) -> HTTPHeaders {
-            var headers = HTTPHeaders()
-            headers.reserveCapacity(request.headerFields.count)
-            for field in request.headerFields {
-                headers.add(name: field.name.rawName, value: field.value)
-            }
-            return headers
-        }
-
-        /// NIO header fields as swift-http-types fields.
-        static func fields(_ headers: HTTPHeaders) -> HTTPFields {
-            var fields = HTTPFields()
-            fields.reserveCapacity(headers.count)
-            for header in headers {
-                if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
-            }
-            return fields
+            return (url, NIOHTTP1Conversions.headers(of: request))
         }
 
         /// Runs `request` in the caller's task, with no task or timer of the SDK's own: AsyncHTTPClient's
@@ -210,19 +189,6 @@
                 || (request.method == .options && request.path == "*"))
         }
 
-        /// NIO's method, without a string comparison for the common ones.
-        static func method(_ method: HTTPRequest.Method) -> HTTPMethod {
-            switch method {
-            case .get: return .GET
-            case .post: return .POST
-            case .put: return .PUT
-            case .delete: return .DELETE
-            case .patch: return .PATCH
-            case .head: return .HEAD
-            default: return HTTPMethod(rawValue: method.rawValue)
-            }
-        }
-
         /// Cancels the requests in flight, then shuts the `HTTPClient` down if this transport owns it.
         ///
         /// Returns within about a second: AsyncHTTPClient's own shutdown waits for connection attempts
@@ -245,15 +211,11 @@
         }
 
         static func classify(_ error: any Error, options: TransportOptions) -> OutpostError {
-            if let error = error as? OutpostError { return error }
-            if error is CancellationError { return .transportCancelled(underlying: error) }
             if error is ShutDown {
                 return OutpostError(
                     .cancelled, "The transport was shut down while the request was in flight", underlying: error)
             }
-            if error is NIOTooManyBytesError || error is ResponseAccumulator.ResponseTooBigError
-                || error is ResponseCollector.TooLarge
-            {
+            if error is ResponseAccumulator.ResponseTooBigError || error is ResponseCollector.TooLarge {
                 return .responseTooLarge(options, underlying: error)
             }
             if let error = error as? HTTPClientError {
@@ -267,14 +229,7 @@
                 default: break
                 }
             }
-            // The connection was made and the request sent; what came back was not HTTP.
-            if error is HTTPParserError { return .malformedResponse(underlying: error) }
-            if let error = error as? IOError, [ECONNRESET, EPIPE].contains(error.errnoCode) {
-                return .connectionLost(underlying: error)
-            }
-            if let error = error as? ChannelError, error == .eof || error == .ioOnClosedChannel || error == .outputClosed {
-                return .connectionLost(underlying: error)
-            }
+            if let known = NIOHTTP1Conversions.classify(error, options: options) { return known }
             return .cannotConnect("\(error)", underlying: error)
         }
     }

@@ -88,6 +88,15 @@ public struct PreparedRequest: Sendable {
         let retrySafe = Request.isRetrySafe(method: request.method, headers: request.headerFields)
         let clock = ContinuousClock()
         var attempt = 1
+        /// Logs why the next attempt comes, with its delay, then waits for it.
+        func pause(_ message: Logger.Message, _ reason: (key: String, value: String), _ delay: Duration) async throws {
+            logger.info(
+                message,
+                metadata: [
+                    reason.key: "\(reason.value)", "outpost.delay_ms": "\(delay.inMilliseconds)", "outpost.attempt": "\(attempt)",
+                ])
+            try await policy.sleep(delay)
+        }
         while true {
             let started = clock.now
             do {
@@ -108,13 +117,7 @@ public struct PreparedRequest: Sendable {
                         }
                         delay = wanted
                     }
-                    logger.info(
-                        "retrying after status",
-                        metadata: [
-                            "outpost.status": "\(head.status.code)", "outpost.delay_ms": "\(delay.inMilliseconds)",
-                            "outpost.attempt": "\(attempt)",
-                        ])
-                    try await policy.sleep(delay)
+                    try await pause("retrying after status", ("outpost.status", "\(head.status.code)"), delay)
                     attempt += 1
                     continue
                 }
@@ -123,13 +126,7 @@ public struct PreparedRequest: Sendable {
                 let retryable = error.code == .cannotConnect || error.code == .connectionLost || error.code == .timeout
                 if retrySafe, retryable, attempt < policy.maxAttempts {
                     let delay = policy.backoff(afterAttempt: attempt)
-                    logger.info(
-                        "retrying after failure",
-                        metadata: [
-                            "outpost.error": "\(error.code)", "outpost.delay_ms": "\(delay.inMilliseconds)",
-                            "outpost.attempt": "\(attempt)",
-                        ])
-                    try await policy.sleep(delay)
+                    try await pause("retrying after failure", ("outpost.error", "\(error.code)"), delay)
                     attempt += 1
                     continue
                 }

@@ -29,6 +29,12 @@ struct NIOTransportTests {
         try await TransportExchangeTests.closing(transport, stop: server.stop) { try await body(transport, server) }
     }
 
+    /// Runs `body` with another plain-http server (a second origin), always stopping it.
+    static func withOtherOrigin(_ body: (CountingServer) async throws -> Void) async throws {
+        let other = try await CountingServer.start(tls: nil)
+        try await withCleanup({ try await body(other) }, cleanup: other.stop)
+    }
+
     @Test("sequential requests to one origin reuse one keep-alive connection")
     func reuse() async throws {
         try await Self.with(NIOHTTPTransport()) { transport, server in
@@ -182,8 +188,7 @@ struct NIOTransportTests {
 
     @Test("a redirect to another origin drops Authorization; one within the origin keeps it")
     func redirectCredentials() async throws {
-        let other = try await CountingServer.start(tls: nil)
-        do {
+        try await Self.withOtherOrigin { other in
             try await Self.with(NIOHTTPTransport()) { transport, server in
                 func follow(_ target: String) async throws -> String {
                     let encoded = target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
@@ -198,11 +203,7 @@ struct NIOTransportTests {
                 let elsewhere = try await follow("http://127.0.0.1:\(other.port)/auth/other")
                 #expect(elsewhere == "GET /auth/other auth=-")
             }
-        } catch {
-            await other.stop()
-            throw error
         }
-        await other.stop()
     }
 
     @Test("a redirect from https to http is not followed: the 3xx comes back as it is")
@@ -210,8 +211,7 @@ struct NIOTransportTests {
         let identity = try SelfSigned()
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .certificates([identity.certificate])
-        let plain = try await CountingServer.start(tls: nil)
-        do {
+        try await Self.withOtherOrigin { plain in
             try await Self.with(NIOHTTPTransport(configuration: .init(tls: tls)), tls: identity.serverContext()) {
                 transport, server in
                 let target = "http://127.0.0.1:\(plain.port)/auth/plain".addingPercentEncoding(
@@ -221,11 +221,7 @@ struct NIOTransportTests {
                 #expect(response.status.code == 302)
                 #expect(plain.requests == 0)
             }
-        } catch {
-            await plain.stop()
-            throw error
         }
-        await plain.stop()
     }
 
     @Test("authorities are split into host and port, with defaults and IPv6 brackets; bad ones are refused")
@@ -276,7 +272,9 @@ struct SelfSigned {
 /// accepts and the requests it receives, and reports each request's arrival and each connection's
 /// close (``events``). It answers `METHOD PATH`, plus ` auth=…` (the `Authorization` field) for paths
 /// under `/auth`; `/close` with `Connection: close` (and closes); `/slow/…` after 20 ms; `/never`
-/// never; `/to/URL` with a 302 to the percent-encoded `URL`.
+/// never; `/to/URL` with a 302 to the percent-encoded `URL`; `/drop-reused/…`, on a connection that
+/// already answered a request, not at all: the connection is closed unanswered, as a server closes an
+/// idle keep-alive connection just as the client reuses it.
 final class CountingServer: Sendable {
     let port: Int
     private let channel: any Channel
@@ -336,6 +334,8 @@ final class CountingServer: Sendable {
         typealias OutboundOut = HTTPServerResponsePart
         let counts: Counts
         private var head: HTTPRequestHead?
+        /// Requests answered on this connection.
+        private var answered = 0
         init(counts: Counts) { self.counts = counts }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -347,6 +347,11 @@ final class CountingServer: Sendable {
                 counts.requests.add(1, ordering: .sequentiallyConsistent)
                 counts.sink.yield(.arrived(head.uri))
                 if head.uri == "/never" { return }
+                if head.uri.hasPrefix("/drop-reused/"), answered > 0 {
+                    context.close(promise: nil)
+                    return
+                }
+                answered += 1
                 var text = "\(head.method.rawValue) \(head.uri)"
                 if head.uri.hasPrefix("/auth") { text += " auth=\(head.headers["Authorization"].first ?? "-")" }
                 var headers: HTTPHeaders = ["Content-Length": "\(text.utf8.count)", "Content-Type": "text/plain"]

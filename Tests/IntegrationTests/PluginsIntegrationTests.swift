@@ -48,21 +48,6 @@ private func setEntitlements(_ entitlements: [String], of username: String, on f
     }
 }
 
-/// Runs `body` with a client of `base`, and always shuts the client down.
-private func withClient<T>(_ base: URL, retry: RetryPolicy = RetryPolicy(), _ body: (OutpostClient) async throws -> T)
-    async throws -> T
-{
-    let client = OutpostClient(configuration: .init(baseURL: base, retry: retry))
-    do {
-        let result = try await body(client)
-        try await client.shutdown()
-        return result
-    } catch {
-        try? await client.shutdown()
-        throw error
-    }
-}
-
 @Suite("Plugins against the live server", .closesWhatItOpens)
 struct PluginsIntegrationTests {
     @Test("the entitlement checker reads /me: async asks, sync answers from the cache, free needs nobody")
@@ -71,7 +56,7 @@ struct PluginsIntegrationTests {
             try await setEntitlements(["premium"], of: "ada", on: fixture)
             let ada = try #require(try await fixture.passwordTokens("ada")["access_token"] as? String)
             let bob = try #require(try await fixture.passwordTokens("bob")["access_token"] as? String)
-            try await withClient(fixture.server.baseURL) { client in
+            try await IdempotencyTests.withClient(fixture.server.baseURL) { client in
                 let adaChecker = EntitlementComplianceChecker(client: client, token: { ada })
                 #expect(!adaChecker.isCompliant(policies: ["entitlement": "premium"]), "sync form: nothing cached yet")
                 #expect(try await adaChecker.isCompliant(policies: ["entitlement": "premium"]))
@@ -108,7 +93,7 @@ struct PluginsIntegrationTests {
     func serverGone() async throws {
         let nobody = try ClosedPort()
         defer { nobody.release() }
-        try await withClient(nobody.baseURL, retry: .none) { client in
+        try await IdempotencyTests.withClient(nobody.baseURL, retry: .none) { client in
             let checker = EntitlementComplianceChecker(client: client, token: { "t" })
             let error = await #expect(throws: PluginError.self) {
                 try await checker.isCompliant(policies: ["entitlement": "premium"]) as Bool
@@ -122,7 +107,7 @@ struct PluginsIntegrationTests {
     func premiumScreen() async throws {
         try await withAuthFixture { fixture in
             try await setEntitlements(["premium"], of: "ada", on: fixture)
-            try await withClient(fixture.server.baseURL) { client in
+            try await IdempotencyTests.withClient(fixture.server.baseURL) { client in
                 var registry = PluginRegistry()
                 registry.registerOAuthLoginProvider(notificationCenter: NotificationCenter()) { _ in
                     PasswordGrantSession(fixture: fixture, username: "ada")

@@ -114,10 +114,11 @@ struct StreamingTransportTests {
         let chatty = try await LiveServer.start { $0.changes.heartbeatInterval = .milliseconds(50) }
         let silent = try await LiveServer.start { $0.changes.heartbeatInterval = .seconds(3600) }
         do {
-            // Without an idle timeout, `timeout` bounds the whole exchange, body included.
+            // Without an idle timeout, `timeout` bounds the whole exchange, body included. (4 s: on a
+            // loaded machine the head alone has taken most of 2 s, leaving no time for a heartbeat.)
             let (head, body) = try await transport.stream(
                 Self.get(chatty, "/records/notes/changes", accept: "text/event-stream"), body: nil,
-                options: TransportOptions(timeout: .seconds(2)))
+                options: TransportOptions(timeout: .seconds(4)))
             #expect(head.status == .ok)
             var received = ""
             let whole = await #expect(throws: OutpostError.self) {

@@ -35,44 +35,32 @@ struct EntityMergePatchTests {
         #expect(MergePatch.apply(json(patch), to: json(original)) == json(result))
     }
 
+    /// The document, patch and result of RFC 7396 section 3's example.
+    static let sectionThree = (
+        original: #"""
+        {"title": "Goodbye!", "author": {"givenName": "John", "familyName": "Doe"},
+         "tags": ["example", "sample"], "content": "This will be unchanged"}
+        """#,
+        patch: #"""
+        {"title": "Hello!", "phoneNumber": "+01-123-456-7890", "author": {"familyName": null}, "tags": ["example"]}
+        """#,
+        result: #"""
+        {"title": "Hello!", "author": {"givenName": "John"}, "tags": ["example"],
+         "content": "This will be unchanged", "phoneNumber": "+01-123-456-7890"}
+        """#
+    )
+
     @Test("apply: the example of RFC 7396 section 3")
     func applySectionThree() {
-        let original = json(
-            #"""
-            {"title": "Goodbye!", "author": {"givenName": "John", "familyName": "Doe"},
-             "tags": ["example", "sample"], "content": "This will be unchanged"}
-            """#)
-        let patch = json(
-            #"""
-            {"title": "Hello!", "phoneNumber": "+01-123-456-7890", "author": {"familyName": null}, "tags": ["example"]}
-            """#)
-        let expected = json(
-            #"""
-            {"title": "Hello!", "author": {"givenName": "John"}, "tags": ["example"],
-             "content": "This will be unchanged", "phoneNumber": "+01-123-456-7890"}
-            """#)
-        #expect(MergePatch.apply(patch, to: original) == expected)
+        let (original, patch, result) = Self.sectionThree
+        #expect(MergePatch.apply(json(patch), to: json(original)) == json(result))
     }
 
     @Test("diff: the section 3 documents give exactly the section 3 patch")
     func diffSectionThree() {
-        let original = json(
-            #"""
-            {"title": "Goodbye!", "author": {"givenName": "John", "familyName": "Doe"},
-             "tags": ["example", "sample"], "content": "This will be unchanged"}
-            """#)
-        let updated = json(
-            #"""
-            {"title": "Hello!", "author": {"givenName": "John"}, "tags": ["example"],
-             "content": "This will be unchanged", "phoneNumber": "+01-123-456-7890"}
-            """#)
+        let (original, updated) = (json(Self.sectionThree.original), json(Self.sectionThree.result))
         let patch = MergePatch.diff(from: original, to: updated)
-        #expect(
-            patch
-                == json(
-                    #"""
-                    {"title": "Hello!", "phoneNumber": "+01-123-456-7890", "author": {"familyName": null}, "tags": ["example"]}
-                    """#))
+        #expect(patch == json(Self.sectionThree.patch))
         #expect(MergePatch.apply(patch, to: original) == updated)
     }
 

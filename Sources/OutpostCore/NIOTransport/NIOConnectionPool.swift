@@ -68,9 +68,13 @@
 
         /// A connection for one exchange: an idle one, a new one, or the next one freed, whichever
         /// comes first; fails after `deadline`, on cancellation and once the pool is shut down.
-        func lease(deadline: NIODeadline, options: TransportOptions) async throws -> NIOConnection {
+        ///
+        /// With `preferNew`, a new connection is opened while the pool has room for one, even when
+        /// others are idle: for a request that a reused connection closed under, whose idle
+        /// companions the server may have closed too.
+        func lease(deadline: NIODeadline, options: TransportOptions, preferNew: Bool = false) async throws -> NIOConnection {
             // The common case: an idle connection, with one lock and no suspension.
-            if let connection = state.withLock({ Self.takeIdle(&$0) }) { return connection }
+            if !preferNew, let connection = state.withLock({ Self.takeIdle(&$0) }) { return connection }
             let id = state.withLock { state -> Int in
                 state.nextWaiter += 1
                 return state.nextWaiter
@@ -84,9 +88,10 @@
                     enum Step { case take(NIOConnection), fail(any Error), connect, wait }
                     let step = state.withLock { state -> Step in
                         if state.closed { return .fail(NIOHTTPTransport.shutDownBeforeSending) }
-                        if let connection = Self.takeIdle(&state) { return .take(connection) }
+                        let room = state.open < configuration.maxConnectionsPerOrigin
+                        if !(preferNew && room), let connection = Self.takeIdle(&state) { return .take(connection) }
                         state.waiters.append((id, continuation))
-                        guard state.open < configuration.maxConnectionsPerOrigin else { return .wait }
+                        guard room else { return .wait }
                         state.open += 1
                         state.connecting += 1
                         return .connect
@@ -128,39 +133,44 @@
             let tls = tls
             let host = host
             let idleTimeout = TimeAmount.nanoseconds(configuration.idleTimeout.inNanoseconds)
-            // Made before connecting, not looked up in the pipeline afterwards: a refused handshake
-            // can tear the pipeline down before the connect future's callbacks run.
-            let handshake: EventLoopPromise<Void>? = tls == nil ? nil : loop.makePromise()
+            let made = MadeHandlers()
             let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let pipeline = channel.pipeline.syncOperations
+                        var handshake: EventLoopFuture<Void>?
                         if let tls {
                             // SNI only for a name, never for an IP address.
                             let name = Self.isIPAddress(host) ? nil : host
                             try pipeline.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: name))
-                            if let handshake { try pipeline.addHandler(TLSHandshakeWaiter(promise: handshake)) }
+                            let waiter = TLSHandshakeWaiter(promise: channel.eventLoop.makePromise())
+                            handshake = waiter.done
+                            try pipeline.addHandler(waiter)
                         }
                         try pipeline.addHTTPClientHandlers()
-                        try pipeline.addHandler(NIOExchangeHandler(idleTimeout: idleTimeout))
+                        let handler = NIOExchangeHandler(idleTimeout: idleTimeout)
+                        try pipeline.addHandler(handler)
+                        made.keep(channel, NIOLoopBound(handler, eventLoop: channel.eventLoop), handshake: handshake)
                     }
                 }
-            bootstrap.connect(host: host, port: port).flatMapError { error in
-                handshake?.fail(error)
-                return loop.makeFailedFuture(error)
-            }.flatMap { channel in
+            bootstrap.connect(host: host, port: port).flatMap { channel in
+                guard let (bound, handshake) = made.take(channel) else {
+                    // Closed and torn down before its initializer's handlers could be reached.
+                    channel.close(promise: nil)
+                    return channel.eventLoop.makeFailedFuture(ChannelError.eof)
+                }
                 // An https connection is handed out once its handshake is done: a certificate that is
                 // refused then fails the caller with the TLS error, never as a closed connection.
-                guard let handshake else { return channel.eventLoop.makeSucceededFuture(channel) }
-                return handshake.futureResult.map { channel }.flatMapErrorThrowing { error in
+                guard let handshake else { return channel.eventLoop.makeSucceededFuture((channel, bound)) }
+                return handshake.map { (channel, bound) }.flatMapErrorThrowing { error in
                     channel.close(promise: nil)
                     throw error
                 }
-            }.flatMapThrowing { channel in
-                let handler = try channel.pipeline.syncOperations.handler(type: NIOExchangeHandler.self)
-                let connection = NIOConnection(channel: channel, handler: NIOLoopBound(handler, eventLoop: channel.eventLoop))
+            }.flatMapThrowing { (channel: any Channel, bound: NIOLoopBound<NIOExchangeHandler>) in
+                let handler = bound.value
+                let connection = NIOConnection(channel: channel, handler: bound)
                 handler.onDone = { [weak self, weak connection] reusable in
                     guard let self, let connection else { return }
                     if reusable { self.release(connection) }
@@ -249,6 +259,21 @@
         }
     }
 
+    /// The handlers each channel's initializer made, for the connect's continuation: looked up in
+    /// the pipeline instead, a handshake waiter that already removed itself (a handshake done before
+    /// the continuation ran, as on a loaded machine) or a pipeline torn down would be missing.
+    private final class MadeHandlers: Sendable {
+        private let made = Mutex<[ObjectIdentifier: (NIOLoopBound<NIOExchangeHandler>, EventLoopFuture<Void>?)]>([:])
+
+        func keep(_ channel: any Channel, _ handler: NIOLoopBound<NIOExchangeHandler>, handshake: EventLoopFuture<Void>?) {
+            made.withLock { $0[ObjectIdentifier(channel)] = (handler, handshake) }
+        }
+
+        func take(_ channel: any Channel) -> (NIOLoopBound<NIOExchangeHandler>, EventLoopFuture<Void>?)? {
+            made.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) }
+        }
+    }
+
     /// The exchange's deadline passed.
     struct NIODeadlineExceeded: Error {}
 
@@ -257,6 +282,7 @@
     final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
         typealias InboundIn = NIOAny
         private let promise: EventLoopPromise<Void>
+        var done: EventLoopFuture<Void> { promise.futureResult }
 
         init(promise: EventLoopPromise<Void>) {
             self.promise = promise

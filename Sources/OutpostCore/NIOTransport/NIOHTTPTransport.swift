@@ -22,6 +22,18 @@
     /// `AsyncHTTPClientTransport` instead for HTTP/2, a proxy, or an `HTTPClient` the application
     /// already has.
     ///
+    /// A keep-alive connection taken from the pool may have been closed by the server meanwhile
+    /// (its idle timeout ran out just as the request went out). When such a reused connection
+    /// closes before any byte of the response arrived, a request that is safe to repeat (GET, HEAD,
+    /// PUT, DELETE, OPTIONS, TRACE, or any method with an `Idempotency-Key` header: the rule of
+    /// ``RetryPolicy``) goes once more, on a new connection, at once and whatever the client's retry
+    /// policy; any other request fails with ``OutpostError/Code/connectionLost``, since the server
+    /// may have acted on it. A request whose first connection it was is never sent again here.
+    ///
+    /// What it does not do, and `AsyncHTTPClientTransport` does: HTTP/2; proxies (`HTTP_PROXY` and
+    /// `HTTPS_PROXY` are not read, no `CONNECT` tunnels); decompressing response bodies; Unix domain
+    /// sockets. Streamed uploads do not follow redirects (see ``stream(_:body:options:)``).
+    ///
     /// Behaviour shared with the other built-in transports: ``TransportOptions/timeout`` bounds the
     /// whole exchange, body included; ``TransportOptions/maxResponseBytes`` fails a larger body with
     /// ``OutpostError/Code/responseTooLarge``; cancelling the calling task closes the connection;
@@ -58,7 +70,7 @@
         }
 
         public let configuration: Configuration
-        private let group: any EventLoopGroup
+        let group: any EventLoopGroup
         private let state = Mutex(State())
 
         private struct State {
@@ -85,17 +97,15 @@
                 var visited: Set<String> = []
                 while true {
                     let (pool, head) = try prepare(request, bodyLength: body.map { Int64($0.count) }, streams: false)
-                    let response = try await exchange(pool, head, body: body, options: options, deadline: deadline)
+                    let response = try await exchange(
+                        pool, head, body: body,
+                        replayable: Request.isRetrySafe(method: request.method, headers: request.headerFields),
+                        options: options, deadline: deadline)
                     guard configuration.maxRedirects > 0,
                         let next = try redirect(from: request, body: body, response: response.head, visited: &visited)
                     else {
                         let data = response.body.map { $0.withUnsafeReadableBytes { Data($0) } } ?? Data()
-                        return (
-                            HTTPResponse(
-                                status: .init(code: Int(response.head.status.code)),
-                                headerFields: AsyncHTTPClientTransport.fields(response.head.headers)),
-                            data
-                        )
+                        return (NIOHTTP1Conversions.response(response.head), data)
                     }
                     (request, body) = next
                 }
@@ -105,16 +115,19 @@
         }
 
         /// One exchange on a connection of `pool`; a connection found closed before the request
-        /// went out is replaced by another.
+        /// went out is replaced by another. A request that is safe to repeat (`replayable`) and was
+        /// left unanswered by a reused connection that closed goes once more, on a new connection.
         private func exchange(
-            _ pool: NIOConnectionPool, _ head: HTTPRequestHead, body: Data?, options: TransportOptions, deadline: NIODeadline
+            _ pool: NIOConnectionPool, _ head: HTTPRequestHead, body: Data?, replayable: Bool, options: TransportOptions,
+            deadline: NIODeadline
         ) async throws -> NIOCollectedResponse {
             let buffer = body.map { ByteBuffer(bytes: $0) }
             let maxBytes = max(options.maxResponseBytes, 0)
             let isHead = head.method == .HEAD
             var attempts = 0
+            var retried = false
             while true {
-                let connection = try await pool.lease(deadline: deadline, options: options)
+                let connection = try await pool.lease(deadline: deadline, options: options, preferNew: retried)
                 let promise = connection.channel.eventLoop.makePromise(of: NIOCollectedResponse.self)
                 let handler = connection.handler
                 connection.channel.eventLoop.execute {
@@ -132,6 +145,8 @@
                     }
                 } catch is NIOStaleConnection where attempts < 3 {
                     attempts += 1
+                } catch is NIOUnansweredOnReusedConnection where replayable && !retried {
+                    retried = true
                 }
             }
         }
@@ -142,7 +157,7 @@
                 throw OutpostError(.invalidRequest, "The request has no absolute URL")
             }
             let pool = try self.pool(for: NIOConnectionPool.Origin(scheme: scheme, authority: authority), streams: streams)
-            var headers = AsyncHTTPClientTransport.headers(of: request)
+            var headers = NIOHTTP1Conversions.headers(of: request)
             if !headers.contains(name: "host") { headers.add(name: "Host", value: authority) }
             if let bodyLength {
                 if !headers.contains(name: "content-length") { headers.add(name: "Content-Length", value: String(bodyLength)) }
@@ -150,7 +165,7 @@
                 headers.add(name: "Content-Length", value: "0")
             }
             let head = HTTPRequestHead(
-                version: .http1_1, method: AsyncHTTPClientTransport.method(request.method), uri: path, headers: headers)
+                version: .http1_1, method: NIOHTTP1Conversions.method(request.method), uri: path, headers: headers)
             return (pool, head)
         }
 
@@ -226,7 +241,7 @@
 
         /// The request a redirect leads to, as AsyncHTTPClient's default configuration makes it, or
         /// `nil` when `response` is not one to follow.
-        private func redirect(
+        func redirect(
             from request: HTTPRequest, body: Data?, response: HTTPResponseHead, visited: inout Set<String>
         ) throws -> (HTTPRequest, Data?)? {
             let code = response.status.code
@@ -298,7 +313,9 @@
                         "Check that the server's certificate is valid for the URL's host and signed by a trusted authority (NIOHTTPTransport.Configuration.tls)",
                     underlying: error)
             }
-            return AsyncHTTPClientTransport.classify(error, options: options)
+            if let error = error as? NIOUnansweredOnReusedConnection { return classify(error.underlying, options: options) }
+            if let known = NIOHTTP1Conversions.classify(error, options: options) { return known }
+            return .cannotConnect("\(error)", underlying: error)
         }
     }
 #endif

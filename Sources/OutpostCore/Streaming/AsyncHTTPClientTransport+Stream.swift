@@ -48,14 +48,15 @@
 
         /// The status and header fields of AsyncHTTPClient's response.
         static func head(of response: HTTPClientResponse) -> HTTPResponse {
-            HTTPResponse(status: .init(code: Int(response.status.code)), headerFields: fields(response.headers))
+            HTTPResponse(
+                status: .init(code: Int(response.status.code)), headerFields: NIOHTTP1Conversions.fields(response.headers))
         }
 
         /// AsyncHTTPClient's request for `request`, without a body.
         static func outgoing(_ request: HTTPRequest) throws -> HTTPClientRequest {
             let (url, headers) = try urlAndHeaders(of: request)
             var outgoing = HTTPClientRequest(url: url)
-            outgoing.method = Self.method(request.method)
+            outgoing.method = NIOHTTP1Conversions.method(request.method)
             outgoing.headers = headers
             return outgoing
         }
