@@ -329,6 +329,18 @@ enum StorageBench {
     static func postLoad(_ client: HTTPClient, _ base: String, concurrency: Int, duration: Duration, rate: Double? = nil)
         async throws -> Double
     {
+        try await postLoad(concurrency: concurrency, duration: duration, rate: rate) {
+            let response = try await client.execute(post(client, base), timeout: .seconds(10))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            return response.status.code == 201
+        }
+    }
+
+    /// ``postLoad(_:_:concurrency:duration:rate:)`` with each POST made by `send` (`true` when
+    /// the record was created).
+    static func postLoad(
+        concurrency: Int, duration: Duration, rate: Double?, send: @escaping @Sendable () async throws -> Bool
+    ) async throws -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + duration
@@ -344,9 +356,7 @@ enum StorageBench {
                             if next > clock.now { try await Task.sleep(until: next, clock: clock) }
                             next += interval
                         }
-                        let response = try await client.execute(post(client, base), timeout: .seconds(10))
-                        _ = try await response.body.collect(upTo: 1 << 20)
-                        if response.status.code == 201 { count += 1 }
+                        if try await send() { count += 1 }
                     }
                     return count
                 }

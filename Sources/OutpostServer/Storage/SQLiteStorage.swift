@@ -109,8 +109,9 @@ public final class SQLiteStorage: Storage {
     /// A trip to a connection's thread and back costs two thread switches (a wake-up of the
     /// connection's thread, then of a Swift concurrency thread to resume the caller), more than
     /// such a read itself. Only key lookups come here: they touch a few pages, so the caller's
-    /// thread is held for microseconds. Reads that may scan (list pages, counts) keep going
-    /// through ``reader``. A connection that meets another process's lock (`SQLITE_BUSY`) goes
+    /// thread is held for microseconds. Reads that may scan (page-number lists, counts) keep
+    /// going through ``reader``; keyset list pages run in place within a bound on the rows they
+    /// walk (``listRecordText(_:from:backwards:)``). A connection that meets another process's lock (`SQLITE_BUSY`) goes
     /// the usual way, which waits up to the busy timeout without holding a thread.
     func pointRead<T: Sendable>(
         _ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T
