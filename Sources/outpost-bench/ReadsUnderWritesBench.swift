@@ -16,39 +16,18 @@ import OutpostSupport
 /// load's own client takes CPU from the reads, and this one takes less per request.
 enum ReadsUnderWritesBench {
     static func run(_ options: BenchOptions) async throws -> [BenchResult] {
-        var results: [BenchResult] = []
-        let bare = try await SmallJSONServer.start()
-        do {
-            for backend in ScratchDatabase.backends {
-                results += try await run(options, backend: backend, bareURL: try StorageBench.url(bare.baseURL + "/small"))
+        try await StorageBench.eachBackend { backend, bareURL in
+            try await StorageBench.withServer(backend) { _, baseURL in
+                let client = NIOHTTPTransport()
+                do {
+                    let results = try await measure(options, backend: backend, baseURL: baseURL, bareURL: bareURL, client: client)
+                    try await client.shutdown()
+                    return results
+                } catch {
+                    try? await client.shutdown()
+                    throw error
+                }
             }
-        } catch {
-            await bare.stop()
-            throw error
-        }
-        await bare.stop()
-        return results
-    }
-
-    static func run(_ options: BenchOptions, backend: ScratchDatabase.Backend, bareURL: URL) async throws -> [BenchResult] {
-        let scratch = try await ScratchDatabase.make(backend)
-        let server = try OutpostServer(
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, databasePath: scratch.argument, logger: ServerBench.servingLogger()),
-            plugins: [])
-        let running = try await server.start()
-        let client = NIOHTTPTransport()
-        do {
-            let results = try await measure(options, backend: backend, baseURL: running.baseURL, bareURL: bareURL, client: client)
-            try await client.shutdown()
-            await running.stop()
-            await scratch.remove()
-            return results
-        } catch {
-            try? await client.shutdown()
-            await running.stop()
-            await scratch.remove()
-            throw error
         }
     }
 
