@@ -128,10 +128,10 @@ extension SQLiteStorage {
     /// no row values copied into `SQLiteData`.
     ///
     /// When a read-only connection is free the page is read in place on the caller's thread,
-    /// like a key read (``pointRead(_:_:_:)``), which spares a trip to the connection's thread and
-    /// back (two thread switches, a fifth of a page's CPU). A page may skip rows (private records
+    /// like a key read (`pointRead`), which spares a trip to the connection's thread and
+    /// back (two thread switches, about a tenth of a page's CPU). A page may skip rows (private records
     /// of others, records a filter leaves out), so the in-place read is bounded: it walks at most
-    /// ``inPlaceRowBudget(limit:)`` rows of the index, with the visibility and the filters
+    /// `inPlaceRowBudget(limit:)` rows of the index, with the visibility and the filters
     /// evaluated as a column instead of in `WHERE`. A page it could not finish within them (too
     /// many rows skipped), a statement that meets another process's lock, or readers all in use
     /// take the way through a reader's thread, which runs the page's own query without a bound
