@@ -17,11 +17,33 @@ enum StorageBench {
 
     /// - Parameter readsOnly: measure the read routes only (`--only storage-reads`): no write loads.
     static func run(_ options: BenchOptions, readsOnly: Bool = false) async throws -> [BenchResult] {
+        try await eachBackend { backend, bareURL in
+            try await withServer(backend) { database, baseURL in
+                let client = HTTPClient(eventLoopGroupProvider: .singleton)
+                do {
+                    let results = try await measure(
+                        options, backend: backend, baseURL: baseURL, bareURL: bareURL, client: client, database: database,
+                        readsOnly: readsOnly)
+                    try await client.shutdown()
+                    return results
+                } catch {
+                    try? await client.shutdown()
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// `body`'s results for each backend (``ScratchDatabase/backends``), with the bare
+    /// Hummingbird route (`GET /small`) served meanwhile: its URL is `body`'s second argument.
+    static func eachBackend(_ body: (ScratchDatabase.Backend, URL) async throws -> [BenchResult]) async throws
+        -> [BenchResult]
+    {
         var results: [BenchResult] = []
         let bare = try await SmallJSONServer.start()
         do {
             for backend in ScratchDatabase.backends {
-                results += try await run(options, backend: backend, bareURL: bare.baseURL + "/small", readsOnly: readsOnly)
+                results += try await body(backend, try url(bare.baseURL + "/small"))
             }
         } catch {
             await bare.stop()
@@ -31,27 +53,29 @@ enum StorageBench {
         return results
     }
 
-    static func run(_ options: BenchOptions, backend: ScratchDatabase.Backend, bareURL: String, readsOnly: Bool) async throws
-        -> [BenchResult]
-    {
+    /// `body`'s results with an Outpost server (at `info`, its access log to /dev/null, as `outpost
+    /// serve` logs by default) on a fresh database of `backend`; the server stopped and the database
+    /// removed afterwards.
+    static func withServer(
+        _ backend: ScratchDatabase.Backend, _ body: (ScratchDatabase, URL) async throws -> [BenchResult]
+    ) async throws -> [BenchResult] {
         let scratch = try await ScratchDatabase.make(backend)
-        let server = try OutpostServer(
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, databasePath: scratch.argument, logger: ServerBench.servingLogger()),
-            plugins: [])
-        let running = try await server.start()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let results = try await measure(
-                options, backend: backend, baseURL: running.baseURL, bareURL: try url(bareURL), client: client,
-                database: scratch, readsOnly: readsOnly)
-            try await client.shutdown()
-            await running.stop()
-            await scratch.remove()
-            return results
+            let server = try OutpostServer(
+                configuration: ServerConfiguration(
+                    host: "127.0.0.1", port: 0, databasePath: scratch.argument, logger: ServerBench.servingLogger()),
+                plugins: [])
+            let running = try await server.start()
+            do {
+                let results = try await body(scratch, running.baseURL)
+                await running.stop()
+                await scratch.remove()
+                return results
+            } catch {
+                await running.stop()
+                throw error
+            }
         } catch {
-            try? await client.shutdown()
-            await running.stop()
             await scratch.remove()
             throw error
         }
@@ -329,6 +353,18 @@ enum StorageBench {
     static func postLoad(_ client: HTTPClient, _ base: String, concurrency: Int, duration: Duration, rate: Double? = nil)
         async throws -> Double
     {
+        try await postLoad(concurrency: concurrency, duration: duration, rate: rate) {
+            let response = try await client.execute(post(client, base), timeout: .seconds(10))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            return response.status.code == 201
+        }
+    }
+
+    /// ``postLoad(_:_:concurrency:duration:rate:)`` with each POST made by `send` (`true` when
+    /// the record was created).
+    static func postLoad(
+        concurrency: Int, duration: Duration, rate: Double?, send: @escaping @Sendable () async throws -> Bool
+    ) async throws -> Double {
         let clock = ContinuousClock()
         let start = clock.now
         let deadline = start + duration
@@ -344,9 +380,7 @@ enum StorageBench {
                             if next > clock.now { try await Task.sleep(until: next, clock: clock) }
                             next += interval
                         }
-                        let response = try await client.execute(post(client, base), timeout: .seconds(10))
-                        _ = try await response.body.collect(upTo: 1 << 20)
-                        if response.status.code == 201 { count += 1 }
+                        if try await send() { count += 1 }
                     }
                     return count
                 }

@@ -8,7 +8,7 @@ import OutpostSupport
 
 let groups = [
     "callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage",
-    "storage-reads",
+    "storage-reads", "reads-under-writes",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
@@ -60,6 +60,7 @@ if only.contains("files") { results += try await FilesBench.run(options) }
 if only.contains("changes") { results += try await ChangesBench.run(options) }
 if only.contains("storage") { results += try await StorageBench.run(options) }
 if only.contains("storage-reads") && !only.contains("storage") { results += try await StorageBench.run(options, readsOnly: true) }
+if only.contains("reads-under-writes") { results += try await ReadsUnderWritesBench.run(options) }
 
 let elapsed = ContinuousClock.now - started
 

@@ -124,65 +124,117 @@ extension SQLiteStorage {
         return try await reader.query(sql, binds).map(Self.record(from:))
     }
 
-    /// The same page, written on the reader's thread straight from the rows into the page's text:
-    /// no ``StoredRecord``s, no row values copied into `SQLiteData`, one hop.
+    /// The same page, written straight from the rows into the page's text: no ``StoredRecord``s,
+    /// no row values copied into `SQLiteData`.
+    ///
+    /// When a read-only connection is free the page is read in place on the caller's thread,
+    /// like a key read (`pointRead`), which spares a trip to the connection's thread and
+    /// back (two thread switches, about a tenth of a page's CPU). A page may skip rows (private records
+    /// of others, records a filter leaves out), so the in-place read is bounded: it walks at most
+    /// `inPlaceRowBudget(limit:)` rows of the index, with the visibility and the filters
+    /// evaluated as a column instead of in `WHERE`. A page it could not finish within them (too
+    /// many rows skipped), a statement that meets another process's lock, or readers all in use
+    /// take the way through a reader's thread, which runs the page's own query without a bound
+    /// and waits for locks without holding the caller's thread.
     public func listRecordText(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws
         -> RecordPageText
     {
-        let (sql, binds) = keysetSQL(
-            query, from: position, backwards: backwards, columns: "seq, id, body, version, created_at, updated_at")
         let limit = query.limit
-        return try await reader.read(sql, binds) { rows in
-            var text: [UInt8] = []
-            text.reserveCapacity(limit * 192)
-            var records: [RecordPageText.Entry] = []
-            records.reserveCapacity(limit)
-            // Backwards, rows come last-first: each record's bytes are noted and put in order after.
-            var ranges: [Range<Int>] = []
-            var more = false
-            while try rows.next() {
-                if records.count == limit {
-                    more = true
-                    break
-                }
-                if !backwards && !records.isEmpty { text.append(UInt8(ascii: ",")) }
-                let start = text.count
-                let id = rows.text(1)
-                let created = rows.integer(4)
-                let updated = rows.integer(5)
-                rows.withText(2) { body in
-                    WireText.append(id: id.utf8, createdAt: created, updatedAt: updated, body: body, to: &text)
-                }
-                ranges.append(start..<text.count)
-                records.append(
-                    RecordPageText.Entry(
-                        id: id, version: Int(rows.integer(3)), createdAt: created, updatedAt: updated, seq: rows.integer(0)))
-            }
-            if backwards {
-                var ordered: [UInt8] = []
-                ordered.reserveCapacity(text.count + ranges.count)
-                for (offset, range) in ranges.reversed().enumerated() {
-                    if offset > 0 { ordered.append(UInt8(ascii: ",")) }
-                    ordered.append(contentsOf: text[range])
-                }
-                text = ordered
-                records.reverse()
-            }
-            return RecordPageText(text: text, records: records, more: more)
+        let bounded = keysetSQL(
+            query, from: position, backwards: backwards, columns: Self.pageColumns, shownAsColumn: true,
+            rowLimit: Self.inPlaceRowBudget(limit: limit))
+        let first = nextReader.add(1, ordering: .relaxed).oldValue
+        let attempt = try readInPlace(bounded.sql, bounded.binds, startingAt: first) { rows in
+            try Self.pageText(&rows, limit: limit, backwards: backwards, budget: Self.inPlaceRowBudget(limit: limit))
+        }
+        if let attempt, let page = attempt { return page }
+        let (sql, binds) = keysetSQL(query, from: position, backwards: backwards, columns: Self.pageColumns)
+        return try await readers[first % readers.count].read(sql, binds) { rows in
+            // Without a budget the page is always complete.
+            try Self.pageText(&rows, limit: limit, backwards: backwards, budget: nil) ?? RecordPageText(records: [])
         }
     }
 
+    /// The columns a page's text is written from, in ``pageText(_:limit:backwards:budget:)``'s order.
+    static let pageColumns = "seq, id, body, version, created_at, updated_at"
+
+    /// How many rows of the index a list page read in place may walk: the page, the row that
+    /// tells whether another follows, and up to 64 skipped rows (private records of others,
+    /// records a filter leaves out). Beyond them the page goes to a reader's thread.
+    static func inPlaceRowBudget(limit: Int) -> Int { limit + 1 + 64 }
+
+    /// Writes one page from `rows` (``pageColumns``, then, with a `budget`, whether the row is
+    /// shown: the visibility and filters as a column, the statement limited to `budget` rows).
+    /// `nil` when the budget ran out before the page was complete.
+    static func pageText(_ rows: inout RowReader, limit: Int, backwards: Bool, budget: Int?) throws -> RecordPageText? {
+        var text: [UInt8] = []
+        text.reserveCapacity(limit * 192)
+        var records: [RecordPageText.Entry] = []
+        records.reserveCapacity(limit)
+        // Backwards, rows come last-first: each record's bytes are noted and put in order after.
+        var ranges: [Range<Int>] = []
+        var more = false
+        var walked = 0
+        while try rows.next() {
+            walked += 1
+            if budget != nil, rows.integer(6) == 0 { continue }  // not shown to this viewer, or filtered out
+            if records.count == limit {
+                more = true
+                break
+            }
+            if !backwards && !records.isEmpty { text.append(UInt8(ascii: ",")) }
+            let start = text.count
+            let id = rows.text(1)
+            let created = rows.integer(4)
+            let updated = rows.integer(5)
+            rows.withText(2) { body in
+                WireText.append(id: id.utf8, createdAt: created, updatedAt: updated, body: body, to: &text)
+            }
+            ranges.append(start..<text.count)
+            records.append(
+                RecordPageText.Entry(
+                    id: id, version: Int(rows.integer(3)), createdAt: created, updatedAt: updated, seq: rows.integer(0)))
+        }
+        // The statement stopped at its row limit: rows beyond it were not looked at.
+        if let budget, !more, walked == budget { return nil }
+        if backwards {
+            var ordered: [UInt8] = []
+            ordered.reserveCapacity(text.count + ranges.count)
+            for (offset, range) in ranges.reversed().enumerated() {
+                if offset > 0 { ordered.append(UInt8(ascii: ",")) }
+                ordered.append(contentsOf: text[range])
+            }
+            text = ordered
+            records.reverse()
+        }
+        return RecordPageText(text: text, records: records, more: more)
+    }
+
     /// The keyset query of one page (`limit + 1` rows) selecting `columns`.
-    private func keysetSQL(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool, columns: String) -> (
-        String, [SQLiteData]
-    ) {
+    ///
+    /// With `shownAsColumn`, the visibility and the filters are not in `WHERE` but a last column
+    /// (1 when the row belongs on the page), and the statement stops after `rowLimit` rows: a
+    /// page read that skips rows walks a bounded part of the index.
+    func keysetSQL(
+        _ query: RecordQuery, from position: RecordPosition?, backwards: Bool, columns: String, shownAsColumn: Bool = false,
+        rowLimit: Int? = nil
+    ) -> (sql: String, binds: [SQLiteData]) {
         let column = query.sort.column
         // Walking backwards reverses the order; the caller flips the rows back.
         let descending = query.sort.descending != backwards
-        var sql = "SELECT \(columns) FROM records WHERE type = ?"
-        var binds: [SQLiteData] = [.text(query.type)]
-        appendVisibility(query.viewer, to: &sql, binds: &binds)
-        appendFilters(query.filters, to: &sql, binds: &binds)
+        var conditions = ""
+        var binds: [SQLiteData] = []
+        appendVisibility(query.viewer, to: &conditions, binds: &binds)
+        appendFilters(query.filters, to: &conditions, binds: &binds)
+        var sql: String
+        if shownAsColumn {
+            // " AND a AND b" as a column: "(1 AND a AND b)". Its parameters come first.
+            sql = "SELECT \(columns), (1\(conditions)) FROM records WHERE type = ?"
+            binds.append(.text(query.type))
+        } else {
+            sql = "SELECT \(columns) FROM records WHERE type = ?\(conditions)"
+            binds.insert(.text(query.type), at: 0)
+        }
         if let position {
             sql += " AND (\(column), seq) \(descending ? "<" : ">") (?, ?)"
             binds += [.integer(Int(position.time)), .integer(Int(position.seq))]
@@ -191,7 +243,8 @@ extension SQLiteStorage {
         // and marks the statement to be prepared again whenever that parameter is bound, which
         // made every kept list statement re-prepare on every page. An integer cannot inject
         // anything, and the route allows 1 to 100 (so at most 100 texts per list shape).
-        sql += " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT \(query.limit + 1)"
+        sql +=
+            " ORDER BY \(column) \(descending ? "DESC" : "ASC"), seq \(descending ? "DESC" : "ASC") LIMIT \(rowLimit ?? query.limit + 1)"
         return (sql, binds)
     }
 

@@ -109,13 +109,29 @@ public final class SQLiteStorage: Storage {
     /// A trip to a connection's thread and back costs two thread switches (a wake-up of the
     /// connection's thread, then of a Swift concurrency thread to resume the caller), more than
     /// such a read itself. Only key lookups come here: they touch a few pages, so the caller's
-    /// thread is held for microseconds. Reads that may scan (list pages, counts) keep going
-    /// through ``reader``. A connection that meets another process's lock (`SQLITE_BUSY`) goes
+    /// thread is held for microseconds. Reads that may scan (page-number lists, counts) keep
+    /// going through ``reader``; keyset list pages run in place within a bound on the rows they
+    /// walk (``listRecordText(_:from:backwards:)``). A connection that meets another process's lock (`SQLITE_BUSY`) goes
     /// the usual way, which waits up to the busy timeout without holding a thread.
     func pointRead<T: Sendable>(
         _ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T
     ) async throws -> T {
         let first = nextReader.add(1, ordering: .relaxed).oldValue
+        if let value = try readInPlace(sql, binds, startingAt: first, body) { return value }
+        return try await readers[first % readers.count].read(sql, binds, body)
+    }
+
+    /// Runs a bounded read on the caller's thread on the first read-only connection (from
+    /// `first`, in turn) that no other statement is using: `nil` when all are in use, or when the
+    /// statement met another process's lock (`SQLITE_BUSY`, which fails at once: no busy handler).
+    /// The caller then takes the way through a connection's thread, which waits for locks without
+    /// holding a thread. Only for reads whose work is bounded (``pointRead(_:_:_:)``, the bounded
+    /// list page of ``listRecordText(_:from:backwards:)``).
+    func readInPlace<T: Sendable>(
+        _ sql: String, _ binds: [SQLiteData], startingAt first: Int, _ body: (inout RowReader) throws -> T
+    )
+        throws -> T?
+    {
         do {
             for offset in 0..<readers.count {
                 if let value = try readers[(first + offset) % readers.count].connection.readIfFree(sql, binds, body) {
@@ -123,7 +139,7 @@ public final class SQLiteStorage: Storage {
                 }
             }
         } catch let error as SQLiteFailure where error.isBusy {}
-        return try await readers[first % readers.count].read(sql, binds, body)
+        return nil
     }
 
     init(
