@@ -89,7 +89,11 @@ struct MultiInstanceTests {
         func stop() async {
             for client in clients { try? await client.shutdown() }
             try? await browser.shutdown()
-            for child in children { await child.kill9() }  // no graceful wait: nothing of theirs is checked after
+            // No graceful wait: nothing of theirs is checked after. All are killed before any is awaited:
+            // Foundation learns of a child's end when a socket the child holds closes, and a child
+            // started at the same time as another may hold the other's too.
+            for child in children { _ = kill(child.process.processIdentifier, SIGKILL) }
+            for child in children { await child.exit.wait() }
             await scratch.remove()
         }
     }

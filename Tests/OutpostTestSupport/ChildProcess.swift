@@ -1,6 +1,10 @@
 package import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// How a child process ended.
 package struct ChildExit: Sendable, Equatable {
     /// The exit status, or the number of the signal that ended it.
@@ -24,9 +28,12 @@ package struct ChildExit: Sendable, Equatable {
 /// the end.
 package final class ProcessExit: Sendable {
     private let state = Mutex<(exit: ChildExit?, waiters: [CheckedContinuation<ChildExit, Never>])>((nil, []))
+    /// The watched process (for its id once it runs); only read after `run()`.
+    private nonisolated(unsafe) let process: Process
 
     /// Watches `process`, which must not have been started yet (it takes its `terminationHandler`).
     package init(watching process: Process) {
+        self.process = process
         process.terminationHandler = { [self] ended in
             finish(ChildExit(status: ended.terminationStatus, signalled: ended.terminationReason == .uncaughtSignal))
         }
@@ -36,9 +43,28 @@ package final class ProcessExit: Sendable {
     package var hasExited: Bool { state.withLock { $0.exit != nil } }
 
     /// Waits until the process has ended.
+    ///
+    /// Foundation's termination handler alone is not enough on Linux: now and then it never runs
+    /// (the child stays a zombie nobody reaped: seen after a `kill -9` while other children were
+    /// started and stopped), and the wait would last forever. So while waiting, this also looks
+    /// every 50 ms whether the child has ended, without reaping it (`waitid` with `WNOWAIT`,
+    /// leaving that to Foundation): nothing else reports such an end.
     @discardableResult
     package func wait() async -> ChildExit {
-        await withCheckedContinuation { continuation in
+        #if canImport(Glibc)
+            let pid = process.processIdentifier
+            let watcher = Task { [self] in
+                while !Task.isCancelled && !hasExited {
+                    if let ended = Self.peekExit(pid) {
+                        finish(ended)
+                        return
+                    }
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            defer { watcher.cancel() }
+        #endif
+        return await withCheckedContinuation { continuation in
             let known = state.withLock { state -> ChildExit? in
                 if let exit = state.exit { return exit }
                 state.waiters.append(continuation)
@@ -48,13 +74,27 @@ package final class ProcessExit: Sendable {
         }
     }
 
+    #if canImport(Glibc)
+        /// How child `pid` ended, if it has, leaving it to be reaped by Foundation.
+        package static func peekExit(_ pid: Int32) -> ChildExit? {
+            guard pid > 0 else { return nil }
+            var info = siginfo_t()
+            guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return nil }
+            let reported = info._sifields._sigchld
+            guard reported.si_pid == pid else { return nil }  // still running
+            return ChildExit(status: reported.si_status, signalled: info.si_code != CLD_EXITED)
+        }
+    #endif
+
+    /// Records the end once (the first report wins) and resumes every waiter.
     private func finish(_ exit: ChildExit) {
         let waiters = state.withLock { state -> [CheckedContinuation<ChildExit, Never>] in
-            state.exit = exit
+            if state.exit == nil { state.exit = exit }
             defer { state.waiters = [] }
             return state.waiters
         }
-        for waiter in waiters { waiter.resume(returning: exit) }
+        let first = state.withLock { $0.exit } ?? exit
+        for waiter in waiters { waiter.resume(returning: first) }
     }
 }
 
