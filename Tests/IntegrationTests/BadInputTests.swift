@@ -196,6 +196,39 @@ struct BadInputTests {
         }
     }
 
+    @Test("a later request on a kept-alive connection is timed too: a stalled head, then a stalled body")
+    func timeoutsAfterEarlierRequests() async throws {
+        // The head and body limits differ by far, so a timer left armed for the other part by an
+        // earlier request would fire long after the exchange's deadline.
+        let health = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        try await withLiveServer(configure: {
+            $0.headerReadTimeout = .seconds(1)
+            $0.bodyReadTimeout = .seconds(120)
+            $0.idleTimeout = .seconds(120)
+        }) { server, _ in
+            let reply = try await RawHTTP(port: server.running.port).conversation(
+                [health, health, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a"], timeout: .seconds(20))
+            #expect(reply.closed, "the stalled head of the third request held its connection: \(reply.text)")
+            #expect(reply.responseCount == 3)
+            #expect(reply.text.hasPrefix("HTTP/1.1 200 "))
+            #expect(reply.text.contains("HTTP/1.1 408 "))
+        }
+        try await withLiveServer(configure: {
+            $0.headerReadTimeout = .seconds(120)
+            $0.bodyReadTimeout = .seconds(1)
+            $0.idleTimeout = .seconds(120)
+        }) { server, _ in
+            let stalled =
+                "POST /records/things HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 100\r\n\r\n{\"a\":"
+            let reply = try await RawHTTP(port: server.running.port).conversation([health, health, stalled], timeout: .seconds(20))
+            #expect(reply.closed, "the stalled body of the third request held its connection: \(reply.text)")
+            #expect(reply.responseCount == 3)
+            #expect(reply.text.contains("HTTP/1.1 408 "))
+            #expect(reply.text.contains("request_timeout"))
+        }
+    }
+
     @Test("an empty request line or no bytes at all: the connection is closed at the idle timeout")
     func idleConnections() async throws {
         try await withLiveServer(configure: { $0.idleTimeout = .seconds(1) }) { server, _ in

@@ -62,16 +62,42 @@ struct ListPageTextTests {
         var changed = b
         changed.version = 2
         let info = JSONText.object([("next_cursor", "x.y"), ("prev_cursor", .null)])
-        let tag = RecordRoutes.listETag([a, b], infoText: info)
+        func etag(_ records: [StoredRecord], _ info: String) -> String {
+            RecordRoutes.listETag(records.map(RecordPageText.Entry.init), info: ArraySlice(info.utf8))
+        }
+        let tag = etag([a, b], info)
         #expect(tag.hasPrefix("W/\"") && tag.hasSuffix("\"") && tag.count == 28)
-        #expect(RecordRoutes.listETag([a, b], infoText: info) == tag)
-        #expect(RecordRoutes.listETag([a, changed], infoText: info) != tag)
-        #expect(RecordRoutes.listETag([a], infoText: info) != tag)
-        #expect(RecordRoutes.listETag([b, a], infoText: info) != tag)
-        #expect(
-            RecordRoutes.listETag([a, b], infoText: JSONText.object([("next_cursor", "x.z"), ("prev_cursor", .null)])) != tag)
-        let page = RecordRoutes.listText([a, b], infoText: info)
-        #expect(page == RecordRoutes.listText([a, b], [("next_cursor", "x.y"), ("prev_cursor", .null)]))
+        #expect(etag([a, b], info) == tag)
+        #expect(etag([a, changed], info) != tag)
+        #expect(etag([a], info) != tag)
+        #expect(etag([b, a], info) != tag)
+        #expect(etag([a, b], JSONText.object([("next_cursor", "x.z"), ("prev_cursor", .null)])) != tag)
+        // The response carries the same tag as its page and info give.
+        let response = RecordRoutes.listResponse([a, b], [("next_cursor", "x.y"), ("prev_cursor", .null)])
+        #expect(response.headers[.eTag] == etag([a, b], #""next_cursor":"x.y","prev_cursor":null"#))
+    }
+
+    @Test("quoting into bytes writes what quoted writes", arguments: tricky)
+    func appendQuoted(text: String) {
+        var bytes: [UInt8] = [1]
+        JSONText.appendQuoted(text, to: &bytes)
+        #expect(bytes == [1] + Array(JSONText.quoted(text).utf8))
+        var members: [UInt8] = []
+        JSONText.appendMembers([(text, .string(text)), ("n", 3), ("z", .null), ("b", true)], to: &members)
+        #expect("{" + String(decoding: members, as: UTF8.self) + "}" == JSONText.object([(text, .string(text)), ("n", 3), ("z", .null), ("b", true)]))
+        let parsed = try? JSONValue(parsing: Data(("{" + String(decoding: members, as: UTF8.self) + "}").utf8))
+        #expect(parsed?[text] == .string(text))
+        #expect(parsed?["z"] == .null)
+    }
+
+    @Test("a cursor appended to bytes is the encoded cursor, after what was there")
+    func cursorAppend() throws {
+        let codec = CursorCodec(secret: Data(repeating: 9, count: 32))
+        let payload = CursorCodec.Payload(list: "t|created|", direction: "p", time: -5, seq: 1 << 40)
+        var bytes = Array("x".utf8)
+        codec.append(payload, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x" + codec.encode(payload))
+        #expect(try codec.decode(codec.encode(payload), list: "t|created|") == payload)
     }
 
     @Test(
@@ -99,7 +125,7 @@ struct WireBytesTests {
         let empty = StoredRecord(
             type: "t", id: "z", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 253_402_300_800_000, seq: 1)
         #expect(empty.wireText == #"{"id":"z","created_at":"1970-01-01T00:00:00Z","updated_at":"10000-01-01T00:00:00Z"}"#)
-        let page = RecordRoutes.listText([record, empty], infoText: #"{"next":null}"#)
+        let page = RecordRoutes.listText([record, empty], [("next", .null)])
         #expect(page == #"{"results":["# + record.wireText + "," + empty.wireText + #"],"next":null}"#)
     }
 
@@ -107,8 +133,9 @@ struct WireBytesTests {
     func goldenETagAndCursor() throws {
         let a = StoredRecord(type: "t", id: "a", owner: nil, body: "{}", version: 1, createdAt: 0, updatedAt: 0, seq: 1)
         let b = StoredRecord(type: "t", id: "b", owner: nil, body: "{}", version: 2, createdAt: 0, updatedAt: 0, seq: 2)
-        let info = JSONText.object([("next_cursor", "x.y"), ("prev_cursor", .null)])
-        #expect(RecordRoutes.listETag([a, b], infoText: info) == #"W/"01f506c16d72c6347854b589""#)
+        // The page info's members, without the braces (sha256 of the ids and versions, then these bytes).
+        let info = ArraySlice(#""next_cursor":"x.y","prev_cursor":null"#.utf8)
+        #expect(RecordRoutes.listETag([a, b].map(RecordPageText.Entry.init), info: info) == #"W/"ec17fcb025666af3f523a6c8""#)
         let codec = CursorCodec(secret: Data(repeating: 7, count: 32))
         let payload = CursorCodec.Payload(list: "t|created|", direction: "n", time: 1_795_241_267_933, seq: 42)
         let cursor = codec.encode(payload)

@@ -8,7 +8,7 @@ enum JSONText {
     /// characters escaped; everything else, `/` included, as it is).
     static func quoted(_ text: String) -> String {
         // Most texts (links, cursors, names) need no escape: one byte scan, then one copy.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !text.utf8.contains(where: needsEscape) {
             return "\"" + text + "\""
         }
         var out = "\""
@@ -55,14 +55,43 @@ enum JSONText {
 
     /// `{"key": value, ...}` in the given order (keys are written as they are given).
     static func object(_ members: [(key: String, value: JSONValue)]) -> String {
-        var out = "{"
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        appendMembers(members, to: &out)
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `"key":value,...` (no braces), in the given order, appended to `out`.
+    static func appendMembers(_ members: [(key: String, value: JSONValue)], to out: inout [UInt8]) {
         for (offset, member) in members.enumerated() {
-            if offset > 0 { out += "," }
-            out += quoted(member.key)
-            out += ":"
-            out += value(member.value)
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            appendQuoted(member.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            append(member.value, to: &out)
         }
-        out += "}"
-        return out
+    }
+
+    /// ``value(_:)`` appended to `out`.
+    static func append(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .string(let text): appendQuoted(text, to: &out)
+        default: out.append(contentsOf: Self.value(value).utf8)
+        }
+    }
+
+    /// ``quoted(_:)`` appended to `out`, without an intermediate string when nothing needs escaping.
+    static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        guard text.utf8.contains(where: needsEscape) else {
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: text.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        out.append(contentsOf: quoted(text).utf8)
+    }
+
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 }

@@ -48,13 +48,22 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
     let headerTimeout: TimeAmount
     let bodyTimeout: TimeAmount
     var phase = Phase.waitingForHead
+    /// When the part being waited for (``Phase/readingHead(matched:)`` or ``Phase/afterHead``)
+    /// times out; `nil` between requests.
+    var deadline: NIODeadline?
+    /// The one timer of the connection, and when it fires: never later than ``deadline``. A
+    /// request moves the deadline on without touching the timer (scheduling and cancelling a task
+    /// per request cost about a microsecond each); a timer that fires before the deadline is armed
+    /// again for it, so it fires about once per timeout on a busy connection.
     var timer: Scheduled<Void>?
-    /// The first bytes of the current request line, to recognise a file upload.
-    var lineStart: [UInt8] = []
+    var timerFires = NIODeadline.distantFuture
+    /// How many bytes of ``streamedPrefix`` the current request line matches so far; -1 once it
+    /// differs.
+    var prefixMatched = 0
     /// A file upload (`PUT /files/…`) may take as long as it needs: its body timeout is the longest
     /// silence between two reads rather than a deadline for the whole body.
     var streamingBody = false
-    static let streamedPrefix = Array("PUT /files/".utf8)
+    static let streamedPrefix: [UInt8] = Array("PUT /files/".utf8)
 
     init(headerTimeout: TimeAmount, bodyTimeout: TimeAmount) {
         self.headerTimeout = headerTimeout
@@ -63,15 +72,20 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        if streamingBody, case .afterHead = phase {
-            schedule(after: bodyTimeout, context: context) { handler, context in handler.bodyTimedOut(context) }
+        switch phase {
+        case .afterHead:
+            if streamingBody { wait(bodyTimeout, context: context) }
+        case .waitingForHead, .readingHead:
+            buffer.withUnsafeReadableBytes { scan($0, context: context) }
         }
-        scan(buffer.readableBytesView, context: context)
         context.fireChannelRead(data)
     }
 
-    func scan(_ bytes: ByteBufferView, context: ChannelHandlerContext) {
-        for byte in bytes {
+    func scan(_ bytes: UnsafeRawBufferPointer, context: ChannelHandlerContext) {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
             switch phase {
             case .afterHead:
                 return
@@ -79,16 +93,17 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
                 // Empty lines before a request line are allowed (RFC 9112 §2.2) but start no request.
                 if byte == 0x0D || byte == 0x0A { continue }
                 phase = .readingHead(matched: 0)
-                lineStart = [byte]
-                schedule(after: headerTimeout, context: context) { handler, context in handler.headTimedOut(context) }
+                prefixMatched = 0
+                matchPrefix(byte)
+                wait(headerTimeout, context: context)
             case .readingHead(let matched):
-                if lineStart.count < Self.streamedPrefix.count { lineStart.append(byte) }
+                matchPrefix(byte)
                 let expected: UInt8 = matched % 2 == 0 ? 0x0D : 0x0A
                 let next = byte == expected ? matched + 1 : (byte == 0x0D ? 1 : 0)
                 if next == 4 {
                     phase = .afterHead
-                    streamingBody = lineStart == Self.streamedPrefix
-                    schedule(after: bodyTimeout, context: context) { handler, context in handler.bodyTimedOut(context) }
+                    streamingBody = prefixMatched == Self.streamedPrefix.count
+                    wait(bodyTimeout, context: context)
                     return
                 }
                 phase = .readingHead(matched: next)
@@ -96,10 +111,15 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    func matchPrefix(_ byte: UInt8) {
+        guard prefixMatched >= 0, prefixMatched < Self.streamedPrefix.count else { return }
+        prefixMatched = byte == Self.streamedPrefix[prefixMatched] ? prefixMatched + 1 : -1
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .afterHead = phase {
             // A response is going out: the request is no longer waited for.
-            cancelTimer()
+            deadline = nil
             phase = .waitingForHead
         }
         context.write(data, promise: promise)
@@ -114,14 +134,32 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
         cancelTimer()
     }
 
-    func schedule(
-        after delay: TimeAmount, context: ChannelHandlerContext,
-        _ body: @escaping (RequestReadTimer, ChannelHandlerContext) -> Void
-    ) {
-        cancelTimer()
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+    /// Waits `limit` from now for the current part; the timer is moved only when it would fire
+    /// after the new deadline.
+    func wait(_ limit: TimeAmount, context: ChannelHandlerContext) {
+        let due = NIODeadline.now() + limit
+        deadline = due
+        if timer != nil, timerFires <= due { return }
+        arm(at: due, context: context)
+    }
+
+    func arm(at due: NIODeadline, context: ChannelHandlerContext) {
+        timer?.cancel()
+        timerFires = due
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: due) { [self] in
             self.timer = nil
-            body(self, context)
+            self.timerFired(context)
+        }
+    }
+
+    func timerFired(_ context: ChannelHandlerContext) {
+        guard let deadline else { return }
+        guard deadline <= NIODeadline.now() else { return arm(at: deadline, context: context) }
+        self.deadline = nil
+        switch phase {
+        case .readingHead: headTimedOut(context)
+        case .afterHead: bodyTimedOut(context)
+        case .waitingForHead: break
         }
     }
 
@@ -131,7 +169,6 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func headTimedOut(_ context: ChannelHandlerContext) {
-        guard case .readingHead = phase else { return }
         let error = RequestReadTimeout(part: .head, limit: headerTimeout).serverError
         let body = error.envelope.jsonString()
         var text = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
@@ -144,7 +181,6 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func bodyTimedOut(_ context: ChannelHandlerContext) {
-        guard case .afterHead = phase else { return }
         context.fireErrorCaught(RequestReadTimeout(part: .body, limit: bodyTimeout))
     }
 }

@@ -118,12 +118,16 @@ enum URLEncodedForm {
 
     /// Appends `text`'s UTF-8 bytes, each byte outside the unreserved set as `%XX`.
     private static func percentEncode(_ text: String, into out: inout [UInt8]) {
-        let hex = Array("0123456789ABCDEF".utf8)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                out.append(byte)
-            } else {
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0f)]]
+        let hex: StaticString = "0123456789ABCDEF"
+        hex.withUTF8Buffer { hex in
+            for byte in text.utf8 {
+                if isUnreserved(byte) {
+                    out.append(byte)
+                } else {
+                    out.append(UInt8(ascii: "%"))
+                    out.append(hex[Int(byte >> 4)])
+                    out.append(hex[Int(byte & 0x0f)])
+                }
             }
         }
     }

@@ -30,14 +30,31 @@ struct CursorCodec: Sendable {
     }
 
     func encode(_ payload: Payload) -> String {
+        var out: [UInt8] = []
+        append(payload, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// ``encode(_:)`` appended to `out`: the payload's JSON and its tag written as bytes, with no
+    /// intermediate strings (two cursors are on every keyset page).
+    func append(_ payload: Payload, to out: inout [UInt8]) {
         // Written by hand (sorted keys, as JSONEncoder would) and read back by JSONDecoder in decode.
-        let text =
-            "{\"direction\":\(JSONText.quoted(payload.direction)),\"list\":\(JSONText.quoted(payload.list)),"
-            + "\"seq\":\(payload.seq),\"time\":\(payload.time)}"
-        let bytes = Array(text.utf8)
+        var json: [UInt8] = []
+        json.reserveCapacity(payload.list.utf8.count + 72)
+        json.append(contentsOf: #"{"direction":"#.utf8)
+        JSONText.appendQuoted(payload.direction, to: &json)
+        json.append(contentsOf: #","list":"#.utf8)
+        JSONText.appendQuoted(payload.list, to: &json)
+        json.append(contentsOf: #","seq":"#.utf8)
+        json.append(contentsOf: String(payload.seq).utf8)
+        json.append(contentsOf: #","time":"#.utf8)
+        json.append(contentsOf: String(payload.time).utf8)
+        json.append(UInt8(ascii: "}"))
         var mac = keyed
-        mac.update(data: bytes)
-        return Self.base64URL(bytes: bytes) + "." + Self.base64URL(bytes: Array(mac.finalize().prefix(16)))
+        mac.update(data: json)
+        Self.appendBase64URL(json, to: &out)
+        out.append(UInt8(ascii: "."))
+        mac.finalize().withUnsafeBytes { Self.appendBase64URL($0.prefix(16), to: &out) }
     }
 
     /// The payload, when the cursor is intact and was made for `list`.
@@ -70,12 +87,18 @@ struct CursorCodec: Sendable {
 
     /// ``base64URL(_:)`` of `bytes`, in one pass.
     static func base64URL(bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        appendBase64URL(bytes, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `bytes` in base64url without padding, appended to `out`.
+    static func appendBase64URL<Bytes: Collection<UInt8>>(_ bytes: Bytes, to out: inout [UInt8]) where Bytes.Index == Int {
         let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-        return alphabet.withUTF8Buffer { alphabet in
-            var out: [UInt8] = []
-            out.reserveCapacity((bytes.count * 4 + 2) / 3)
-            var index = 0
-            while index + 3 <= bytes.count {
+        alphabet.withUTF8Buffer { alphabet in
+            out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
+            var index = bytes.startIndex
+            while index + 3 <= bytes.endIndex {
                 let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
                 out.append(alphabet[Int(group >> 18)])
                 out.append(alphabet[Int(group >> 12 & 63)])
@@ -83,14 +106,13 @@ struct CursorCodec: Sendable {
                 out.append(alphabet[Int(group & 63)])
                 index += 3
             }
-            let rest = bytes.count - index
+            let rest = bytes.endIndex - index
             if rest > 0 {
                 let group = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
                 out.append(alphabet[Int(group >> 18)])
                 out.append(alphabet[Int(group >> 12 & 63)])
                 if rest == 2 { out.append(alphabet[Int(group >> 6 & 63)]) }
             }
-            return String(decoding: out, as: UTF8.self)
         }
     }
 

@@ -255,21 +255,32 @@ struct RecordRoutes: Sendable {
             query, from: payload.map { RecordPosition(time: $0.time, seq: $0.seq) }, backwards: backwards)
         let hasNext = backwards ? true : page.more
         let hasPrevious = backwards ? page.more : payload != nil
-        func make(_ record: RecordPageText.Entry?, _ direction: String) -> String? {
+        func makeCursor(_ record: RecordPageText.Entry?, _ direction: String) -> [UInt8]? {
             guard let record else { return nil }
             let time = RecordPageText.time(record, sort: query.sort)
-            return cursors.encode(.init(list: listName, direction: direction, time: time, seq: record.seq))
+            var text: [UInt8] = []
+            cursors.append(.init(list: listName, direction: direction, time: time, seq: record.seq), to: &text)
+            return text
         }
-        let next = hasNext ? make(page.records.last, "n") : nil
-        let previous = hasPrevious ? make(page.records.first, "p") : nil
-        return Self.listResponse(
-            page,
-            [
-                ("next", next.map { .string(link(request, fields: fields, cursor: $0)) } ?? .null),
-                ("next_cursor", next.map(JSONValue.string) ?? .null),
-                ("prev_cursor", previous.map(JSONValue.string) ?? .null),
-                ("previous", previous.map { .string(link(request, fields: fields, cursor: $0)) } ?? .null),
-            ])
+        let next = hasNext ? makeCursor(page.records.last, "n") : nil
+        let previous = hasPrevious ? makeCursor(page.records.first, "p") : nil
+        // Both links are this request with another cursor: what comes before the cursor, once.
+        let linkStart = (next != nil || previous != nil) ? linkPrefix(request, fields: fields) : []
+        return Self.listResponse(page) { out in
+            // Cursors are base64url and a dot: nothing in them needs escaping in JSON.
+            func member(_ name: String, _ cursor: [UInt8]?, link: Bool) {
+                out.append(contentsOf: name.utf8)
+                guard let cursor else { return out.append(contentsOf: "null".utf8) }
+                out.append(UInt8(ascii: "\""))
+                if link { out.append(contentsOf: linkStart) }
+                out.append(contentsOf: cursor)
+                out.append(UInt8(ascii: "\""))
+            }
+            member(#""next":"#, next, link: true)
+            member(#","next_cursor":"#, next, link: false)
+            member(#","prev_cursor":"#, previous, link: false)
+            member(#","previous":"#, previous, link: true)
+        }
     }
 
     /// One record as JSON, spliced from its stored text.
@@ -282,48 +293,57 @@ struct RecordRoutes: Sendable {
     /// `{"results": [...], ...page info}`, with the records spliced from their stored text and the
     /// page info written in the order given.
     static func listResponse(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> Response {
-        listResponse(RecordPageText(records: records), info)
+        listResponse(RecordPageText(records: records)) { JSONText.appendMembers(info, to: &$0) }
     }
 
-    static func listResponse(_ page: RecordPageText, _ info: [(key: String, value: JSONValue)]) -> Response {
-        let infoText = JSONText.object(info)
-        var fields = listHeaders(etag: listETag(page.records, infoText: infoText))
+    /// The page, then the page info's members that `writeInfo` appends (JSON text, without braces),
+    /// written once into the body; the ETag digests the records' ids and versions and the info's bytes.
+    static func listResponse(_ page: RecordPageText, writeInfo: (inout [UInt8]) -> Void) -> Response {
+        var info: [UInt8] = []
+        info.reserveCapacity(512)
+        writeInfo(&info)
+        var fields = listHeaders(etag: listETag(page.records, info: info[...]))
         fields[.contentType] = "application/json"
-        return Response(
-            status: .ok, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: listBytes(page, infoText: infoText))))
+        // The body written once, straight into the buffer that goes out.
+        var body = ByteBuffer()
+        body.reserveCapacity(page.text.count + info.count + 16)
+        body.writeStaticString(#"{"results":["#)
+        body.writeBytes(page.text)
+        body.writeStaticString("],")
+        body.writeBytes(info)
+        body.writeStaticString("}")
+        return Response(status: .ok, headers: fields, body: ResponseBody(byteBuffer: body))
     }
 
     static func listText(_ records: [StoredRecord], _ info: [(key: String, value: JSONValue)]) -> String {
-        listText(records, infoText: JSONText.object(info))
+        var body: [UInt8] = []
+        body.append(contentsOf: #"{"results":["#.utf8)
+        body.append(contentsOf: RecordPageText(records: records).text)
+        body.append(contentsOf: "],".utf8)
+        JSONText.appendMembers(info, to: &body)
+        body.append(UInt8(ascii: "}"))
+        return String(decoding: body, as: UTF8.self)
     }
 
-    /// The page's text, with the page info already written as a JSON object (`infoText`).
-    static func listText(_ records: [StoredRecord], infoText: String) -> String {
-        String(decoding: listBytes(RecordPageText(records: records), infoText: infoText), as: UTF8.self)
-    }
-
-    /// `{"results":[` the page's records `],` then the members of `infoText` (a JSON object).
-    static func listBytes(_ page: RecordPageText, infoText: String) -> [UInt8] {
-        var text: [UInt8] = []
-        text.reserveCapacity(page.text.count + infoText.utf8.count + 16)
-        text.append(contentsOf: #"{"results":["#.utf8)
-        text.append(contentsOf: page.text)
-        text.append(contentsOf: "],".utf8)
-        text.append(contentsOf: infoText.utf8.dropFirst())
-        return text
-    }
-
-    /// The same request (its query `fields`) with another cursor, as an absolute URL under the
-    /// server's public URL.
-    func link(_ request: Request, fields: [String: String], cursor: String) -> String {
+    /// The same request (its query `fields`) as an absolute URL under the server's public URL, up
+    /// to the value of a last `cursor` parameter: the page links are this followed by a cursor.
+    /// JSON-escaped, to be written inside a string.
+    func linkPrefix(_ request: Request, fields: [String: String]) -> [UInt8] {
         var items = fields.filter { $0.key != "cursor" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        items.append(("cursor", cursor))
+        items.append(("cursor", ""))
         let path = request.uri.path
         // Record paths are plain names: used as they are; anything else is percent-encoded.
         let plain = path.utf8.allSatisfy { URLEncodedForm.isUnreserved($0) || $0 == UInt8(ascii: "/") }
-        var components = URLComponents()
-        if !plain { components.path = path }
-        return auth.publicBase.url + (plain ? path : components.percentEncodedPath) + "?" + URLEncodedForm.encode(items)
+        var encodedPath = path
+        if !plain {
+            var components = URLComponents()
+            components.path = path
+            encodedPath = components.percentEncodedPath
+        }
+        var text: [UInt8] = []
+        // The quotes `appendQuoted` adds around it are dropped: the caller writes its own.
+        JSONText.appendQuoted(auth.publicBase.url + encodedPath + "?" + URLEncodedForm.encode(items), to: &text)
+        return Array(text.dropFirst().dropLast())
     }
 
     static func listName(_ query: RecordQuery) -> String {

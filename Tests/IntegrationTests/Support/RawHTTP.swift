@@ -92,6 +92,71 @@ struct RawHTTP {
             bytes: received.bytes, closed: closed, timedOut: !closed, elapsed: ContinuousClock.now - started)
     }
 
+    /// Sends each request of `requests` on one connection, each only once the answer to the one
+    /// before it is complete (so that each arrives in a read of its own, as from a client that waits
+    /// for its answers), then reads until the server closes the connection or `timeout` passes
+    /// (counted from the first request).
+    func conversation(_ requests: [String], timeout: Duration) async throws -> Reply {
+        let started = ContinuousClock.now
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
+        let received = Received()
+        let (arrivals, arrived) = AsyncStream<Void>.makeStream()
+        let closed = try await channel.executeThenClose { inbound, outbound in
+            try await withThrowingTaskGroup(of: Bool?.self) { group in
+                group.addTask {
+                    defer { arrived.finish() }
+                    for try await buffer in inbound {
+                        received.append(Array(buffer.readableBytesView))
+                        arrived.yield()
+                    }
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return false
+                }
+                group.addTask {
+                    var arrivals = arrivals.makeAsyncIterator()
+                    for (index, request) in requests.enumerated() {
+                        while Self.completeResponses(received.bytes) < index {
+                            guard await arrivals.next() != nil else { return nil }
+                        }
+                        try await outbound.write(ByteBuffer(string: request))
+                    }
+                    return nil
+                }
+                var result: Bool?
+                while result == nil, let next = try await group.next() { result = next }
+                group.cancelAll()
+                return result ?? true
+            }
+        }
+        return Reply(
+            bytes: received.bytes, closed: closed, timedOut: !closed, elapsed: ContinuousClock.now - started)
+    }
+
+    /// How many whole responses (head and `Content-Length` body) `bytes` holds.
+    static func completeResponses(_ bytes: [UInt8]) -> Int {
+        var count = 0
+        var rest = bytes[...]
+        let end = Array("\r\n\r\n".utf8)
+        while let headEnd = rest.firstRange(of: end) {
+            let head = String(decoding: rest[..<headEnd.lowerBound], as: UTF8.self).lowercased()
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            guard rest.endIndex - headEnd.upperBound >= length else { break }
+            count += 1
+            rest = rest[(headEnd.upperBound + length)...]
+        }
+        return count
+    }
+
     final class Received: Sendable {
         private let storage = Mutex<[UInt8]>([])
         func append(_ bytes: [UInt8]) { storage.withLock { $0.append(contentsOf: bytes) } }
