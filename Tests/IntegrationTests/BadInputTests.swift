@@ -221,7 +221,8 @@ struct BadInputTests {
             let stalled =
                 "POST /records/things HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 100\r\n\r\n{\"a\":"
-            let reply = try await RawHTTP(port: server.running.port).conversation([health, health, stalled], timeout: .seconds(20))
+            let reply = try await RawHTTP(port: server.running.port).conversation(
+                [health, health, stalled], timeout: .seconds(20))
             #expect(reply.closed, "the stalled body of the third request held its connection: \(reply.text)")
             #expect(reply.responseCount == 3)
             #expect(reply.text.contains("HTTP/1.1 408 "))

@@ -84,7 +84,9 @@ struct ListPageTextTests {
         #expect(bytes == [1] + Array(JSONText.quoted(text).utf8))
         var members: [UInt8] = []
         JSONText.appendMembers([(text, .string(text)), ("n", 3), ("z", .null), ("b", true)], to: &members)
-        #expect("{" + String(decoding: members, as: UTF8.self) + "}" == JSONText.object([(text, .string(text)), ("n", 3), ("z", .null), ("b", true)]))
+        #expect(
+            "{" + String(decoding: members, as: UTF8.self) + "}"
+                == JSONText.object([(text, .string(text)), ("n", 3), ("z", .null), ("b", true)]))
         let parsed = try? JSONValue(parsing: Data(("{" + String(decoding: members, as: UTF8.self) + "}").utf8))
         #expect(parsed?[text] == .string(text))
         #expect(parsed?["z"] == .null)
