@@ -62,10 +62,11 @@ struct PostgresWireParserTests {
             Issue.record("a complete DataRow is a row")
             return
         }
-        var row = try PostgresWireRow(payload, columns: 3)
-        #expect(try row.int64() == 1)
-        #expect(try row.string() == "two")
-        #expect(try row.optionalString() == nil)
+        try PostgresWireRow.reading(payload, columns: 3) { (row: inout PostgresWireRow) throws in
+            #expect(try row.int64() == 1)
+            #expect(try row.string() == "two")
+            #expect(try row.optionalString() == nil)
+        }
         #expect(complete.readableBytes == 0)
     }
 
@@ -92,27 +93,45 @@ struct PostgresWireParserTests {
             }
             return payload
         }
-        #expect(throws: PostgresWireError.self) { try PostgresWireRow(try payload(BackendBytes.row(["1"])), columns: 9) }
-        // A cell that claims more bytes than the row holds.
+        #expect(throws: PostgresWireError.self) {
+            try PostgresWireRow.reading(try payload(BackendBytes.row(["1"])), columns: 9) { _ in }
+        }
+        // A cell that claims more bytes than the row holds, and a row cut inside a cell's length.
         var lying = ByteBuffer()
         lying.writeInteger(Int16(1))
         lying.writeInteger(Int32(1_000_000))
         lying.writeString("short")
-        var row = try PostgresWireRow(try payload(BackendBytes.message("D", Array(lying.readableBytesView))), columns: 1)
-        #expect { try row.nextCell() } throws: { "\($0)".contains("runs past the end of its row") }
-        for bad in ["", "12a", "99999999999999999999", "-", "9223372036854775808"] {
-            var cells = try PostgresWireRow(try payload(BackendBytes.row([bad])), columns: 1)
-            #expect(throws: PostgresWireError.self, "\(bad)") { try cells.int64() }
+        let lyingRow = try payload(BackendBytes.message("D", Array(lying.readableBytesView)))
+        #expect { try PostgresWireRow.reading(lyingRow, columns: 1) { try $0.nextCell() } } throws: {
+            "\($0)".contains("runs past the end of its row")
         }
-        var smallest = try PostgresWireRow(try payload(BackendBytes.row(["-9223372036854775808"])), columns: 1)
-        #expect(try smallest.int64() == .min)
+        let cut = try payload(BackendBytes.message("D", [0, 1, 0, 0]))
+        #expect { try PostgresWireRow.reading(cut, columns: 1) { try $0.nextCell() } } throws: {
+            "\($0)".contains("ends before its last column")
+        }
+        for bad in ["", "12a", "99999999999999999999", "-", "9223372036854775808", "1-2", "--1", "+1", " 1"] {
+            #expect(throws: PostgresWireError.self, "\(bad)") {
+                try PostgresWireRow.reading(try payload(BackendBytes.row([bad])), columns: 1) { try $0.int64() }
+            }
+        }
+        for (good, value) in [("-9223372036854775808", Int64.min), ("9223372036854775807", .max), ("0", 0), ("-07", -7)] {
+            #expect(try PostgresWireRow.reading(try payload(BackendBytes.row([good])), columns: 1) { try $0.int64() } == value)
+        }
         for bad in ["true", "x", ""] {
-            var cells = try PostgresWireRow(try payload(BackendBytes.row([bad])), columns: 1)
-            #expect(throws: PostgresWireError.self, "\(bad)") { try cells.bool() }
+            #expect(throws: PostgresWireError.self, "\(bad)") {
+                try PostgresWireRow.reading(try payload(BackendBytes.row([bad])), columns: 1) { try $0.bool() }
+            }
         }
-        var short = try PostgresWireRow(try payload(BackendBytes.row(["a"])), columns: 1)
-        _ = try short.string()
-        #expect { try short.string() } throws: { "\($0)".contains("ends before its last column") }
+        #expect { try PostgresWireRow.reading(try payload(BackendBytes.row([nil])), columns: 1) { try $0.int64() } } throws: {
+            "\($0)".contains("NULL")
+        }
+        #expect { try PostgresWireRow.reading(try payload(BackendBytes.row([nil])), columns: 1) { try $0.string() } } throws: {
+            "\($0)".contains("NOT NULL column is NULL")
+        }
+        try PostgresWireRow.reading(try payload(BackendBytes.row(["a"])), columns: 1) { (short: inout PostgresWireRow) throws in
+            _ = try short.string()
+            #expect { try short.string() } throws: { "\($0)".contains("ends before its last column") }
+        }
         #expect(throws: ServerError.self) { try PostgresWireReads.record(from: try payload(BackendBytes.row(["1", "t"]))) }
     }
 
@@ -216,7 +235,10 @@ struct PostgresWireParserTests {
         func query() -> Task<[ByteBuffer], any Error> {
             Task {
                 try await withUnsafeThrowingContinuation { continuation in
-                    channel.eventLoop.execute { handler.send(statement: 0, parameters: ["t", "i"], continuation: continuation) }
+                    channel.eventLoop.execute {
+                        handler.send(
+                            .init(statement: 0, parameters: [.text("t"), .text("i")], rowCapacity: 1, continuation: continuation))
+                    }
                 }
             }
         }
@@ -501,5 +523,127 @@ extension PostgresWireTests {
             #expect(try await storage.record(type: "items", id: record.id) == record)
             #expect(try await storage.record(type: "items", id: record.id) == record)
         }
+    }
+}
+
+/// The page text written from lean rows, and the values bound to lean queries, without a database.
+@Suite("PostgreSQL lean reads: page text and bound values")
+struct PostgresWirePageTextTests {
+    /// The payload of a DataRow of ``PostgresStorage/pageTextColumns`` for `record`, or of `cells` as given.
+    static func payload(_ cells: [String?]) throws -> ByteBuffer {
+        var buffer = BackendBytes.row(cells)
+        guard case .dataRow(let payload) = try PostgresBackendMessage.next(from: &buffer) else {
+            throw PostgresWireError.protocolViolation("not a row")
+        }
+        return payload
+    }
+
+    static func payload(_ record: StoredRecord) throws -> ByteBuffer {
+        try payload([
+            String(record.seq), record.id, record.body, String(record.version), String(record.createdAt),
+            String(record.updatedAt),
+        ])
+    }
+
+    static let records: [StoredRecord] = [
+        (#"{"s":"h\u00e9llo \"quoted\" back\\slash \ud83d\ude00","n":-3}"#, 1),
+        ("{}", 2),
+        (#"{"text":"é 😀 中文","nested":{"a":[1,2.5,null,true]}}"#, 7),
+        (#"{"tab":"\t","line":"\n","nul":"\u0000"}"#, 3),
+    ].enumerated().map { offset, item in
+        StoredRecord(
+            type: "notes", id: "id\(offset)_Ab-9", owner: nil, body: item.0, version: item.1,
+            createdAt: 1_795_500_000_000 + Int64(offset) * 1001, updatedAt: 1_795_500_000_000 + Int64(offset) * 2999,
+            seq: Int64(offset) + 10, isPrivate: false)
+    }
+
+    @Test("Page text from rows with unicode, escapes and empty bodies equals the text built from the records, both directions")
+    func equalsBuiltText() throws {
+        let rows = try Self.records.map(Self.payload)
+        for limit in 1...5 {
+            for backwards in [false, true] {
+                let fromRows = try PostgresWireReads.pageText(rows, limit: limit, backwards: backwards)
+                let built = RecordPageText(rows: Self.records, limit: limit, backwards: backwards)
+                #expect(fromRows == built, "limit \(limit), backwards \(backwards)")
+                #expect(fromRows.more == (limit < Self.records.count))
+                #expect(fromRows.records.count == min(limit, Self.records.count))
+            }
+        }
+        // The text is valid JSON whose members are the records' wire members, first to last.
+        let page = try PostgresWireReads.pageText(rows, limit: 4, backwards: true)
+        let parsed = try JSONValue(parsing: Data("[".utf8 + page.text + "]".utf8))
+        guard case .array(let items) = parsed else {
+            Issue.record("the page text is a list of objects")
+            return
+        }
+        #expect(items.count == 4)
+        #expect(items.first?["id"] == .string(Self.records[3].id) && items.last?["id"] == .string(Self.records[0].id))
+        #expect(items[1]["text"] == .string("é 😀 中文"))
+        #expect(items[3]["s"] == .string("héllo \"quoted\" back\\slash 😀"))
+        #expect(
+            try PostgresWireReads.pageText([], limit: 20, backwards: false) == RecordPageText(text: [], records: [], more: false))
+    }
+
+    @Test("A page row with a NULL id or body, a missing column or a bad integer is a clear error")
+    func hostilePageRows() throws {
+        let good = ["11", "abc", "{}", "1", "5", "6"]
+        for (column, reason) in [(1, "NULL"), (2, "NULL"), (0, "NULL"), (3, "NULL")] {
+            var cells: [String?] = good
+            cells[column] = nil
+            #expect("column \(column)") {
+                try PostgresWireReads.pageText([try Self.payload(cells)], limit: 20, backwards: false)
+            } throws: { "\($0)".contains(reason) }
+        }
+        #expect {
+            try PostgresWireReads.pageText([try Self.payload(Array(good.prefix(5)))], limit: 20, backwards: false)
+        } throws: {
+            "\($0)".contains("6 columns")
+        }
+        var bad = good
+        bad[4] = "5x"
+        #expect(throws: PostgresWireError.self) {
+            try PostgresWireReads.pageText([try Self.payload(good), try Self.payload(bad)], limit: 20, backwards: false)
+        }
+        // The row past the limit only tells that more follow: it is not decoded.
+        let page = try PostgresWireReads.pageText([try Self.payload(good), try Self.payload(bad)], limit: 1, backwards: false)
+        #expect(page.more && page.records.map(\.id) == ["abc"])
+    }
+
+    @Test("Integers are bound in decimal, every digit count and sign; text and NULL as PostgreSQL reads them")
+    func boundValues() throws {
+        var values: [Int64] = [0, 7, -7, 10, -10, 99, 100, .max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power, power - 1, -power, -(power - 1)]
+        }
+        var buffer = ByteBuffer()
+        PostgresFrontend.bindExecuteSync(
+            statement: "s", parameters: values.map(PostgresWireValue.integer) + [.text("é x"), .null, PostgresWireValue(nil)],
+            into: &buffer)
+        #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "B"))
+        let length = buffer.readInteger(as: Int32.self) ?? 0
+        let message = buffer.readSlice(length: Int(length) - 4)
+        var bind = try #require(message)
+        #expect(bind.readInteger(as: UInt8.self) == 0, "the unnamed portal")
+        #expect(bind.readNullTerminatedString() == "s")
+        #expect(bind.readInteger(as: Int16.self) == 0, "parameters in text form")
+        #expect(bind.readInteger(as: Int16.self) == Int16(values.count + 3))
+        for value in values {
+            let size = bind.readInteger(as: Int32.self) ?? -1
+            #expect(bind.readString(length: Int(size)) == String(value))
+        }
+        let size = bind.readInteger(as: Int32.self) ?? -1
+        #expect(bind.readBytes(length: Int(size)) == Array("é x".utf8))
+        #expect(bind.readInteger(as: Int32.self) == -1)
+        #expect(bind.readInteger(as: Int32.self) == -1)
+        #expect(bind.readInteger(as: Int16.self) == 0, "results in text form")
+        #expect(bind.readableBytes == 0)
+        // Execute (all rows) and Sync follow.
+        #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "E"))
+        buffer.moveReaderIndex(forwardBy: 4 + 1 + 4)
+        #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "S"))
+        #expect(buffer.readInteger(as: Int32.self) == 4)
+        #expect(buffer.readableBytes == 0)
     }
 }

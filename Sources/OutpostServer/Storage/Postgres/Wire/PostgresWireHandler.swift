@@ -28,12 +28,22 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// A query waiting for its answer: the rows so far, and an ErrorResponse if one came.
+    /// A query to send: a prepared statement (its index in the settings), its parameters, how
+    /// many rows to make room for at the first, and who waits for the rows.
+    struct Query: Sendable {
+        var statement: Int
+        var parameters: [PostgresWireValue]
+        var rowCapacity: Int
+        let continuation: UnsafeContinuation<[ByteBuffer], any Error>
+    }
+
+    /// A query waiting for its answer, and an ErrorResponse if one came (its rows so far are
+    /// ``rows``, for the first query waiting).
     struct Pending {
         var statement: Int
         /// Whether this query's buffer began with the statement's Parse.
         var parses: Bool
-        var rows: [ByteBuffer] = []
+        var rowCapacity: Int
         var error: PostgresWireError?
         let continuation: UnsafeContinuation<[ByteBuffer], any Error>
     }
@@ -49,6 +59,9 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     private var scram: PostgresWireAuthentication.SCRAM?
     private var received: ByteBuffer?
     private var pending = CircularBuffer<Pending>(initialCapacity: 8)
+    /// The rows of the first query waiting, so far (kept here, not in ``Pending``, so that each
+    /// row is appended in place instead of copying the array out of the queue and back).
+    private var rows: [ByteBuffer] = []
     private var context: ChannelHandlerContext?
     /// Queries written but not flushed yet, and whether a flush is scheduled on the loop.
     private var outgoing: ByteBuffer?
@@ -93,11 +106,11 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
             ], into: &buffer)
     }
 
-    /// Writes a query of prepared statement `statement` (its index in the settings) and queues
-    /// `continuation` for its rows. Fails it at once when the connection is not ready.
-    func send(statement: Int, parameters: [String?], continuation: UnsafeContinuation<[ByteBuffer], any Error>) {
+    /// Writes `query` and queues it for its rows. Fails it at once when the connection is not ready.
+    func send(_ query: Query) {
+        let statement = query.statement
         guard state == .ready, let context else {
-            continuation.resume(throwing: PostgresWireError.connectionLost("the connection is not open"))
+            query.continuation.resume(throwing: PostgresWireError.connectionLost("the connection is not open"))
             return
         }
         // Queries sent in one turn of the loop (requests read together) go out in one write.
@@ -111,8 +124,10 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
             PostgresFrontend.parse(
                 name: settings.statements[statement].name, sql: settings.statements[statement].sql, into: &buffer)
         }
-        PostgresFrontend.bindExecuteSync(statement: settings.statements[statement].name, parameters: parameters, into: &buffer)
-        pending.append(Pending(statement: statement, parses: parses, continuation: continuation))
+        PostgresFrontend.bindExecuteSync(
+            statement: settings.statements[statement].name, parameters: query.parameters, into: &buffer)
+        pending.append(
+            Pending(statement: statement, parses: parses, rowCapacity: query.rowCapacity, continuation: query.continuation))
         outgoing = buffer
         if !flushScheduled {
             flushScheduled = true
@@ -174,16 +189,19 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     private func handle(_ message: PostgresBackendMessage, context: ChannelHandlerContext) throws {
         switch (state, message) {
         case (.ready, .dataRow(let row)):
-            guard !pending.isEmpty else { throw PostgresWireError.protocolViolation("a row arrived for no query") }
-            pending[pending.startIndex].rows.append(row)
+            guard let first = pending.first else { throw PostgresWireError.protocolViolation("a row arrived for no query") }
+            if rows.isEmpty { rows.reserveCapacity(first.rowCapacity) }
+            rows.append(row)
         case (.ready, .readyForQuery):
             guard let query = pending.popFirst() else {
                 throw PostgresWireError.protocolViolation("ReadyForQuery arrived for no query")
             }
+            let answer = rows
+            rows = []
             if let error = query.error {
                 query.continuation.resume(throwing: error)
             } else {
-                query.continuation.resume(returning: query.rows)
+                query.continuation.resume(returning: answer)
             }
         case (_, .error(let error)):
             guard state == .ready, !error.endsConnection, !pending.isEmpty else { throw error }
@@ -270,6 +288,7 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         if !wasReady { ready.fail(error) }
         let lost: PostgresWireError = if case .server = error, error.endsConnection { .connectionLost("\(error)") } else { error }
         while let query = pending.popFirst() { query.continuation.resume(throwing: lost) }
+        rows = []
         received = nil
         outgoing = nil
         context.close(promise: nil)

@@ -37,6 +37,18 @@ enum PostgresWireError: Error, CustomStringConvertible {
     }
 }
 
+/// A value bound to a lean query, sent in text form.
+enum PostgresWireValue: Equatable {
+    case text(String)
+    /// Written in decimal straight into the message.
+    case integer(Int64)
+    case null
+
+    init(_ text: String?) {
+        self = text.map(Self.text) ?? .null
+    }
+}
+
 /// One message from the backend (PostgreSQL protocol 3.0), parsed from its bytes after the type
 /// byte and length. Only what the lean connection uses is kept; anything else is `.other`.
 enum PostgresBackendMessage {
@@ -121,65 +133,81 @@ enum PostgresBackendMessage {
 }
 
 /// The cells of one DataRow, read in column order as text (every lean statement asks for text
-/// results), each length checked against what the row holds.
+/// results), each length checked against what the row holds. Reads the row's bytes in place:
+/// a cell is a view of them, valid inside ``reading(_:columns:_:)`` only.
 struct PostgresWireRow {
-    var buffer: ByteBuffer
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// Where the next cell's length is.
+    var offset = 2
     var remaining: Int
 
     /// - Throws: ``PostgresWireError/protocolViolation(_:)`` when the row does not have `columns`
     ///   columns.
-    init(_ payload: ByteBuffer, columns: Int) throws {
-        buffer = payload
-        guard let count = buffer.readInteger(as: Int16.self), Int(count) == columns else {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, columns: Int) throws {
+        guard bytes.count >= 2, Int(Int16(bitPattern: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))) == columns else {
             throw PostgresWireError.protocolViolation("a row does not have the \(columns) columns its statement selects")
         }
+        self.bytes = bytes
         remaining = columns
     }
 
+    /// `body`'s result on the row `payload` (a DataRow's payload) of `columns` columns.
+    static func reading<T>(_ payload: ByteBuffer, columns: Int, _ body: (inout PostgresWireRow) throws -> T) throws -> T {
+        try payload.withUnsafeReadableBytes { raw in
+            var row = try PostgresWireRow(raw.assumingMemoryBound(to: UInt8.self), columns: columns)
+            return try body(&row)
+        }
+    }
+
     /// The next cell's bytes, `nil` for SQL `NULL`.
-    mutating func nextCell() throws -> ByteBuffer? {
-        guard remaining > 0, let length = buffer.readInteger(as: Int32.self) else {
+    mutating func nextCell() throws -> UnsafeBufferPointer<UInt8>? {
+        guard remaining > 0, bytes.count - offset >= 4 else {
             throw PostgresWireError.protocolViolation("a row ends before its last column")
         }
+        var length: Int32 = 0
+        for index in offset..<offset + 4 { length = length << 8 | Int32(bytes[index]) }
+        offset += 4
         remaining -= 1
         if length == -1 { return nil }
-        guard length >= 0, let cell = buffer.readSlice(length: Int(length)) else {
+        guard length >= 0, Int(length) <= bytes.count - offset else {
             throw PostgresWireError.protocolViolation("a cell of \(length) bytes runs past the end of its row")
         }
+        defer { offset += Int(length) }
+        return UnsafeBufferPointer(rebasing: bytes[offset..<offset + Int(length)])
+    }
+
+    /// The next cell, which must not be `NULL`.
+    mutating func cell() throws -> UnsafeBufferPointer<UInt8> {
+        guard let cell = try nextCell() else { throw PostgresWireError.protocolViolation("a NOT NULL column is NULL") }
         return cell
     }
 
     mutating func optionalString() throws -> String? {
-        try nextCell().map { String(buffer: $0) }
+        try nextCell().map { String(decoding: $0, as: UTF8.self) }
     }
 
     mutating func string() throws -> String {
-        guard let value = try optionalString() else { throw PostgresWireError.protocolViolation("a NOT NULL column is NULL") }
-        return value
+        String(decoding: try cell(), as: UTF8.self)
     }
 
     /// An `int8` in text form: an optional `-` and at most 19 digits.
     mutating func int64() throws -> Int64 {
-        guard let cell = try nextCell(), cell.readableBytes > 0, cell.readableBytes <= 20 else {
+        guard let cell = try nextCell(), !cell.isEmpty, cell.count <= 20 else {
             throw PostgresWireError.protocolViolation("an integer column is empty, NULL or too long")
         }
-        guard cell.readableBytesView.contains(where: { $0 != UInt8(ascii: "-") }) else {
+        let negative = cell[0] == UInt8(ascii: "-")
+        guard !negative || cell.count > 1 else {
             throw PostgresWireError.protocolViolation("an integer column holds no digit")
         }
         var value: Int64 = 0
-        var negative = false
-        for (index, byte) in cell.readableBytesView.enumerated() {
-            if index == 0, byte == UInt8(ascii: "-") {
-                negative = true
-                continue
-            }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+        for byte in cell[(negative ? 1 : 0)...] {
+            let digit = byte &- UInt8(ascii: "0")
+            guard digit < 10 else {
                 throw PostgresWireError.protocolViolation("an integer column holds a byte that is not a digit")
             }
-            let digit = Int64(byte - UInt8(ascii: "0"))
             let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
             let (next, overflowAgain) =
-                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+                negative ? shifted.subtractingReportingOverflow(Int64(digit)) : shifted.addingReportingOverflow(Int64(digit))
             guard !overflow, !overflowAgain else {
                 throw PostgresWireError.protocolViolation("an integer column overflows 64 bits")
             }
@@ -190,11 +218,10 @@ struct PostgresWireRow {
 
     /// A `bool` in text form: `t` or `f`.
     mutating func bool() throws -> Bool {
-        guard let cell = try nextCell(), cell.readableBytes == 1,
-            let byte = cell.getInteger(at: cell.readerIndex, as: UInt8.self),
-            byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f")
-        else { throw PostgresWireError.protocolViolation("a boolean column is not t or f") }
-        return byte == UInt8(ascii: "t")
+        guard let cell = try nextCell(), cell.count == 1, cell[0] == UInt8(ascii: "t") || cell[0] == UInt8(ascii: "f") else {
+            throw PostgresWireError.protocolViolation("a boolean column is not t or f")
+        }
+        return cell[0] == UInt8(ascii: "t")
     }
 }
 
@@ -255,19 +282,25 @@ enum PostgresFrontend {
     /// Bind of the unnamed portal to a named statement, every parameter and result in text form,
     /// then Execute (all rows) and Sync: one round trip (with the statement's Parse before them on
     /// its first use on a connection).
-    static func bindExecuteSync(statement: String, parameters: [String?], into buffer: inout ByteBuffer) {
+    static func bindExecuteSync(statement: String, parameters: [PostgresWireValue], into buffer: inout ByteBuffer) {
         message(UInt8(ascii: "B"), into: &buffer) { buffer in
             buffer.writeInteger(UInt8(0))
             buffer.writeNullTerminatedString(statement)
             buffer.writeInteger(Int16(0))
             buffer.writeInteger(Int16(parameters.count))
             for parameter in parameters {
-                if let parameter {
+                switch parameter {
+                case .text(let text):
                     let start = buffer.writerIndex
                     buffer.writeInteger(Int32(0))
-                    let written = buffer.writeString(parameter)
+                    let written = buffer.writeString(text)
                     buffer.setInteger(Int32(written), at: start)
-                } else {
+                case .integer(let value):
+                    let start = buffer.writerIndex
+                    buffer.writeInteger(Int32(0))
+                    let written = writeDecimal(value, into: &buffer)
+                    buffer.setInteger(Int32(written), at: start)
+                case .null:
                     buffer.writeInteger(Int32(-1))
                 }
             }
@@ -278,6 +311,28 @@ enum PostgresFrontend {
             buffer.writeInteger(Int32(0))
         }
         sync(into: &buffer)
+    }
+
+    /// Writes `value` in decimal (as PostgreSQL's `int8` input reads it) without making a
+    /// string of it; returns the number of bytes written.
+    @discardableResult
+    static func writeDecimal(_ value: Int64, into buffer: inout ByteBuffer) -> Int {
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        let sign = value < 0 ? 1 : 0
+        if sign == 1 { buffer.writeInteger(UInt8(ascii: "-")) }
+        let start = buffer.writerIndex
+        buffer.writeRepeatingByte(UInt8(ascii: "0"), count: digits)
+        for index in stride(from: start + digits - 1, through: start, by: -1) {
+            buffer.setInteger(UInt8(ascii: "0") + UInt8(magnitude % 10), at: index)
+            magnitude /= 10
+        }
+        return sign + digits
     }
 
     static func sync(into buffer: inout ByteBuffer) {

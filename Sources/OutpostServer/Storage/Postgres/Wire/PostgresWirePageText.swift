@@ -13,38 +13,39 @@ extension PostgresStorage {
                 backwards: backwards)
         }
         let page = Self.keysetParameters(query, from: position, descending: query.sort.descending != backwards)
-        let rows = try await reads.keysetRows(
+        let rows = try await reads.keysetTextRows(
             order: page.order, type: query.type, viewer: query.viewer, start: page.start, limit: page.limit)
         return try PostgresWireReads.decoding { try PostgresWireReads.pageText(rows, limit: query.limit, backwards: backwards) }
     }
 }
 
 extension PostgresWireReads {
-    /// The page text of keyset rows (``PostgresStorage/columns``, in the order walked, up to
-    /// `limit + 1`): the first `limit` in page order (reversed when `backwards`), and whether more follow.
+    /// The page text of keyset rows (``PostgresStorage/pageTextColumns``, in the order walked, up
+    /// to `limit + 1`): the first `limit` in page order (reversed when `backwards`), and whether
+    /// more follow. Each row is read in place; only the record's id becomes a string.
     static func pageText(_ rows: [ByteBuffer], limit: Int, backwards: Bool) throws -> RecordPageText {
-        let kept = rows.prefix(limit)
+        let count = min(rows.count, limit)
         var text: [UInt8] = []
-        text.reserveCapacity(kept.reduce(0) { $0 + $1.readableBytes + 64 })
+        var size = 0
+        for index in 0..<count { size += rows[index].readableBytes + 64 }
+        text.reserveCapacity(size)
         var entries: [RecordPageText.Entry] = []
-        entries.reserveCapacity(kept.count)
-        for payload in backwards ? Array(kept.reversed()) : Array(kept) {
-            var row = try PostgresWireRow(payload, columns: 9)
-            let seq = try row.int64()
-            _ = try row.nextCell()  // type
-            guard let id = try row.nextCell(), let idText = String(bytes: id.readableBytesView, encoding: .utf8) else {
-                throw PostgresWireError.protocolViolation("a record row has no id")
+        entries.reserveCapacity(count)
+        for step in 0..<count {
+            try PostgresWireRow.reading(rows[backwards ? count - 1 - step : step], columns: 6) { row in
+                let seq = try row.int64()
+                let id = try row.cell()
+                let body = try row.cell()
+                let version = try row.int64()
+                let created = try row.int64()
+                let updated = try row.int64()
+                if step > 0 { text.append(UInt8(ascii: ",")) }
+                WireText.append(id: id, createdAt: created, updatedAt: updated, body: body, to: &text)
+                entries.append(
+                    RecordPageText.Entry(
+                        id: String(decoding: id, as: UTF8.self), version: Int(version), createdAt: created, updatedAt: updated,
+                        seq: seq))
             }
-            _ = try row.nextCell()  // owner
-            guard let body = try row.nextCell() else { throw PostgresWireError.protocolViolation("a record row has no body") }
-            let version = try row.int64()
-            let created = try row.int64()
-            let updated = try row.int64()
-            if !entries.isEmpty { text.append(UInt8(ascii: ",")) }
-            WireText.append(
-                id: id.readableBytesView, createdAt: created, updatedAt: updated, body: body.readableBytesView, to: &text)
-            entries.append(
-                RecordPageText.Entry(id: idText, version: Int(version), createdAt: created, updatedAt: updated, seq: seq))
         }
         return RecordPageText(text: text, records: entries, more: rows.count > limit)
     }

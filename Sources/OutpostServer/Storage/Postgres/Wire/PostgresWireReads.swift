@@ -22,11 +22,13 @@ final class PostgresWireReads: Sendable {
         [
             (PostgresStorage.RecordByID.name, PostgresStorage.RecordByID.sql),
             (PostgresStorage.TokenByHash.name, PostgresStorage.TokenByHash.sql),
-        ] + PostgresStorage.keysetOrders
+        ] + PostgresStorage.keysetOrders + PostgresStorage.keysetTextOrders
     static let recordByID = 0
     static let tokenByHash = 1
     /// The first of the four keyset-page statements, in the order of ``PostgresStorage/keysetOrders``.
     static let keysetPages = 2
+    /// The first of the four keyset statements of page text (``PostgresStorage/keysetTextOrders``).
+    static let keysetTextPages = 6
 
     private init(
         connections: [PostgresWireConnection], openCount: OpenConnectionCount, logger: Logger, location: PostgresLocation
@@ -87,7 +89,9 @@ final class PostgresWireReads: Sendable {
     var openConnections: Int { openCount.value.load(ordering: .relaxed) }
 
     func record(type: String, id: String) async throws -> StoredRecord? {
-        let rows = try await translatingErrors { try await connection.query(Self.recordByID, [type, id]) }
+        let rows = try await translatingErrors {
+            try await connection.query(Self.recordByID, [.text(type), .text(id)], rowCapacity: 1)
+        }
         return try rows.first.map(Self.record(from:))
     }
 
@@ -96,41 +100,51 @@ final class PostgresWireReads: Sendable {
     func keysetPage(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
         -> [StoredRecord]
     {
-        try await keysetRows(order: order, type: type, viewer: viewer, start: start, limit: limit).map(Self.record(from:))
+        try await keysetRows(Self.keysetPages + order, type: type, viewer: viewer, start: start, limit: limit)
+            .map(Self.record(from:))
     }
 
-    /// The rows of that page, each the payload of one DataRow.
-    func keysetRows(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
+    /// The rows of that page for its text (``PostgresStorage/pageTextColumns``), each the payload of one DataRow.
+    func keysetTextRows(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
         -> [ByteBuffer]
+    {
+        try await keysetRows(Self.keysetTextPages + order, type: type, viewer: viewer, start: start, limit: limit)
+    }
+
+    private func keysetRows(_ statement: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64)
+        async throws -> [ByteBuffer]
     {
         try await translatingErrors {
             try await connection.query(
-                Self.keysetPages + order, [type, viewer, String(start.time), String(start.seq), String(limit)])
+                statement, [.text(type), PostgresWireValue(viewer), .integer(start.time), .integer(start.seq), .integer(limit)],
+                rowCapacity: Int(min(limit, 1024)))
         }
     }
 
     func token(hash: String) async throws -> StoredToken? {
-        let rows = try await translatingErrors { try await connection.query(Self.tokenByHash, [hash]) }
+        let rows = try await translatingErrors { try await connection.query(Self.tokenByHash, [.text(hash)], rowCapacity: 1) }
         guard let payload = rows.first else { return nil }
         return try Self.decoding {
-            var row = try PostgresWireRow(payload, columns: 7)
-            let kind = try row.string()
-            return StoredToken(
-                hash: hash, kind: StoredToken.Kind(rawValue: kind) ?? .access, userID: try row.optionalString(),
-                clientID: try row.string(), scope: try row.string(), family: try row.string(), expiresAt: try row.int64(),
-                state: try row.string())
+            try PostgresWireRow.reading(payload, columns: 7) { row in
+                let kind = try row.string()
+                return StoredToken(
+                    hash: hash, kind: StoredToken.Kind(rawValue: kind) ?? .access, userID: try row.optionalString(),
+                    clientID: try row.string(), scope: try row.string(), family: try row.string(), expiresAt: try row.int64(),
+                    state: try row.string())
+            }
         }
     }
 
     /// A record from a row of ``PostgresStorage/columns`` in text form.
     static func record(from payload: ByteBuffer) throws -> StoredRecord {
         try decoding {
-            var row = try PostgresWireRow(payload, columns: 9)
-            let seq = try row.int64()
-            return StoredRecord(
-                type: try row.string(), id: try row.string(), owner: try row.optionalString(), body: try row.string(),
-                version: Int(try row.int64()), createdAt: try row.int64(), updatedAt: try row.int64(), seq: seq,
-                isPrivate: try row.bool())
+            try PostgresWireRow.reading(payload, columns: 9) { row in
+                let seq = try row.int64()
+                return StoredRecord(
+                    type: try row.string(), id: try row.string(), owner: try row.optionalString(), body: try row.string(),
+                    version: Int(try row.int64()), createdAt: try row.int64(), updatedAt: try row.int64(), seq: seq,
+                    isPrivate: try row.bool())
+            }
         }
     }
 
