@@ -1,5 +1,12 @@
 import NIOCore
 
+/// Takes the rows of one query as they are read, on the connection's event loop. A row's bytes
+/// (a DataRow's payload: column count, then each cell's length and bytes) are valid during the
+/// call only. A row it cannot read is its own to report (the query still completes).
+protocol PostgresWireRowSink: AnyObject, Sendable {
+    func row(_ payload: UnsafeBufferPointer<UInt8>)
+}
+
 /// What a lean connection needs to start a session: the database's identity and the statements it
 /// prepares, each on its first use (the tables may not exist yet when the connection opens).
 struct PostgresWireSettings: Sendable {
@@ -34,6 +41,8 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         var statement: Int
         var parameters: [PostgresWireValue]
         var rowCapacity: Int
+        /// Takes each row as it is read, in place of the rows returned (which are then none).
+        var sink: (any PostgresWireRowSink)? = nil
         let continuation: UnsafeContinuation<[ByteBuffer], any Error>
     }
 
@@ -44,6 +53,7 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         /// Whether this query's buffer began with the statement's Parse.
         var parses: Bool
         var rowCapacity: Int
+        var sink: (any PostgresWireRowSink)?
         var error: PostgresWireError?
         let continuation: UnsafeContinuation<[ByteBuffer], any Error>
     }
@@ -127,7 +137,9 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         PostgresFrontend.bindExecuteSync(
             statement: settings.statements[statement].name, parameters: query.parameters, into: &buffer)
         pending.append(
-            Pending(statement: statement, parses: parses, rowCapacity: query.rowCapacity, continuation: query.continuation))
+            Pending(
+                statement: statement, parses: parses, rowCapacity: query.rowCapacity, sink: query.sink,
+                continuation: query.continuation))
         outgoing = buffer
         if !flushScheduled {
             flushScheduled = true
@@ -173,6 +185,18 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         do {
             while state != .failed, var buffer = received {
                 received = nil
+                // A row of a query with a sink is read in place, where it arrived.
+                if state == .ready, let sink = pending.first?.sink,
+                    let (type, length) = try PostgresBackendMessage.completeHeader(buffer),
+                    type == UInt8(ascii: "D")
+                {
+                    buffer.withUnsafeReadableBytes { raw in
+                        sink.row(UnsafeBufferPointer(rebasing: raw.assumingMemoryBound(to: UInt8.self)[5..<1 + length]))
+                    }
+                    buffer.moveReaderIndex(forwardBy: 1 + length)
+                    received = buffer
+                    continue
+                }
                 let message = try PostgresBackendMessage.next(from: &buffer)
                 received = buffer
                 guard let message else { break }

@@ -70,12 +70,12 @@ enum PostgresBackendMessage {
     /// The largest message accepted: a row of records with bodies up to 64 MiB.
     static let maximumLength = 64 << 20
 
-    /// Parses the next complete message at the reader index of `buffer`, or returns `nil` (and
-    /// reads nothing) when it has not arrived in full yet.
+    /// The type and length (the length field's value: the body's size plus 4) of the message at
+    /// the reader index of `buffer`, or `nil` when it has not arrived in full yet.
     ///
     /// - Throws: ``PostgresWireError/protocolViolation(_:)`` for a length under 4 or over
-    ///   ``maximumLength``, or a message whose fields run past its length.
-    static func next(from buffer: inout ByteBuffer) throws -> PostgresBackendMessage? {
+    ///   ``maximumLength``, as soon as the length has arrived.
+    static func completeHeader(_ buffer: ByteBuffer) throws -> (type: UInt8, length: Int)? {
         guard buffer.readableBytes >= 5, let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
             let length = buffer.getInteger(at: buffer.readerIndex + 1, as: Int32.self)
         else { return nil }
@@ -84,8 +84,17 @@ enum PostgresBackendMessage {
                 "a backend message of type \(Self.name(type)) claims \(length) bytes (accepted: 4 to \(maximumLength))")
         }
         guard buffer.readableBytes >= 1 + Int(length) else { return nil }
+        return (type, Int(length))
+    }
+
+    /// Parses the next complete message at the reader index of `buffer`, or returns `nil` (and
+    /// reads nothing) when it has not arrived in full yet.
+    ///
+    /// - Throws: as ``completeHeader(_:)``, and for a message whose fields run past its length.
+    static func next(from buffer: inout ByteBuffer) throws -> PostgresBackendMessage? {
+        guard let (type, length) = try completeHeader(buffer) else { return nil }
         buffer.moveReaderIndex(forwardBy: 5)
-        guard var body = buffer.readSlice(length: Int(length) - 4) else { return nil }
+        guard var body = buffer.readSlice(length: length - 4) else { return nil }
         switch type {
         case UInt8(ascii: "D"):
             return .dataRow(body)

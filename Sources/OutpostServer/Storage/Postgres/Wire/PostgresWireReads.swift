@@ -104,20 +104,22 @@ final class PostgresWireReads: Sendable {
             .map(Self.record(from:))
     }
 
-    /// The rows of that page for its text (``PostgresStorage/pageTextColumns``), each the payload of one DataRow.
-    func keysetTextRows(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
-        -> [ByteBuffer]
-    {
-        try await keysetRows(Self.keysetTextPages + order, type: type, viewer: viewer, start: start, limit: limit)
+    /// The rows of that page for its text (``PostgresStorage/pageTextColumns``), each given to
+    /// `sink` as it is read.
+    func keysetText(
+        order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64, into sink: PostgresWirePageText
+    ) async throws {
+        _ = try await keysetRows(Self.keysetTextPages + order, type: type, viewer: viewer, start: start, limit: limit, sink: sink)
     }
 
-    private func keysetRows(_ statement: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64)
-        async throws -> [ByteBuffer]
-    {
+    private func keysetRows(
+        _ statement: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64,
+        sink: (any PostgresWireRowSink)? = nil
+    ) async throws -> [ByteBuffer] {
         try await translatingErrors {
             try await connection.query(
                 statement, [.text(type), PostgresWireValue(viewer), .integer(start.time), .integer(start.seq), .integer(limit)],
-                rowCapacity: Int(min(limit, 1024)))
+                rowCapacity: Int(min(limit, 1024)), sink: sink)
         }
     }
 
