@@ -32,17 +32,27 @@ enum BackendBytes {
 
     /// A DataRow of text cells (`nil` for NULL).
     static func row(_ cells: [String?]) -> ByteBuffer {
+        row(bytes: cells.map { $0.map { Array($0.utf8) } })
+    }
+
+    /// A DataRow of cells given as bytes (`nil` for NULL).
+    static func row(bytes cells: [[UInt8]?]) -> ByteBuffer {
         var body = ByteBuffer()
         body.writeInteger(Int16(cells.count))
         for cell in cells {
             if let cell {
-                body.writeInteger(Int32(cell.utf8.count))
-                body.writeString(cell)
+                body.writeInteger(Int32(cell.count))
+                body.writeBytes(cell)
             } else {
                 body.writeInteger(Int32(-1))
             }
         }
         return message("D", Array(body.readableBytesView))
+    }
+
+    /// An `int8` cell in binary form.
+    static func int8(_ value: Int64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
     }
 }
 
@@ -51,7 +61,7 @@ enum BackendBytes {
 struct PostgresWireParserTests {
     @Test("A message that has not arrived in full is not read; a complete one is")
     func partialMessages() throws {
-        let whole = BackendBytes.row(["1", "two", nil])
+        let whole = BackendBytes.row(bytes: [BackendBytes.int8(1), Array("two".utf8), nil])
         for cut in [0, 1, 4, 5, whole.readableBytes - 1] {
             var partial = whole.getSlice(at: 0, length: cut) ?? ByteBuffer()
             #expect(try PostgresBackendMessage.next(from: &partial) == nil)
@@ -109,19 +119,29 @@ struct PostgresWireParserTests {
         #expect { try PostgresWireRow.reading(cut, columns: 1) { try $0.nextCell() } } throws: {
             "\($0)".contains("ends before its last column")
         }
-        for bad in ["", "12a", "99999999999999999999", "-", "9223372036854775808", "1-2", "--1", "+1", " 1"] {
-            #expect(throws: PostgresWireError.self, "\(bad)") {
-                try PostgresWireRow.reading(try payload(BackendBytes.row([bad])), columns: 1) { try $0.int64() }
+        // Integers and booleans come in binary: 8 bytes, big-endian; one byte, 0 or 1.
+        for bad: [UInt8] in [[], [1], Array(repeating: 0, count: 7), Array(repeating: 0, count: 9), Array("12".utf8)] {
+            #expect {
+                try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [bad])), columns: 1) { try $0.int64() }
+            } throws: {
+                "\($0)".contains("not 8 bytes")
             }
         }
-        for (good, value) in [("-9223372036854775808", Int64.min), ("9223372036854775807", .max), ("0", 0), ("-07", -7)] {
-            #expect(try PostgresWireRow.reading(try payload(BackendBytes.row([good])), columns: 1) { try $0.int64() } == value)
+        for value: Int64 in [.min, .max, 0, -7, 1, 256, -256, 1_795_500_000_123, .min + 1] {
+            #expect(
+                try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [BackendBytes.int8(value)])), columns: 1) {
+                    try $0.int64()
+                } == value)
         }
-        for bad in ["true", "x", ""] {
+        for bad: [UInt8] in [Array("t".utf8), [2], [], [0, 1]] {
             #expect(throws: PostgresWireError.self, "\(bad)") {
-                try PostgresWireRow.reading(try payload(BackendBytes.row([bad])), columns: 1) { try $0.bool() }
+                try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [bad])), columns: 1) { try $0.bool() }
             }
         }
+        #expect(
+            try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [[1], [0]])), columns: 2) {
+                [try $0.bool(), try $0.bool()]
+            } == [true, false])
         #expect { try PostgresWireRow.reading(try payload(BackendBytes.row([nil])), columns: 1) { try $0.int64() } } throws: {
             "\($0)".contains("NULL")
         }
@@ -530,8 +550,8 @@ extension PostgresWireTests {
 @Suite("PostgreSQL lean reads: page text and bound values")
 struct PostgresWirePageTextTests {
     /// The payload of a DataRow of ``PostgresStorage/pageTextColumns`` for `record`, or of `cells` as given.
-    static func payload(_ cells: [String?]) throws -> ByteBuffer {
-        var buffer = BackendBytes.row(cells)
+    static func payload(_ cells: [[UInt8]?]) throws -> ByteBuffer {
+        var buffer = BackendBytes.row(bytes: cells)
         guard case .dataRow(let payload) = try PostgresBackendMessage.next(from: &buffer) else {
             throw PostgresWireError.protocolViolation("not a row")
         }
@@ -540,10 +560,13 @@ struct PostgresWirePageTextTests {
 
     static func payload(_ record: StoredRecord) throws -> ByteBuffer {
         try payload([
-            String(record.seq), record.id, record.body, String(record.version), String(record.createdAt),
-            String(record.updatedAt),
+            BackendBytes.int8(record.seq), Array(record.id.utf8), Array(record.body.utf8),
+            BackendBytes.int8(Int64(record.version)),
+            BackendBytes.int8(record.createdAt), BackendBytes.int8(record.updatedAt),
         ])
     }
+
+    static let pageParameters: [PostgresWireValue] = [.text("notes"), .null, .integer(.min), .integer(.min), .integer(3)]
 
     static let records: [StoredRecord] = [
         (#"{"s":"h\u00e9llo \"quoted\" back\\slash \ud83d\ude00","n":-3}"#, 1),
@@ -586,9 +609,9 @@ struct PostgresWirePageTextTests {
 
     @Test("A page row with a NULL id or body, a missing column or a bad integer is a clear error")
     func hostilePageRows() throws {
-        let good = ["11", "abc", "{}", "1", "5", "6"]
+        let good: [[UInt8]?] = [BackendBytes.int8(11), Array("abc".utf8), Array("{}".utf8)] + [1, 5, 6].map(BackendBytes.int8)
         for (column, reason) in [(1, "NULL"), (2, "NULL"), (0, "NULL"), (3, "NULL")] {
-            var cells: [String?] = good
+            var cells = good
             cells[column] = nil
             #expect("column \(column)") {
                 try PostgresWireReads.pageText([try Self.payload(cells)], limit: 20, backwards: false)
@@ -600,7 +623,7 @@ struct PostgresWirePageTextTests {
             "\($0)".contains("6 columns")
         }
         var bad = good
-        bad[4] = "5x"
+        bad[4] = [5, 0, 0]
         #expect(throws: PostgresWireError.self) {
             try PostgresWireReads.pageText([try Self.payload(good), try Self.payload(bad)], limit: 20, backwards: false)
         }
@@ -609,7 +632,9 @@ struct PostgresWirePageTextTests {
         #expect(page.more && page.records.map(\.id) == ["abc"])
     }
 
-    @Test("Integers are bound in decimal, every digit count and sign; text and NULL as PostgreSQL reads them")
+    @Test(
+        "Integers are bound in binary where the statement declares int8, in decimal elsewhere; text and NULL as PostgreSQL reads them"
+    )
     func boundValues() throws {
         var values: [Int64] = [0, 7, -7, 10, -10, 99, 100, .max, .min, .max - 1, .min + 1]
         var power: Int64 = 1
@@ -617,9 +642,17 @@ struct PostgresWirePageTextTests {
             power *= 10
             values += [power, power - 1, -power, -(power - 1)]
         }
+        let int8 = PostgresWireStatement.int8
+        let statement = PostgresWireStatement(
+            name: "s", sql: "SELECT 1", parameterTypes: Array(repeating: 0, count: values.count) + [int8, int8, 0, 0, 0, 0],
+            binaryResults: [true, false])
         var buffer = ByteBuffer()
         PostgresFrontend.bindExecuteSync(
-            statement: "s", parameters: values.map(PostgresWireValue.integer) + [.text("é x"), .null, PostgresWireValue(nil)],
+            statement,
+            parameters: values.map(PostgresWireValue.integer) + [
+                .integer(.min), .integer(-2), .text("é x"), .null, PostgresWireValue(nil),
+            ]
+                + [PostgresWireValue("t")],
             into: &buffer)
         #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "B"))
         let length = buffer.readInteger(as: Int32.self) ?? 0
@@ -627,24 +660,51 @@ struct PostgresWirePageTextTests {
         var bind = try #require(message)
         #expect(bind.readInteger(as: UInt8.self) == 0, "the unnamed portal")
         #expect(bind.readNullTerminatedString() == "s")
-        #expect(bind.readInteger(as: Int16.self) == 0, "parameters in text form")
-        #expect(bind.readInteger(as: Int16.self) == Int16(values.count + 3))
+        let count = Int16(values.count + 6)
+        #expect(bind.readInteger(as: Int16.self) == count, "a format code per parameter")
+        let formats = (0..<count).map { _ in bind.readInteger(as: Int16.self) ?? -1 }
+        #expect(formats == Array(repeating: 0, count: values.count) + [1, 1, 0, 0, 0, 0])
+        #expect(bind.readInteger(as: Int16.self) == count)
         for value in values {
             let size = bind.readInteger(as: Int32.self) ?? -1
             #expect(bind.readString(length: Int(size)) == String(value))
+        }
+        for value: Int64 in [.min, -2] {
+            #expect(bind.readInteger(as: Int32.self) == 8)
+            #expect(bind.readInteger(as: Int64.self) == value, "big-endian")
         }
         let size = bind.readInteger(as: Int32.self) ?? -1
         #expect(bind.readBytes(length: Int(size)) == Array("é x".utf8))
         #expect(bind.readInteger(as: Int32.self) == -1)
         #expect(bind.readInteger(as: Int32.self) == -1)
-        #expect(bind.readInteger(as: Int16.self) == 0, "results in text form")
+        #expect(bind.readInteger(as: Int32.self) == 1)
+        #expect(bind.readString(length: 1) == "t")
+        #expect(bind.readInteger(as: Int16.self) == 2, "a format code per result column")
+        #expect(bind.readInteger(as: Int16.self) == 1)
+        #expect(bind.readInteger(as: Int16.self) == 0)
         #expect(bind.readableBytes == 0)
         // Execute (all rows) and Sync follow.
         #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "E"))
-        buffer.moveReaderIndex(forwardBy: 4 + 1 + 4)
+        #expect(buffer.readInteger(as: Int32.self) == 9)
+        #expect(buffer.readNullTerminatedString() == "")
+        #expect(buffer.readInteger(as: Int32.self) == 0, "all rows")
         #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "S"))
         #expect(buffer.readInteger(as: Int32.self) == 4)
         #expect(buffer.readableBytes == 0)
+    }
+
+    @Test("Each lean statement's result formats match its columns: int8 and bool in binary, text otherwise")
+    func statementFormats() {
+        let statements = PostgresWireReads.statements
+        #expect(statements.count == 10)
+        for statement in statements {
+            let columns = statement.sql.components(separatedBy: "SELECT ")[1].components(separatedBy: " FROM")[0]
+                .components(separatedBy: ", ")
+            #expect(columns.count == statement.binaryResults.count, "\(statement.name)")
+            let integers: Set = ["seq", "version", "created_at", "updated_at", "expires_at", "private"]
+            #expect(columns.map(integers.contains) == statement.binaryResults, "\(statement.name)")
+            #expect(statement.parameterTypes.count == statement.sql.components(separatedBy: "$").count - 1)
+        }
     }
 }
 
@@ -653,6 +713,7 @@ extension PostgresWirePageTextTests {
         "A page's rows read in place as they arrive, cut anywhere between reads, give the same text; an error after rows fails the page"
     )
     func rowsCutBetweenReads() async throws {
+        #expect(Self.pageParameters.count == PostgresWireReads.keysetParameters.count)
         let records = Array(Self.records.prefix(3))
         var answer = ByteBuffer()
         for record in records {
@@ -675,7 +736,7 @@ extension PostgresWirePageTextTests {
                     channel.eventLoop.execute {
                         handler.send(
                             .init(
-                                statement: PostgresWireReads.keysetTextPages, parameters: [.text("notes")], rowCapacity: 3,
+                                statement: PostgresWireReads.keysetTextPages, parameters: Self.pageParameters, rowCapacity: 3,
                                 sink: text,
                                 continuation: continuation))
                     }
@@ -697,7 +758,8 @@ extension PostgresWirePageTextTests {
                 channel.eventLoop.execute {
                     handler.send(
                         .init(
-                            statement: PostgresWireReads.keysetTextPages, parameters: [], rowCapacity: 3, sink: text,
+                            statement: PostgresWireReads.keysetTextPages, parameters: Self.pageParameters, rowCapacity: 3,
+                            sink: text,
                             continuation: continuation))
                 }
             }

@@ -16,7 +16,7 @@ struct PostgresWireSettings: Sendable {
     var database: String
     /// Ask for TLS first (`sslmode=prefer`): a server that offers it is left to postgres-nio.
     var askForTLS: Bool
-    var statements: [(name: String, sql: String)]
+    var statements: [PostgresWireStatement]
     /// PostgreSQL's `lock_timeout` for the session, as the pools set it (503 `storage_busy` past it).
     var lockTimeoutMilliseconds: Int64
     var applicationName = "outpost-reads"
@@ -131,11 +131,9 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
             // Later queries of this statement rely on this Parse; if it fails, they fail too
             // (26000) and the next one prepares it again.
             prepared[statement] = true
-            PostgresFrontend.parse(
-                name: settings.statements[statement].name, sql: settings.statements[statement].sql, into: &buffer)
+            PostgresFrontend.parse(settings.statements[statement], into: &buffer)
         }
-        PostgresFrontend.bindExecuteSync(
-            statement: settings.statements[statement].name, parameters: query.parameters, into: &buffer)
+        PostgresFrontend.bindExecuteSync(settings.statements[statement], parameters: query.parameters, into: &buffer)
         pending.append(
             Pending(
                 statement: statement, parses: parses, rowCapacity: query.rowCapacity, sink: query.sink,

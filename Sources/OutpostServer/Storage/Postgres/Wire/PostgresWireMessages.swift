@@ -49,6 +49,43 @@ enum PostgresWireValue: Equatable {
     }
 }
 
+/// A statement a lean connection prepares, with how its values travel: the parameters declared
+/// `int8` go in binary (8 bytes, big-endian), the others in text with their types left to
+/// PostgreSQL; each result column in text or binary (`int8` as 8 bytes, `bool` as 1), as its
+/// reader (``PostgresWireRow``) expects. Binary integers spare both sides a decimal conversion.
+struct PostgresWireStatement: Sendable {
+    static let int8 = Int32(20)
+
+    var name: String
+    var sql: String
+    /// Per parameter: ``int8``, or 0 (text, type inferred).
+    var parameterTypes: [Int32]
+    /// Per result column: whether it comes in binary.
+    var binaryResults: [Bool]
+    /// The Bind message's bytes before the parameters' values (portal, statement, format codes,
+    /// parameter count) and after them (result format codes): the same for every query.
+    let bindHead: [UInt8]
+    let bindTail: [UInt8]
+
+    init(name: String, sql: String, parameterTypes: [Int32], binaryResults: [Bool]) {
+        self.name = name
+        self.sql = sql
+        self.parameterTypes = parameterTypes
+        self.binaryResults = binaryResults
+        var head = ByteBuffer()
+        head.writeInteger(UInt8(0))  // the unnamed portal
+        head.writeNullTerminatedString(name)
+        head.writeInteger(Int16(parameterTypes.count))
+        for type in parameterTypes { head.writeInteger(Int16(type == Self.int8 ? 1 : 0)) }
+        head.writeInteger(Int16(parameterTypes.count))
+        bindHead = Array(head.readableBytesView)
+        var tail = ByteBuffer()
+        tail.writeInteger(Int16(binaryResults.count))
+        for binary in binaryResults { tail.writeInteger(Int16(binary ? 1 : 0)) }
+        bindTail = Array(tail.readableBytesView)
+    }
+}
+
 /// One message from the backend (PostgreSQL protocol 3.0), parsed from its bytes after the type
 /// byte and length. Only what the lean connection uses is kept; anything else is `.other`.
 enum PostgresBackendMessage {
@@ -199,38 +236,22 @@ struct PostgresWireRow {
         String(decoding: try cell(), as: UTF8.self)
     }
 
-    /// An `int8` in text form: an optional `-` and at most 19 digits.
+    /// An `int8` in binary form: 8 bytes, big-endian.
     mutating func int64() throws -> Int64 {
-        guard let cell = try nextCell(), !cell.isEmpty, cell.count <= 20 else {
-            throw PostgresWireError.protocolViolation("an integer column is empty, NULL or too long")
+        guard let cell = try nextCell(), cell.count == 8 else {
+            throw PostgresWireError.protocolViolation("an integer column is NULL or not 8 bytes")
         }
-        let negative = cell[0] == UInt8(ascii: "-")
-        guard !negative || cell.count > 1 else {
-            throw PostgresWireError.protocolViolation("an integer column holds no digit")
-        }
-        var value: Int64 = 0
-        for byte in cell[(negative ? 1 : 0)...] {
-            let digit = byte &- UInt8(ascii: "0")
-            guard digit < 10 else {
-                throw PostgresWireError.protocolViolation("an integer column holds a byte that is not a digit")
-            }
-            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (next, overflowAgain) =
-                negative ? shifted.subtractingReportingOverflow(Int64(digit)) : shifted.addingReportingOverflow(Int64(digit))
-            guard !overflow, !overflowAgain else {
-                throw PostgresWireError.protocolViolation("an integer column overflows 64 bits")
-            }
-            value = next
-        }
-        return value
+        var value: UInt64 = 0
+        for byte in cell { value = value << 8 | UInt64(byte) }
+        return Int64(bitPattern: value)
     }
 
-    /// A `bool` in text form: `t` or `f`.
+    /// A `bool` in binary form: one byte, 1 or 0.
     mutating func bool() throws -> Bool {
-        guard let cell = try nextCell(), cell.count == 1, cell[0] == UInt8(ascii: "t") || cell[0] == UInt8(ascii: "f") else {
-            throw PostgresWireError.protocolViolation("a boolean column is not t or f")
+        guard let cell = try nextCell(), cell.count == 1, cell[0] <= 1 else {
+            throw PostgresWireError.protocolViolation("a boolean column is not one byte of 0 or 1")
         }
-        return cell[0] == UInt8(ascii: "t")
+        return cell[0] == 1
     }
 }
 
@@ -279,48 +300,52 @@ enum PostgresFrontend {
         }
     }
 
-    /// Parse of a named statement, parameter types left to the server.
-    static func parse(name: String, sql: String, into buffer: inout ByteBuffer) {
+    /// Parse of a named statement with its parameters' types (0: left to the server).
+    static func parse(_ statement: PostgresWireStatement, into buffer: inout ByteBuffer) {
         message(UInt8(ascii: "P"), into: &buffer) { buffer in
-            buffer.writeNullTerminatedString(name)
-            buffer.writeNullTerminatedString(sql)
-            buffer.writeInteger(Int16(0))
+            buffer.writeNullTerminatedString(statement.name)
+            buffer.writeNullTerminatedString(statement.sql)
+            buffer.writeInteger(Int16(statement.parameterTypes.count))
+            for type in statement.parameterTypes { buffer.writeInteger(type) }
         }
     }
 
-    /// Bind of the unnamed portal to a named statement, every parameter and result in text form,
-    /// then Execute (all rows) and Sync: one round trip (with the statement's Parse before them on
-    /// its first use on a connection).
-    static func bindExecuteSync(statement: String, parameters: [PostgresWireValue], into buffer: inout ByteBuffer) {
-        message(UInt8(ascii: "B"), into: &buffer) { buffer in
-            buffer.writeInteger(UInt8(0))
-            buffer.writeNullTerminatedString(statement)
-            buffer.writeInteger(Int16(0))
-            buffer.writeInteger(Int16(parameters.count))
-            for parameter in parameters {
-                switch parameter {
-                case .text(let text):
-                    let start = buffer.writerIndex
-                    buffer.writeInteger(Int32(0))
-                    let written = buffer.writeString(text)
-                    buffer.setInteger(Int32(written), at: start)
-                case .integer(let value):
-                    let start = buffer.writerIndex
-                    buffer.writeInteger(Int32(0))
-                    let written = writeDecimal(value, into: &buffer)
-                    buffer.setInteger(Int32(written), at: start)
-                case .null:
-                    buffer.writeInteger(Int32(-1))
-                }
+    /// Bind of the unnamed portal to a named statement (integers in binary where the statement
+    /// declares `int8`, other values in text; results as the statement says), then Execute (all
+    /// rows) and Sync: one round trip (with the statement's Parse before them on its first use on
+    /// a connection).
+    static func bindExecuteSync(
+        _ statement: PostgresWireStatement, parameters: [PostgresWireValue], into buffer: inout ByteBuffer
+    ) {
+        precondition(parameters.count == statement.parameterTypes.count, "a lean query binds one value per parameter")
+        buffer.writeInteger(UInt8(ascii: "B"))
+        let start = buffer.writerIndex
+        buffer.writeInteger(Int32(0))
+        buffer.writeBytes(statement.bindHead)
+        for (parameter, type) in zip(parameters, statement.parameterTypes) {
+            switch parameter {
+            case .integer(let value) where type == PostgresWireStatement.int8:
+                buffer.writeInteger(Int32(8))
+                buffer.writeInteger(value)
+            case .integer(let value):
+                let length = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                buffer.setInteger(Int32(writeDecimal(value, into: &buffer)), at: length)
+            case .text(let text):
+                let length = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                buffer.setInteger(Int32(buffer.writeString(text)), at: length)
+            case .null:
+                buffer.writeInteger(Int32(-1))
             }
-            buffer.writeInteger(Int16(0))
         }
-        message(UInt8(ascii: "E"), into: &buffer) { buffer in
-            buffer.writeInteger(UInt8(0))
-            buffer.writeInteger(Int32(0))
-        }
-        sync(into: &buffer)
+        buffer.writeBytes(statement.bindTail)
+        buffer.setInteger(Int32(buffer.writerIndex - start), at: start)
+        buffer.writeBytes(executeAndSync)
     }
+
+    /// Execute of the unnamed portal (all rows), then Sync.
+    static let executeAndSync: [UInt8] = [UInt8(ascii: "E"), 0, 0, 0, 9, 0, 0, 0, 0, 0, UInt8(ascii: "S"), 0, 0, 0, 4]
 
     /// Writes `value` in decimal (as PostgreSQL's `int8` input reads it) without making a
     /// string of it; returns the number of bytes written.
@@ -342,11 +367,6 @@ enum PostgresFrontend {
             magnitude /= 10
         }
         return sign + digits
-    }
-
-    static func sync(into buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt8(ascii: "S"))
-        buffer.writeInteger(Int32(4))
     }
 
     static func terminate(into buffer: inout ByteBuffer) {

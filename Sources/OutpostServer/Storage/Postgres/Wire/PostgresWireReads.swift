@@ -17,12 +17,29 @@ final class PostgresWireReads: Sendable {
     let logger: Logger
     let location: PostgresLocation
 
-    /// The statements each connection prepares, by index.
-    static let statements: [(name: String, sql: String)] =
+    /// The statements each connection prepares, by index: integers (`int8` and `bool` columns,
+    /// keyset positions and limits) travel in binary.
+    static let statements: [PostgresWireStatement] =
         [
-            (PostgresStorage.RecordByID.name, PostgresStorage.RecordByID.sql),
-            (PostgresStorage.TokenByHash.name, PostgresStorage.TokenByHash.sql),
-        ] + PostgresStorage.keysetOrders + PostgresStorage.keysetTextOrders
+            PostgresWireStatement(
+                name: PostgresStorage.RecordByID.name, sql: PostgresStorage.RecordByID.sql, parameterTypes: [0, 0],
+                binaryResults: recordResults),
+            PostgresWireStatement(
+                name: PostgresStorage.TokenByHash.name, sql: PostgresStorage.TokenByHash.sql, parameterTypes: [0],
+                binaryResults: [false, false, false, false, false, true, false]),
+        ]
+        + PostgresStorage.keysetOrders.map {
+            PostgresWireStatement(name: $0.name, sql: $0.sql, parameterTypes: keysetParameters, binaryResults: recordResults)
+        }
+        + PostgresStorage.keysetTextOrders.map {
+            PostgresWireStatement(
+                name: $0.name, sql: $0.sql, parameterTypes: keysetParameters,
+                binaryResults: [true, false, false, true, true, true])
+        }
+    /// Of ``PostgresStorage/columns``: seq, version, the times and the private flag in binary.
+    static let recordResults = [true, false, false, false, false, true, true, true, true]
+    /// A keyset page's type, viewer, start (time and seq) and limit.
+    static let keysetParameters = [0, 0, PostgresWireStatement.int8, PostgresWireStatement.int8, PostgresWireStatement.int8]
     static let recordByID = 0
     static let tokenByHash = 1
     /// The first of the four keyset-page statements, in the order of ``PostgresStorage/keysetOrders``.
