@@ -717,32 +717,14 @@ extension PostgresWirePageTextTests {
         let records = Array(Self.records.prefix(3))
         var answer = ByteBuffer()
         for record in records {
-            var message = ByteBuffer()
-            var payload = try Self.payload(record)
-            message.writeInteger(UInt8(ascii: "D"))
-            message.writeInteger(Int32(payload.readableBytes + 4))
-            message.writeBuffer(&payload)
-            answer.writeImmutableBuffer(message)
+            answer.writeImmutableBuffer(BackendBytes.message("D", Array(try Self.payload(record).readableBytesView)))
         }
         answer.writeImmutableBuffer(BackendBytes.message("C", Array("SELECT 3".utf8) + [0]))
         answer.writeImmutableBuffer(BackendBytes.readyForQuery)
         let expected = RecordPageText(rows: records, limit: 2, backwards: true)
         #expect(expected.more && expected.records.count == 2)
         for cut in [1, 5, 6, 40, answer.readableBytes / 2, answer.readableBytes - 6, answer.readableBytes - 1] {
-            let (channel, handler, _) = try await PostgresWireParserTests().connectedHandler(ready: true)
-            let text = PostgresWirePageText(limit: 2, backwards: true)
-            let query = Task {
-                try await withUnsafeThrowingContinuation { continuation in
-                    channel.eventLoop.execute {
-                        handler.send(
-                            .init(
-                                statement: PostgresWireReads.keysetTextPages, parameters: Self.pageParameters, rowCapacity: 3,
-                                sink: text,
-                                continuation: continuation))
-                    }
-                }
-            }
-            _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+            let (channel, text, query) = try await Self.pageQuery(limit: 2, backwards: true)
             try await channel.writeInbound(answer.getSlice(at: answer.readerIndex, length: cut) ?? ByteBuffer())
             try await channel.writeInbound(
                 answer.getSlice(at: answer.readerIndex + cut, length: answer.readableBytes - cut) ?? ByteBuffer())
@@ -751,25 +733,32 @@ extension PostgresWirePageTextTests {
             #expect(channel.isActive)
         }
         // An ErrorResponse after some rows fails the query; the session stays usable.
-        let (channel, handler, _) = try await PostgresWireParserTests().connectedHandler(ready: true)
-        let text = PostgresWirePageText(limit: 20, backwards: false)
-        let failing = Task {
-            try await withUnsafeThrowingContinuation { continuation in
-                channel.eventLoop.execute {
-                    handler.send(
-                        .init(
-                            statement: PostgresWireReads.keysetTextPages, parameters: Self.pageParameters, rowCapacity: 3,
-                            sink: text,
-                            continuation: continuation))
-                }
-            }
-        }
-        _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        let (channel, _, failing) = try await Self.pageQuery(limit: 20, backwards: false)
         let firstRow = 1 + Int(answer.getInteger(at: answer.readerIndex + 1, as: Int32.self) ?? 0)
         try await channel.writeInbound(answer.getSlice(at: answer.readerIndex, length: firstRow) ?? ByteBuffer())
         try await channel.writeInbound(BackendBytes.error(severity: "ERROR", state: "57014", message: "canceled"))
         try await channel.writeInbound(BackendBytes.readyForQuery)
         await #expect { try await failing.value } throws: { "\($0)".contains("57014") }
         #expect(channel.isActive)
+    }
+
+    /// A page query with a text sink sent on a handler past its start-up; returns once it is written.
+    static func pageQuery(limit: Int, backwards: Bool) async throws
+        -> (NIOAsyncTestingChannel, PostgresWirePageText, Task<[ByteBuffer], any Error>)
+    {
+        let (channel, handler, _) = try await PostgresWireParserTests().connectedHandler(ready: true)
+        let text = PostgresWirePageText(limit: limit, backwards: backwards)
+        let query = Task {
+            try await withUnsafeThrowingContinuation { continuation in
+                channel.eventLoop.execute {
+                    handler.send(
+                        .init(
+                            statement: PostgresWireReads.keysetTextPages, parameters: Self.pageParameters, rowCapacity: 3,
+                            sink: text, continuation: continuation))
+                }
+            }
+        }
+        _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        return (channel, text, query)
     }
 }
