@@ -32,17 +32,27 @@ enum BackendBytes {
 
     /// A DataRow of text cells (`nil` for NULL).
     static func row(_ cells: [String?]) -> ByteBuffer {
+        row(bytes: cells.map { $0.map { Array($0.utf8) } })
+    }
+
+    /// A DataRow of cells given as bytes (`nil` for NULL).
+    static func row(bytes cells: [[UInt8]?]) -> ByteBuffer {
         var body = ByteBuffer()
         body.writeInteger(Int16(cells.count))
         for cell in cells {
             if let cell {
-                body.writeInteger(Int32(cell.utf8.count))
-                body.writeString(cell)
+                body.writeInteger(Int32(cell.count))
+                body.writeBytes(cell)
             } else {
                 body.writeInteger(Int32(-1))
             }
         }
         return message("D", Array(body.readableBytesView))
+    }
+
+    /// An `int8` cell in binary form.
+    static func int8(_ value: Int64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
     }
 }
 
@@ -51,7 +61,7 @@ enum BackendBytes {
 struct PostgresWireParserTests {
     @Test("A message that has not arrived in full is not read; a complete one is")
     func partialMessages() throws {
-        let whole = BackendBytes.row(["1", "two", nil])
+        let whole = BackendBytes.row(bytes: [BackendBytes.int8(1), Array("two".utf8), nil])
         for cut in [0, 1, 4, 5, whole.readableBytes - 1] {
             var partial = whole.getSlice(at: 0, length: cut) ?? ByteBuffer()
             #expect(try PostgresBackendMessage.next(from: &partial) == nil)
@@ -62,10 +72,11 @@ struct PostgresWireParserTests {
             Issue.record("a complete DataRow is a row")
             return
         }
-        var row = try PostgresWireRow(payload, columns: 3)
-        #expect(try row.int64() == 1)
-        #expect(try row.string() == "two")
-        #expect(try row.optionalString() == nil)
+        try PostgresWireRow.reading(payload, columns: 3) { (row: inout PostgresWireRow) throws in
+            #expect(try row.int64() == 1)
+            #expect(try row.string() == "two")
+            #expect(try row.optionalString() == nil)
+        }
         #expect(complete.readableBytes == 0)
     }
 
@@ -92,27 +103,55 @@ struct PostgresWireParserTests {
             }
             return payload
         }
-        #expect(throws: PostgresWireError.self) { try PostgresWireRow(try payload(BackendBytes.row(["1"])), columns: 9) }
-        // A cell that claims more bytes than the row holds.
+        #expect(throws: PostgresWireError.self) {
+            try PostgresWireRow.reading(try payload(BackendBytes.row(["1"])), columns: 9) { _ in }
+        }
+        // A cell that claims more bytes than the row holds, and a row cut inside a cell's length.
         var lying = ByteBuffer()
         lying.writeInteger(Int16(1))
         lying.writeInteger(Int32(1_000_000))
         lying.writeString("short")
-        var row = try PostgresWireRow(try payload(BackendBytes.message("D", Array(lying.readableBytesView))), columns: 1)
-        #expect { try row.nextCell() } throws: { "\($0)".contains("runs past the end of its row") }
-        for bad in ["", "12a", "99999999999999999999", "-", "9223372036854775808"] {
-            var cells = try PostgresWireRow(try payload(BackendBytes.row([bad])), columns: 1)
-            #expect(throws: PostgresWireError.self, "\(bad)") { try cells.int64() }
+        let lyingRow = try payload(BackendBytes.message("D", Array(lying.readableBytesView)))
+        #expect { try PostgresWireRow.reading(lyingRow, columns: 1) { try $0.nextCell() } } throws: {
+            "\($0)".contains("runs past the end of its row")
         }
-        var smallest = try PostgresWireRow(try payload(BackendBytes.row(["-9223372036854775808"])), columns: 1)
-        #expect(try smallest.int64() == .min)
-        for bad in ["true", "x", ""] {
-            var cells = try PostgresWireRow(try payload(BackendBytes.row([bad])), columns: 1)
-            #expect(throws: PostgresWireError.self, "\(bad)") { try cells.bool() }
+        let cut = try payload(BackendBytes.message("D", [0, 1, 0, 0]))
+        #expect { try PostgresWireRow.reading(cut, columns: 1) { try $0.nextCell() } } throws: {
+            "\($0)".contains("ends before its last column")
         }
-        var short = try PostgresWireRow(try payload(BackendBytes.row(["a"])), columns: 1)
-        _ = try short.string()
-        #expect { try short.string() } throws: { "\($0)".contains("ends before its last column") }
+        // Integers and booleans come in binary: 8 bytes, big-endian; one byte, 0 or 1.
+        for bad: [UInt8] in [[], [1], Array(repeating: 0, count: 7), Array(repeating: 0, count: 9), Array("12".utf8)] {
+            #expect {
+                try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [bad])), columns: 1) { try $0.int64() }
+            } throws: {
+                "\($0)".contains("not 8 bytes")
+            }
+        }
+        for value: Int64 in [.min, .max, 0, -7, 1, 256, -256, 1_795_500_000_123, .min + 1] {
+            #expect(
+                try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [BackendBytes.int8(value)])), columns: 1) {
+                    try $0.int64()
+                } == value)
+        }
+        for bad: [UInt8] in [Array("t".utf8), [2], [], [0, 1]] {
+            #expect(throws: PostgresWireError.self, "\(bad)") {
+                try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [bad])), columns: 1) { try $0.bool() }
+            }
+        }
+        #expect(
+            try PostgresWireRow.reading(try payload(BackendBytes.row(bytes: [[1], [0]])), columns: 2) {
+                [try $0.bool(), try $0.bool()]
+            } == [true, false])
+        #expect { try PostgresWireRow.reading(try payload(BackendBytes.row([nil])), columns: 1) { try $0.int64() } } throws: {
+            "\($0)".contains("NULL")
+        }
+        #expect { try PostgresWireRow.reading(try payload(BackendBytes.row([nil])), columns: 1) { try $0.string() } } throws: {
+            "\($0)".contains("NOT NULL column is NULL")
+        }
+        try PostgresWireRow.reading(try payload(BackendBytes.row(["a"])), columns: 1) { (short: inout PostgresWireRow) throws in
+            _ = try short.string()
+            #expect { try short.string() } throws: { "\($0)".contains("ends before its last column") }
+        }
         #expect(throws: ServerError.self) { try PostgresWireReads.record(from: try payload(BackendBytes.row(["1", "t"]))) }
     }
 
@@ -216,7 +255,10 @@ struct PostgresWireParserTests {
         func query() -> Task<[ByteBuffer], any Error> {
             Task {
                 try await withUnsafeThrowingContinuation { continuation in
-                    channel.eventLoop.execute { handler.send(statement: 0, parameters: ["t", "i"], continuation: continuation) }
+                    channel.eventLoop.execute {
+                        handler.send(
+                            .init(statement: 0, parameters: [.text("t"), .text("i")], rowCapacity: 1, continuation: continuation))
+                    }
                 }
             }
         }
@@ -501,5 +543,222 @@ extension PostgresWireTests {
             #expect(try await storage.record(type: "items", id: record.id) == record)
             #expect(try await storage.record(type: "items", id: record.id) == record)
         }
+    }
+}
+
+/// The page text written from lean rows, and the values bound to lean queries, without a database.
+@Suite("PostgreSQL lean reads: page text and bound values")
+struct PostgresWirePageTextTests {
+    /// The payload of a DataRow of ``PostgresStorage/pageTextColumns`` for `record`, or of `cells` as given.
+    static func payload(_ cells: [[UInt8]?]) throws -> ByteBuffer {
+        var buffer = BackendBytes.row(bytes: cells)
+        guard case .dataRow(let payload) = try PostgresBackendMessage.next(from: &buffer) else {
+            throw PostgresWireError.protocolViolation("not a row")
+        }
+        return payload
+    }
+
+    static func payload(_ record: StoredRecord) throws -> ByteBuffer {
+        try payload([
+            BackendBytes.int8(record.seq), Array(record.id.utf8), Array(record.body.utf8),
+            BackendBytes.int8(Int64(record.version)),
+            BackendBytes.int8(record.createdAt), BackendBytes.int8(record.updatedAt),
+        ])
+    }
+
+    static let pageParameters: [PostgresWireValue] = [.text("notes"), .null, .integer(.min), .integer(.min), .integer(3)]
+
+    static let records: [StoredRecord] = [
+        (#"{"s":"h\u00e9llo \"quoted\" back\\slash \ud83d\ude00","n":-3}"#, 1),
+        ("{}", 2),
+        (#"{"text":"é 😀 中文","nested":{"a":[1,2.5,null,true]}}"#, 7),
+        (#"{"tab":"\t","line":"\n","nul":"\u0000"}"#, 3),
+    ].enumerated().map { offset, item in
+        StoredRecord(
+            type: "notes", id: "id\(offset)_Ab-9", owner: nil, body: item.0, version: item.1,
+            createdAt: 1_795_500_000_000 + Int64(offset) * 1001, updatedAt: 1_795_500_000_000 + Int64(offset) * 2999,
+            seq: Int64(offset) + 10, isPrivate: false)
+    }
+
+    @Test("Page text from rows with unicode, escapes and empty bodies equals the text built from the records, both directions")
+    func equalsBuiltText() throws {
+        let rows = try Self.records.map(Self.payload)
+        for limit in 1...5 {
+            for backwards in [false, true] {
+                let fromRows = try PostgresWireReads.pageText(rows, limit: limit, backwards: backwards)
+                let built = RecordPageText(rows: Self.records, limit: limit, backwards: backwards)
+                #expect(fromRows == built, "limit \(limit), backwards \(backwards)")
+                #expect(fromRows.more == (limit < Self.records.count))
+                #expect(fromRows.records.count == min(limit, Self.records.count))
+            }
+        }
+        // The text is valid JSON whose members are the records' wire members, first to last.
+        let page = try PostgresWireReads.pageText(rows, limit: 4, backwards: true)
+        let parsed = try JSONValue(parsing: Data("[".utf8 + page.text + "]".utf8))
+        guard case .array(let items) = parsed else {
+            Issue.record("the page text is a list of objects")
+            return
+        }
+        #expect(items.count == 4)
+        #expect(items.first?["id"] == .string(Self.records[3].id) && items.last?["id"] == .string(Self.records[0].id))
+        #expect(items[1]["text"] == .string("é 😀 中文"))
+        #expect(items[3]["s"] == .string("héllo \"quoted\" back\\slash 😀"))
+        #expect(
+            try PostgresWireReads.pageText([], limit: 20, backwards: false) == RecordPageText(text: [], records: [], more: false))
+    }
+
+    @Test("A page row with a NULL id or body, a missing column or a bad integer is a clear error")
+    func hostilePageRows() throws {
+        let good: [[UInt8]?] = [BackendBytes.int8(11), Array("abc".utf8), Array("{}".utf8)] + [1, 5, 6].map(BackendBytes.int8)
+        for (column, reason) in [(1, "NULL"), (2, "NULL"), (0, "NULL"), (3, "NULL")] {
+            var cells = good
+            cells[column] = nil
+            #expect("column \(column)") {
+                try PostgresWireReads.pageText([try Self.payload(cells)], limit: 20, backwards: false)
+            } throws: { "\($0)".contains(reason) }
+        }
+        #expect {
+            try PostgresWireReads.pageText([try Self.payload(Array(good.prefix(5)))], limit: 20, backwards: false)
+        } throws: {
+            "\($0)".contains("6 columns")
+        }
+        var bad = good
+        bad[4] = [5, 0, 0]
+        #expect(throws: PostgresWireError.self) {
+            try PostgresWireReads.pageText([try Self.payload(good), try Self.payload(bad)], limit: 20, backwards: false)
+        }
+        // The row past the limit only tells that more follow: it is not decoded.
+        let page = try PostgresWireReads.pageText([try Self.payload(good), try Self.payload(bad)], limit: 1, backwards: false)
+        #expect(page.more && page.records.map(\.id) == ["abc"])
+    }
+
+    @Test(
+        "Integers are bound in binary where the statement declares int8, in decimal elsewhere; text and NULL as PostgreSQL reads them"
+    )
+    func boundValues() throws {
+        var values: [Int64] = [0, 7, -7, 10, -10, 99, 100, .max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power, power - 1, -power, -(power - 1)]
+        }
+        let int8 = PostgresWireStatement.int8
+        let statement = PostgresWireStatement(
+            name: "s", sql: "SELECT 1", parameterTypes: Array(repeating: 0, count: values.count) + [int8, int8, 0, 0, 0, 0],
+            binaryResults: [true, false])
+        var buffer = ByteBuffer()
+        PostgresFrontend.bindExecuteSync(
+            statement,
+            parameters: values.map(PostgresWireValue.integer) + [
+                .integer(.min), .integer(-2), .text("é x"), .null, PostgresWireValue(nil),
+            ]
+                + [PostgresWireValue("t")],
+            into: &buffer)
+        #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "B"))
+        let length = buffer.readInteger(as: Int32.self) ?? 0
+        let message = buffer.readSlice(length: Int(length) - 4)
+        var bind = try #require(message)
+        #expect(bind.readInteger(as: UInt8.self) == 0, "the unnamed portal")
+        #expect(bind.readNullTerminatedString() == "s")
+        let count = Int16(values.count + 6)
+        #expect(bind.readInteger(as: Int16.self) == count, "a format code per parameter")
+        let formats = (0..<count).map { _ in bind.readInteger(as: Int16.self) ?? -1 }
+        #expect(formats == Array(repeating: 0, count: values.count) + [1, 1, 0, 0, 0, 0])
+        #expect(bind.readInteger(as: Int16.self) == count)
+        for value in values {
+            let size = bind.readInteger(as: Int32.self) ?? -1
+            #expect(bind.readString(length: Int(size)) == String(value))
+        }
+        for value: Int64 in [.min, -2] {
+            #expect(bind.readInteger(as: Int32.self) == 8)
+            #expect(bind.readInteger(as: Int64.self) == value, "big-endian")
+        }
+        let size = bind.readInteger(as: Int32.self) ?? -1
+        #expect(bind.readBytes(length: Int(size)) == Array("é x".utf8))
+        #expect(bind.readInteger(as: Int32.self) == -1)
+        #expect(bind.readInteger(as: Int32.self) == -1)
+        #expect(bind.readInteger(as: Int32.self) == 1)
+        #expect(bind.readString(length: 1) == "t")
+        #expect(bind.readInteger(as: Int16.self) == 2, "a format code per result column")
+        #expect(bind.readInteger(as: Int16.self) == 1)
+        #expect(bind.readInteger(as: Int16.self) == 0)
+        #expect(bind.readableBytes == 0)
+        // Execute (all rows) and Sync follow.
+        #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "E"))
+        #expect(buffer.readInteger(as: Int32.self) == 9)
+        #expect(buffer.readNullTerminatedString() == "")
+        #expect(buffer.readInteger(as: Int32.self) == 0, "all rows")
+        #expect(buffer.readInteger(as: UInt8.self) == UInt8(ascii: "S"))
+        #expect(buffer.readInteger(as: Int32.self) == 4)
+        #expect(buffer.readableBytes == 0)
+    }
+
+    @Test("Each lean statement's result formats match its columns: int8 and bool in binary, text otherwise")
+    func statementFormats() {
+        let statements = PostgresWireReads.statements
+        #expect(statements.count == 10)
+        for statement in statements {
+            let columns = statement.sql.components(separatedBy: "SELECT ")[1].components(separatedBy: " FROM")[0]
+                .components(separatedBy: ", ")
+            #expect(columns.count == statement.binaryResults.count, "\(statement.name)")
+            let integers: Set = ["seq", "version", "created_at", "updated_at", "expires_at", "private"]
+            #expect(columns.map(integers.contains) == statement.binaryResults, "\(statement.name)")
+            #expect(statement.parameterTypes.count == statement.sql.components(separatedBy: "$").count - 1)
+        }
+    }
+}
+
+extension PostgresWirePageTextTests {
+    @Test(
+        "A page's rows read in place as they arrive, cut anywhere between reads, give the same text; an error after rows fails the page"
+    )
+    func rowsCutBetweenReads() async throws {
+        #expect(Self.pageParameters.count == PostgresWireReads.keysetParameters.count)
+        let records = Array(Self.records.prefix(3))
+        var answer = ByteBuffer()
+        for record in records {
+            answer.writeImmutableBuffer(BackendBytes.message("D", Array(try Self.payload(record).readableBytesView)))
+        }
+        answer.writeImmutableBuffer(BackendBytes.message("C", Array("SELECT 3".utf8) + [0]))
+        answer.writeImmutableBuffer(BackendBytes.readyForQuery)
+        let expected = RecordPageText(rows: records, limit: 2, backwards: true)
+        #expect(expected.more && expected.records.count == 2)
+        for cut in [1, 5, 6, 40, answer.readableBytes / 2, answer.readableBytes - 6, answer.readableBytes - 1] {
+            let (channel, text, query) = try await Self.pageQuery(limit: 2, backwards: true)
+            try await channel.writeInbound(answer.getSlice(at: answer.readerIndex, length: cut) ?? ByteBuffer())
+            try await channel.writeInbound(
+                answer.getSlice(at: answer.readerIndex + cut, length: answer.readableBytes - cut) ?? ByteBuffer())
+            #expect(try await query.value.isEmpty, "the rows went to the sink")
+            #expect(try text.page() == expected, "cut at \(cut)")
+            #expect(channel.isActive)
+        }
+        // An ErrorResponse after some rows fails the query; the session stays usable.
+        let (channel, _, failing) = try await Self.pageQuery(limit: 20, backwards: false)
+        let firstRow = 1 + Int(answer.getInteger(at: answer.readerIndex + 1, as: Int32.self) ?? 0)
+        try await channel.writeInbound(answer.getSlice(at: answer.readerIndex, length: firstRow) ?? ByteBuffer())
+        try await channel.writeInbound(BackendBytes.error(severity: "ERROR", state: "57014", message: "canceled"))
+        try await channel.writeInbound(BackendBytes.readyForQuery)
+        await #expect { try await failing.value } throws: { "\($0)".contains("57014") }
+        #expect(channel.isActive)
+    }
+
+    /// A page query with a text sink sent on a handler past its start-up; returns once it is written.
+    static func pageQuery(limit: Int, backwards: Bool) async throws
+        -> (NIOAsyncTestingChannel, PostgresWirePageText, Task<[ByteBuffer], any Error>)
+    {
+        let (channel, handler, _) = try await PostgresWireParserTests().connectedHandler(ready: true)
+        let text = PostgresWirePageText(limit: limit, backwards: backwards)
+        let query = Task {
+            try await withUnsafeThrowingContinuation { continuation in
+                channel.eventLoop.execute {
+                    handler.send(
+                        .init(
+                            statement: PostgresWireReads.keysetTextPages, parameters: Self.pageParameters, rowCapacity: 3,
+                            sink: text, continuation: continuation))
+                }
+            }
+        }
+        _ = try await channel.waitForOutboundWrite(as: ByteBuffer.self)
+        return (channel, text, query)
     }
 }

@@ -131,17 +131,30 @@ extension PostgresStorage {
     /// ascending or descending (the index is `2 × updated + descending`). The start position is
     /// always bound (the first page starts before every row), and so is the viewer: with no viewer
     /// (`NULL`), `owner = NULL` is never true, so only public records pass, as for an anonymous caller.
-    static let keysetOrders: [(name: String, sql: String)] = ["created", "updated"].flatMap { time in
-        [false, true].map { descending in
-            let direction = descending ? "DESC" : "ASC"
-            return (
-                "outpost_page_\(time)_\(descending ? "desc" : "asc")",
-                """
-                SELECT \(PostgresStorage.columns) FROM records
-                WHERE type = $1 AND (NOT private OR owner = $2) AND (\(time)_at, seq) \(descending ? "<" : ">") ($3, $4)
-                ORDER BY \(time)_at \(direction), seq \(direction) LIMIT $5
-                """
-            )
+    static let keysetOrders = keysetStatements(named: "outpost_page", columns: PostgresStorage.columns)
+
+    /// The columns a list page's text is written from (``PostgresWireReads/pageText(_:limit:backwards:)``),
+    /// in that order: what the page shows and its cursors need, without the type (known), the
+    /// owner and the private flag (the statement's `WHERE` applies them).
+    static let pageTextColumns = "seq, id, body, version, created_at, updated_at"
+
+    /// ``keysetOrders`` selecting ``pageTextColumns`` only: the lean connections' list pages.
+    static let keysetTextOrders = keysetStatements(named: "outpost_page_text", columns: pageTextColumns)
+
+    /// The four keyset statements (``keysetOrders``' order) selecting `columns`, named `prefix_time_direction`.
+    static func keysetStatements(named prefix: String, columns: String) -> [(name: String, sql: String)] {
+        ["created", "updated"].flatMap { time in
+            [false, true].map { descending in
+                let direction = descending ? "DESC" : "ASC"
+                return (
+                    "\(prefix)_\(time)_\(descending ? "desc" : "asc")",
+                    """
+                    SELECT \(columns) FROM records
+                    WHERE type = $1 AND (NOT private OR owner = $2) AND (\(time)_at, seq) \(descending ? "<" : ">") ($3, $4)
+                    ORDER BY \(time)_at \(direction), seq \(direction) LIMIT $5
+                    """
+                )
+            }
         }
     }
 

@@ -36,35 +36,40 @@ final class PostgresWireConnection: @unchecked Sendable {
     }
 
     /// The rows of prepared statement `statement` (its index in the settings) for `parameters`,
-    /// each the payload of one DataRow.
-    func query(_ statement: Int, _ parameters: [String?]) async throws -> [ByteBuffer] {
+    /// each the payload of one DataRow; room for `rowCapacity` of them is made at the first. With
+    /// a `sink`, each row goes to it as it is read instead, and none are returned.
+    func query(
+        _ statement: Int, _ parameters: [PostgresWireValue], rowCapacity: Int = 1, sink: (any PostgresWireRowSink)? = nil
+    ) async throws -> [ByteBuffer] {
         try await withUnsafeThrowingContinuation { continuation in
+            let query = PostgresWireHandler.Query(
+                statement: statement, parameters: parameters, rowCapacity: rowCapacity, sink: sink, continuation: continuation)
             if loop.inEventLoop {
-                start(statement, parameters, continuation)
+                start(query)
             } else {
-                loop.execute { self.start(statement, parameters, continuation) }
+                loop.execute { self.start(query) }
             }
         }
     }
 
-    private func start(_ statement: Int, _ parameters: [String?], _ continuation: UnsafeContinuation<[ByteBuffer], any Error>) {
+    private func start(_ query: PostgresWireHandler.Query) {
         switch state {
         case .ready(let handler, _):
-            handler.send(statement: statement, parameters: parameters, continuation: continuation)
+            handler.send(query)
         case .connecting(let future):
             future.whenComplete { result in
                 switch result {
                 case .success(let handler):
-                    handler.send(statement: statement, parameters: parameters, continuation: continuation)
+                    handler.send(query)
                 case .failure(let error):
-                    continuation.resume(throwing: error)
+                    query.continuation.resume(throwing: error)
                 }
             }
         case .idle:
             state = .connecting(connect())
-            start(statement, parameters, continuation)
+            start(query)
         case .closed:
-            continuation.resume(throwing: PostgresWireError.connectionLost("the storage is closed"))
+            query.continuation.resume(throwing: PostgresWireError.connectionLost("the storage is closed"))
         }
     }
 

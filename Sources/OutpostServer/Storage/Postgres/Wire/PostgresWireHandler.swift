@@ -1,5 +1,12 @@
 import NIOCore
 
+/// Takes the rows of one query as they are read, on the connection's event loop. A row's bytes
+/// (a DataRow's payload: column count, then each cell's length and bytes) are valid during the
+/// call only. A row it cannot read is its own to report (the query still completes).
+protocol PostgresWireRowSink: AnyObject, Sendable {
+    func row(_ payload: UnsafeBufferPointer<UInt8>)
+}
+
 /// What a lean connection needs to start a session: the database's identity and the statements it
 /// prepares, each on its first use (the tables may not exist yet when the connection opens).
 struct PostgresWireSettings: Sendable {
@@ -9,7 +16,7 @@ struct PostgresWireSettings: Sendable {
     var database: String
     /// Ask for TLS first (`sslmode=prefer`): a server that offers it is left to postgres-nio.
     var askForTLS: Bool
-    var statements: [(name: String, sql: String)]
+    var statements: [PostgresWireStatement]
     /// PostgreSQL's `lock_timeout` for the session, as the pools set it (503 `storage_busy` past it).
     var lockTimeoutMilliseconds: Int64
     var applicationName = "outpost-reads"
@@ -28,12 +35,25 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// A query waiting for its answer: the rows so far, and an ErrorResponse if one came.
+    /// A query to send: a prepared statement (its index in the settings), its parameters, how
+    /// many rows to make room for at the first, and who waits for the rows.
+    struct Query: Sendable {
+        var statement: Int
+        var parameters: [PostgresWireValue]
+        var rowCapacity: Int
+        /// Takes each row as it is read, in place of the rows returned (which are then none).
+        var sink: (any PostgresWireRowSink)? = nil
+        let continuation: UnsafeContinuation<[ByteBuffer], any Error>
+    }
+
+    /// A query waiting for its answer, and an ErrorResponse if one came (its rows so far are
+    /// ``rows``, for the first query waiting).
     struct Pending {
         var statement: Int
         /// Whether this query's buffer began with the statement's Parse.
         var parses: Bool
-        var rows: [ByteBuffer] = []
+        var rowCapacity: Int
+        var sink: (any PostgresWireRowSink)?
         var error: PostgresWireError?
         let continuation: UnsafeContinuation<[ByteBuffer], any Error>
     }
@@ -49,6 +69,9 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     private var scram: PostgresWireAuthentication.SCRAM?
     private var received: ByteBuffer?
     private var pending = CircularBuffer<Pending>(initialCapacity: 8)
+    /// The rows of the first query waiting, so far (kept here, not in ``Pending``, so that each
+    /// row is appended in place instead of copying the array out of the queue and back).
+    private var rows: [ByteBuffer] = []
     private var context: ChannelHandlerContext?
     /// Queries written but not flushed yet, and whether a flush is scheduled on the loop.
     private var outgoing: ByteBuffer?
@@ -93,11 +116,11 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
             ], into: &buffer)
     }
 
-    /// Writes a query of prepared statement `statement` (its index in the settings) and queues
-    /// `continuation` for its rows. Fails it at once when the connection is not ready.
-    func send(statement: Int, parameters: [String?], continuation: UnsafeContinuation<[ByteBuffer], any Error>) {
+    /// Writes `query` and queues it for its rows. Fails it at once when the connection is not ready.
+    func send(_ query: Query) {
+        let statement = query.statement
         guard state == .ready, let context else {
-            continuation.resume(throwing: PostgresWireError.connectionLost("the connection is not open"))
+            query.continuation.resume(throwing: PostgresWireError.connectionLost("the connection is not open"))
             return
         }
         // Queries sent in one turn of the loop (requests read together) go out in one write.
@@ -108,11 +131,13 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
             // Later queries of this statement rely on this Parse; if it fails, they fail too
             // (26000) and the next one prepares it again.
             prepared[statement] = true
-            PostgresFrontend.parse(
-                name: settings.statements[statement].name, sql: settings.statements[statement].sql, into: &buffer)
+            PostgresFrontend.parse(settings.statements[statement], into: &buffer)
         }
-        PostgresFrontend.bindExecuteSync(statement: settings.statements[statement].name, parameters: parameters, into: &buffer)
-        pending.append(Pending(statement: statement, parses: parses, continuation: continuation))
+        PostgresFrontend.bindExecuteSync(settings.statements[statement], parameters: query.parameters, into: &buffer)
+        pending.append(
+            Pending(
+                statement: statement, parses: parses, rowCapacity: query.rowCapacity, sink: query.sink,
+                continuation: query.continuation))
         outgoing = buffer
         if !flushScheduled {
             flushScheduled = true
@@ -158,6 +183,18 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         do {
             while state != .failed, var buffer = received {
                 received = nil
+                // A row of a query with a sink is read in place, where it arrived.
+                if state == .ready, let sink = pending.first?.sink,
+                    let (type, length) = try PostgresBackendMessage.completeHeader(buffer),
+                    type == UInt8(ascii: "D")
+                {
+                    buffer.withUnsafeReadableBytes { raw in
+                        sink.row(UnsafeBufferPointer(rebasing: raw.assumingMemoryBound(to: UInt8.self)[5..<1 + length]))
+                    }
+                    buffer.moveReaderIndex(forwardBy: 1 + length)
+                    received = buffer
+                    continue
+                }
                 let message = try PostgresBackendMessage.next(from: &buffer)
                 received = buffer
                 guard let message else { break }
@@ -174,16 +211,19 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
     private func handle(_ message: PostgresBackendMessage, context: ChannelHandlerContext) throws {
         switch (state, message) {
         case (.ready, .dataRow(let row)):
-            guard !pending.isEmpty else { throw PostgresWireError.protocolViolation("a row arrived for no query") }
-            pending[pending.startIndex].rows.append(row)
+            guard let first = pending.first else { throw PostgresWireError.protocolViolation("a row arrived for no query") }
+            if rows.isEmpty { rows.reserveCapacity(first.rowCapacity) }
+            rows.append(row)
         case (.ready, .readyForQuery):
             guard let query = pending.popFirst() else {
                 throw PostgresWireError.protocolViolation("ReadyForQuery arrived for no query")
             }
+            let answer = rows
+            rows = []
             if let error = query.error {
                 query.continuation.resume(throwing: error)
             } else {
-                query.continuation.resume(returning: query.rows)
+                query.continuation.resume(returning: answer)
             }
         case (_, .error(let error)):
             guard state == .ready, !error.endsConnection, !pending.isEmpty else { throw error }
@@ -270,6 +310,7 @@ final class PostgresWireHandler: ChannelInboundHandler, @unchecked Sendable {
         if !wasReady { ready.fail(error) }
         let lost: PostgresWireError = if case .server = error, error.endsConnection { .connectionLost("\(error)") } else { error }
         while let query = pending.popFirst() { query.continuation.resume(throwing: lost) }
+        rows = []
         received = nil
         outgoing = nil
         context.close(promise: nil)

@@ -37,6 +37,55 @@ enum PostgresWireError: Error, CustomStringConvertible {
     }
 }
 
+/// A value bound to a lean query, sent in text form.
+enum PostgresWireValue: Equatable {
+    case text(String)
+    /// Written in decimal straight into the message.
+    case integer(Int64)
+    case null
+
+    init(_ text: String?) {
+        self = text.map(Self.text) ?? .null
+    }
+}
+
+/// A statement a lean connection prepares, with how its values travel: the parameters declared
+/// `int8` go in binary (8 bytes, big-endian), the others in text with their types left to
+/// PostgreSQL; each result column in text or binary (`int8` as 8 bytes, `bool` as 1), as its
+/// reader (``PostgresWireRow``) expects. Binary integers spare both sides a decimal conversion.
+struct PostgresWireStatement: Sendable {
+    static let int8 = Int32(20)
+
+    var name: String
+    var sql: String
+    /// Per parameter: ``int8``, or 0 (text, type inferred).
+    var parameterTypes: [Int32]
+    /// Per result column: whether it comes in binary.
+    var binaryResults: [Bool]
+    /// The Bind message's bytes before the parameters' values (portal, statement, format codes,
+    /// parameter count) and after them (result format codes): the same for every query.
+    let bindHead: [UInt8]
+    let bindTail: [UInt8]
+
+    init(name: String, sql: String, parameterTypes: [Int32], binaryResults: [Bool]) {
+        self.name = name
+        self.sql = sql
+        self.parameterTypes = parameterTypes
+        self.binaryResults = binaryResults
+        var head = ByteBuffer()
+        head.writeInteger(UInt8(0))  // the unnamed portal
+        head.writeNullTerminatedString(name)
+        head.writeInteger(Int16(parameterTypes.count))
+        for type in parameterTypes { head.writeInteger(Int16(type == Self.int8 ? 1 : 0)) }
+        head.writeInteger(Int16(parameterTypes.count))
+        bindHead = Array(head.readableBytesView)
+        var tail = ByteBuffer()
+        tail.writeInteger(Int16(binaryResults.count))
+        for binary in binaryResults { tail.writeInteger(Int16(binary ? 1 : 0)) }
+        bindTail = Array(tail.readableBytesView)
+    }
+}
+
 /// One message from the backend (PostgreSQL protocol 3.0), parsed from its bytes after the type
 /// byte and length. Only what the lean connection uses is kept; anything else is `.other`.
 enum PostgresBackendMessage {
@@ -58,12 +107,12 @@ enum PostgresBackendMessage {
     /// The largest message accepted: a row of records with bodies up to 64 MiB.
     static let maximumLength = 64 << 20
 
-    /// Parses the next complete message at the reader index of `buffer`, or returns `nil` (and
-    /// reads nothing) when it has not arrived in full yet.
+    /// The type and length (the length field's value: the body's size plus 4) of the message at
+    /// the reader index of `buffer`, or `nil` when it has not arrived in full yet.
     ///
     /// - Throws: ``PostgresWireError/protocolViolation(_:)`` for a length under 4 or over
-    ///   ``maximumLength``, or a message whose fields run past its length.
-    static func next(from buffer: inout ByteBuffer) throws -> PostgresBackendMessage? {
+    ///   ``maximumLength``, as soon as the length has arrived.
+    static func completeHeader(_ buffer: ByteBuffer) throws -> (type: UInt8, length: Int)? {
         guard buffer.readableBytes >= 5, let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
             let length = buffer.getInteger(at: buffer.readerIndex + 1, as: Int32.self)
         else { return nil }
@@ -72,8 +121,17 @@ enum PostgresBackendMessage {
                 "a backend message of type \(Self.name(type)) claims \(length) bytes (accepted: 4 to \(maximumLength))")
         }
         guard buffer.readableBytes >= 1 + Int(length) else { return nil }
+        return (type, Int(length))
+    }
+
+    /// Parses the next complete message at the reader index of `buffer`, or returns `nil` (and
+    /// reads nothing) when it has not arrived in full yet.
+    ///
+    /// - Throws: as ``completeHeader(_:)``, and for a message whose fields run past its length.
+    static func next(from buffer: inout ByteBuffer) throws -> PostgresBackendMessage? {
+        guard let (type, length) = try completeHeader(buffer) else { return nil }
         buffer.moveReaderIndex(forwardBy: 5)
-        guard var body = buffer.readSlice(length: Int(length) - 4) else { return nil }
+        guard var body = buffer.readSlice(length: length - 4) else { return nil }
         switch type {
         case UInt8(ascii: "D"):
             return .dataRow(body)
@@ -121,80 +179,79 @@ enum PostgresBackendMessage {
 }
 
 /// The cells of one DataRow, read in column order as text (every lean statement asks for text
-/// results), each length checked against what the row holds.
+/// results), each length checked against what the row holds. Reads the row's bytes in place:
+/// a cell is a view of them, valid inside ``reading(_:columns:_:)`` only.
 struct PostgresWireRow {
-    var buffer: ByteBuffer
+    let bytes: UnsafeBufferPointer<UInt8>
+    /// Where the next cell's length is.
+    var offset = 2
     var remaining: Int
 
     /// - Throws: ``PostgresWireError/protocolViolation(_:)`` when the row does not have `columns`
     ///   columns.
-    init(_ payload: ByteBuffer, columns: Int) throws {
-        buffer = payload
-        guard let count = buffer.readInteger(as: Int16.self), Int(count) == columns else {
+    init(_ bytes: UnsafeBufferPointer<UInt8>, columns: Int) throws {
+        guard bytes.count >= 2, Int(Int16(bitPattern: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))) == columns else {
             throw PostgresWireError.protocolViolation("a row does not have the \(columns) columns its statement selects")
         }
+        self.bytes = bytes
         remaining = columns
     }
 
+    /// `body`'s result on the row `payload` (a DataRow's payload) of `columns` columns.
+    static func reading<T>(_ payload: ByteBuffer, columns: Int, _ body: (inout PostgresWireRow) throws -> T) throws -> T {
+        try payload.withUnsafeReadableBytes { raw in
+            var row = try PostgresWireRow(raw.assumingMemoryBound(to: UInt8.self), columns: columns)
+            return try body(&row)
+        }
+    }
+
     /// The next cell's bytes, `nil` for SQL `NULL`.
-    mutating func nextCell() throws -> ByteBuffer? {
-        guard remaining > 0, let length = buffer.readInteger(as: Int32.self) else {
+    mutating func nextCell() throws -> UnsafeBufferPointer<UInt8>? {
+        guard remaining > 0, bytes.count - offset >= 4 else {
             throw PostgresWireError.protocolViolation("a row ends before its last column")
         }
+        var length: Int32 = 0
+        for index in offset..<offset + 4 { length = length << 8 | Int32(bytes[index]) }
+        offset += 4
         remaining -= 1
         if length == -1 { return nil }
-        guard length >= 0, let cell = buffer.readSlice(length: Int(length)) else {
+        guard length >= 0, Int(length) <= bytes.count - offset else {
             throw PostgresWireError.protocolViolation("a cell of \(length) bytes runs past the end of its row")
         }
+        defer { offset += Int(length) }
+        return UnsafeBufferPointer(rebasing: bytes[offset..<offset + Int(length)])
+    }
+
+    /// The next cell, which must not be `NULL`.
+    mutating func cell() throws -> UnsafeBufferPointer<UInt8> {
+        guard let cell = try nextCell() else { throw PostgresWireError.protocolViolation("a NOT NULL column is NULL") }
         return cell
     }
 
     mutating func optionalString() throws -> String? {
-        try nextCell().map { String(buffer: $0) }
+        try nextCell().map { String(decoding: $0, as: UTF8.self) }
     }
 
     mutating func string() throws -> String {
-        guard let value = try optionalString() else { throw PostgresWireError.protocolViolation("a NOT NULL column is NULL") }
-        return value
+        String(decoding: try cell(), as: UTF8.self)
     }
 
-    /// An `int8` in text form: an optional `-` and at most 19 digits.
+    /// An `int8` in binary form: 8 bytes, big-endian.
     mutating func int64() throws -> Int64 {
-        guard let cell = try nextCell(), cell.readableBytes > 0, cell.readableBytes <= 20 else {
-            throw PostgresWireError.protocolViolation("an integer column is empty, NULL or too long")
+        guard let cell = try nextCell(), cell.count == 8 else {
+            throw PostgresWireError.protocolViolation("an integer column is NULL or not 8 bytes")
         }
-        guard cell.readableBytesView.contains(where: { $0 != UInt8(ascii: "-") }) else {
-            throw PostgresWireError.protocolViolation("an integer column holds no digit")
-        }
-        var value: Int64 = 0
-        var negative = false
-        for (index, byte) in cell.readableBytesView.enumerated() {
-            if index == 0, byte == UInt8(ascii: "-") {
-                negative = true
-                continue
-            }
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
-                throw PostgresWireError.protocolViolation("an integer column holds a byte that is not a digit")
-            }
-            let digit = Int64(byte - UInt8(ascii: "0"))
-            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
-            let (next, overflowAgain) =
-                negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-            guard !overflow, !overflowAgain else {
-                throw PostgresWireError.protocolViolation("an integer column overflows 64 bits")
-            }
-            value = next
-        }
-        return value
+        var value: UInt64 = 0
+        for byte in cell { value = value << 8 | UInt64(byte) }
+        return Int64(bitPattern: value)
     }
 
-    /// A `bool` in text form: `t` or `f`.
+    /// A `bool` in binary form: one byte, 1 or 0.
     mutating func bool() throws -> Bool {
-        guard let cell = try nextCell(), cell.readableBytes == 1,
-            let byte = cell.getInteger(at: cell.readerIndex, as: UInt8.self),
-            byte == UInt8(ascii: "t") || byte == UInt8(ascii: "f")
-        else { throw PostgresWireError.protocolViolation("a boolean column is not t or f") }
-        return byte == UInt8(ascii: "t")
+        guard let cell = try nextCell(), cell.count == 1, cell[0] <= 1 else {
+            throw PostgresWireError.protocolViolation("a boolean column is not one byte of 0 or 1")
+        }
+        return cell[0] == 1
     }
 }
 
@@ -243,46 +300,73 @@ enum PostgresFrontend {
         }
     }
 
-    /// Parse of a named statement, parameter types left to the server.
-    static func parse(name: String, sql: String, into buffer: inout ByteBuffer) {
+    /// Parse of a named statement with its parameters' types (0: left to the server).
+    static func parse(_ statement: PostgresWireStatement, into buffer: inout ByteBuffer) {
         message(UInt8(ascii: "P"), into: &buffer) { buffer in
-            buffer.writeNullTerminatedString(name)
-            buffer.writeNullTerminatedString(sql)
-            buffer.writeInteger(Int16(0))
+            buffer.writeNullTerminatedString(statement.name)
+            buffer.writeNullTerminatedString(statement.sql)
+            buffer.writeInteger(Int16(statement.parameterTypes.count))
+            for type in statement.parameterTypes { buffer.writeInteger(type) }
         }
     }
 
-    /// Bind of the unnamed portal to a named statement, every parameter and result in text form,
-    /// then Execute (all rows) and Sync: one round trip (with the statement's Parse before them on
-    /// its first use on a connection).
-    static func bindExecuteSync(statement: String, parameters: [String?], into buffer: inout ByteBuffer) {
-        message(UInt8(ascii: "B"), into: &buffer) { buffer in
-            buffer.writeInteger(UInt8(0))
-            buffer.writeNullTerminatedString(statement)
-            buffer.writeInteger(Int16(0))
-            buffer.writeInteger(Int16(parameters.count))
-            for parameter in parameters {
-                if let parameter {
-                    let start = buffer.writerIndex
-                    buffer.writeInteger(Int32(0))
-                    let written = buffer.writeString(parameter)
-                    buffer.setInteger(Int32(written), at: start)
-                } else {
-                    buffer.writeInteger(Int32(-1))
-                }
+    /// Bind of the unnamed portal to a named statement (integers in binary where the statement
+    /// declares `int8`, other values in text; results as the statement says), then Execute (all
+    /// rows) and Sync: one round trip (with the statement's Parse before them on its first use on
+    /// a connection).
+    static func bindExecuteSync(
+        _ statement: PostgresWireStatement, parameters: [PostgresWireValue], into buffer: inout ByteBuffer
+    ) {
+        precondition(parameters.count == statement.parameterTypes.count, "a lean query binds one value per parameter")
+        buffer.writeInteger(UInt8(ascii: "B"))
+        let start = buffer.writerIndex
+        buffer.writeInteger(Int32(0))
+        buffer.writeBytes(statement.bindHead)
+        for (parameter, type) in zip(parameters, statement.parameterTypes) {
+            switch parameter {
+            case .integer(let value) where type == PostgresWireStatement.int8:
+                buffer.writeInteger(Int32(8))
+                buffer.writeInteger(value)
+            case .integer(let value):
+                let length = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                buffer.setInteger(Int32(writeDecimal(value, into: &buffer)), at: length)
+            case .text(let text):
+                let length = buffer.writerIndex
+                buffer.writeInteger(Int32(0))
+                buffer.setInteger(Int32(buffer.writeString(text)), at: length)
+            case .null:
+                buffer.writeInteger(Int32(-1))
             }
-            buffer.writeInteger(Int16(0))
         }
-        message(UInt8(ascii: "E"), into: &buffer) { buffer in
-            buffer.writeInteger(UInt8(0))
-            buffer.writeInteger(Int32(0))
-        }
-        sync(into: &buffer)
+        buffer.writeBytes(statement.bindTail)
+        buffer.setInteger(Int32(buffer.writerIndex - start), at: start)
+        buffer.writeBytes(executeAndSync)
     }
 
-    static func sync(into buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt8(ascii: "S"))
-        buffer.writeInteger(Int32(4))
+    /// Execute of the unnamed portal (all rows), then Sync.
+    static let executeAndSync: [UInt8] = [UInt8(ascii: "E"), 0, 0, 0, 9, 0, 0, 0, 0, 0, UInt8(ascii: "S"), 0, 0, 0, 4]
+
+    /// Writes `value` in decimal (as PostgreSQL's `int8` input reads it) without making a
+    /// string of it; returns the number of bytes written.
+    @discardableResult
+    static func writeDecimal(_ value: Int64, into buffer: inout ByteBuffer) -> Int {
+        var magnitude = value.magnitude
+        var digits = 1
+        var rest = magnitude / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        let sign = value < 0 ? 1 : 0
+        if sign == 1 { buffer.writeInteger(UInt8(ascii: "-")) }
+        let start = buffer.writerIndex
+        buffer.writeRepeatingByte(UInt8(ascii: "0"), count: digits)
+        for index in stride(from: start + digits - 1, through: start, by: -1) {
+            buffer.setInteger(UInt8(ascii: "0") + UInt8(magnitude % 10), at: index)
+            magnitude /= 10
+        }
+        return sign + digits
     }
 
     static func terminate(into buffer: inout ByteBuffer) {

@@ -2,8 +2,8 @@ import NIOCore
 
 extension PostgresStorage {
     /// A keyset page as the list route answers it. Without filters, on the lean read connections,
-    /// the page's text is written straight from the rows' bytes (no ``StoredRecord``s); otherwise
-    /// from ``listRecords(_:from:backwards:)``.
+    /// the page's text is written from the rows' bytes as they are read (no ``StoredRecord``s);
+    /// otherwise from ``listRecords(_:from:backwards:)``.
     public func listRecordText(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws
         -> RecordPageText
     {
@@ -13,39 +13,91 @@ extension PostgresStorage {
                 backwards: backwards)
         }
         let page = Self.keysetParameters(query, from: position, descending: query.sort.descending != backwards)
-        let rows = try await reads.keysetRows(
-            order: page.order, type: query.type, viewer: query.viewer, start: page.start, limit: page.limit)
-        return try PostgresWireReads.decoding { try PostgresWireReads.pageText(rows, limit: query.limit, backwards: backwards) }
+        let text = PostgresWirePageText(limit: query.limit, backwards: backwards)
+        try await reads.keysetText(
+            order: page.order, type: query.type, viewer: query.viewer, start: page.start, limit: page.limit, into: text)
+        return try PostgresWireReads.decoding { try text.page() }
     }
 }
 
 extension PostgresWireReads {
-    /// The page text of keyset rows (``PostgresStorage/columns``, in the order walked, up to
-    /// `limit + 1`): the first `limit` in page order (reversed when `backwards`), and whether more follow.
+    /// The page text of keyset rows (``PostgresStorage/pageTextColumns``, in the order walked, up
+    /// to `limit + 1`), as ``PostgresWirePageText`` writes it from rows as they are read.
     static func pageText(_ rows: [ByteBuffer], limit: Int, backwards: Bool) throws -> RecordPageText {
-        let kept = rows.prefix(limit)
-        var text: [UInt8] = []
-        text.reserveCapacity(kept.reduce(0) { $0 + $1.readableBytes + 64 })
-        var entries: [RecordPageText.Entry] = []
-        entries.reserveCapacity(kept.count)
-        for payload in backwards ? Array(kept.reversed()) : Array(kept) {
-            var row = try PostgresWireRow(payload, columns: 9)
+        let text = PostgresWirePageText(limit: limit, backwards: backwards)
+        for row in rows {
+            row.withUnsafeReadableBytes { text.row($0.assumingMemoryBound(to: UInt8.self)) }
+        }
+        return try text.page()
+    }
+}
+
+/// A list page's text written from its keyset rows (``PostgresStorage/pageTextColumns``, in the
+/// order walked) as the lean connection reads them, in place: only each record's id becomes a
+/// string. The first `limit` rows are the page (in reverse when `backwards`); a row beyond them
+/// only tells that more follow and is not read.
+///
+/// Written on the connection's event loop while the query runs, read by the query's caller once
+/// it has returned (the continuation orders the two).
+final class PostgresWirePageText: PostgresWireRowSink, @unchecked Sendable {
+    let limit: Int
+    let backwards: Bool
+    private var text: [UInt8] = []
+    private var entries: [RecordPageText.Entry] = []
+    /// Backwards, where each record's text is in ``text``, to put them in page order at the end.
+    private var ranges: [Range<Int>] = []
+    private var more = false
+    /// Why a row could not be read: the page fails with it (later rows are not read).
+    private var error: PostgresWireError?
+
+    init(limit: Int, backwards: Bool) {
+        self.limit = limit
+        self.backwards = backwards
+        text.reserveCapacity(min(limit, 100) * 256)
+        entries.reserveCapacity(min(limit, 100))
+    }
+
+    func row(_ payload: UnsafeBufferPointer<UInt8>) {
+        guard error == nil else { return }
+        guard entries.count < limit else {
+            more = true
+            return
+        }
+        do {
+            var row = try PostgresWireRow(payload, columns: 6)
             let seq = try row.int64()
-            _ = try row.nextCell()  // type
-            guard let id = try row.nextCell(), let idText = String(bytes: id.readableBytesView, encoding: .utf8) else {
-                throw PostgresWireError.protocolViolation("a record row has no id")
-            }
-            _ = try row.nextCell()  // owner
-            guard let body = try row.nextCell() else { throw PostgresWireError.protocolViolation("a record row has no body") }
+            let id = try row.cell()
+            let body = try row.cell()
             let version = try row.int64()
             let created = try row.int64()
             let updated = try row.int64()
-            if !entries.isEmpty { text.append(UInt8(ascii: ",")) }
-            WireText.append(
-                id: id.readableBytesView, createdAt: created, updatedAt: updated, body: body.readableBytesView, to: &text)
+            if !backwards && !entries.isEmpty { text.append(UInt8(ascii: ",")) }
+            let start = text.count
+            WireText.append(id: id, createdAt: created, updatedAt: updated, body: body, to: &text)
+            if backwards { ranges.append(start..<text.count) }
             entries.append(
-                RecordPageText.Entry(id: idText, version: Int(version), createdAt: created, updatedAt: updated, seq: seq))
+                RecordPageText.Entry(
+                    id: String(decoding: id, as: UTF8.self), version: Int(version), createdAt: created, updatedAt: updated,
+                    seq: seq))
+        } catch let error as PostgresWireError {
+            self.error = error
+        } catch {
+            self.error = .protocolViolation("\(error)")
         }
-        return RecordPageText(text: text, records: entries, more: rows.count > limit)
+    }
+
+    /// The page, in page order.
+    ///
+    /// - Throws: the ``PostgresWireError`` of the first row that could not be read.
+    func page() throws -> RecordPageText {
+        if let error { throw error }
+        guard backwards else { return RecordPageText(text: text, records: entries, more: more) }
+        var ordered: [UInt8] = []
+        ordered.reserveCapacity(text.count + ranges.count)
+        for (offset, range) in ranges.reversed().enumerated() {
+            if offset > 0 { ordered.append(UInt8(ascii: ",")) }
+            ordered.append(contentsOf: text[range])
+        }
+        return RecordPageText(text: ordered, records: entries.reversed(), more: more)
     }
 }

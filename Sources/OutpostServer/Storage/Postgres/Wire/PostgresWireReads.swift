@@ -17,16 +17,35 @@ final class PostgresWireReads: Sendable {
     let logger: Logger
     let location: PostgresLocation
 
-    /// The statements each connection prepares, by index.
-    static let statements: [(name: String, sql: String)] =
+    /// The statements each connection prepares, by index: integers (`int8` and `bool` columns,
+    /// keyset positions and limits) travel in binary.
+    static let statements: [PostgresWireStatement] =
         [
-            (PostgresStorage.RecordByID.name, PostgresStorage.RecordByID.sql),
-            (PostgresStorage.TokenByHash.name, PostgresStorage.TokenByHash.sql),
-        ] + PostgresStorage.keysetOrders
+            PostgresWireStatement(
+                name: PostgresStorage.RecordByID.name, sql: PostgresStorage.RecordByID.sql, parameterTypes: [0, 0],
+                binaryResults: recordResults),
+            PostgresWireStatement(
+                name: PostgresStorage.TokenByHash.name, sql: PostgresStorage.TokenByHash.sql, parameterTypes: [0],
+                binaryResults: [false, false, false, false, false, true, false]),
+        ]
+        + PostgresStorage.keysetOrders.map {
+            PostgresWireStatement(name: $0.name, sql: $0.sql, parameterTypes: keysetParameters, binaryResults: recordResults)
+        }
+        + PostgresStorage.keysetTextOrders.map {
+            PostgresWireStatement(
+                name: $0.name, sql: $0.sql, parameterTypes: keysetParameters,
+                binaryResults: [true, false, false, true, true, true])
+        }
+    /// Of ``PostgresStorage/columns``: seq, version, the times and the private flag in binary.
+    static let recordResults = [true, false, false, false, false, true, true, true, true]
+    /// A keyset page's type, viewer, start (time and seq) and limit.
+    static let keysetParameters = [0, 0, PostgresWireStatement.int8, PostgresWireStatement.int8, PostgresWireStatement.int8]
     static let recordByID = 0
     static let tokenByHash = 1
     /// The first of the four keyset-page statements, in the order of ``PostgresStorage/keysetOrders``.
     static let keysetPages = 2
+    /// The first of the four keyset statements of page text (``PostgresStorage/keysetTextOrders``).
+    static let keysetTextPages = 6
 
     private init(
         connections: [PostgresWireConnection], openCount: OpenConnectionCount, logger: Logger, location: PostgresLocation
@@ -87,7 +106,9 @@ final class PostgresWireReads: Sendable {
     var openConnections: Int { openCount.value.load(ordering: .relaxed) }
 
     func record(type: String, id: String) async throws -> StoredRecord? {
-        let rows = try await translatingErrors { try await connection.query(Self.recordByID, [type, id]) }
+        let rows = try await translatingErrors {
+            try await connection.query(Self.recordByID, [.text(type), .text(id)], rowCapacity: 1)
+        }
         return try rows.first.map(Self.record(from:))
     }
 
@@ -96,41 +117,53 @@ final class PostgresWireReads: Sendable {
     func keysetPage(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
         -> [StoredRecord]
     {
-        try await keysetRows(order: order, type: type, viewer: viewer, start: start, limit: limit).map(Self.record(from:))
+        try await keysetRows(Self.keysetPages + order, type: type, viewer: viewer, start: start, limit: limit)
+            .map(Self.record(from:))
     }
 
-    /// The rows of that page, each the payload of one DataRow.
-    func keysetRows(order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64) async throws
-        -> [ByteBuffer]
-    {
+    /// The rows of that page for its text (``PostgresStorage/pageTextColumns``), each given to
+    /// `sink` as it is read.
+    func keysetText(
+        order: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64, into sink: PostgresWirePageText
+    ) async throws {
+        _ = try await keysetRows(Self.keysetTextPages + order, type: type, viewer: viewer, start: start, limit: limit, sink: sink)
+    }
+
+    private func keysetRows(
+        _ statement: Int, type: String, viewer: String?, start: RecordPosition, limit: Int64,
+        sink: (any PostgresWireRowSink)? = nil
+    ) async throws -> [ByteBuffer] {
         try await translatingErrors {
             try await connection.query(
-                Self.keysetPages + order, [type, viewer, String(start.time), String(start.seq), String(limit)])
+                statement, [.text(type), PostgresWireValue(viewer), .integer(start.time), .integer(start.seq), .integer(limit)],
+                rowCapacity: Int(min(limit, 1024)), sink: sink)
         }
     }
 
     func token(hash: String) async throws -> StoredToken? {
-        let rows = try await translatingErrors { try await connection.query(Self.tokenByHash, [hash]) }
+        let rows = try await translatingErrors { try await connection.query(Self.tokenByHash, [.text(hash)], rowCapacity: 1) }
         guard let payload = rows.first else { return nil }
         return try Self.decoding {
-            var row = try PostgresWireRow(payload, columns: 7)
-            let kind = try row.string()
-            return StoredToken(
-                hash: hash, kind: StoredToken.Kind(rawValue: kind) ?? .access, userID: try row.optionalString(),
-                clientID: try row.string(), scope: try row.string(), family: try row.string(), expiresAt: try row.int64(),
-                state: try row.string())
+            try PostgresWireRow.reading(payload, columns: 7) { row in
+                let kind = try row.string()
+                return StoredToken(
+                    hash: hash, kind: StoredToken.Kind(rawValue: kind) ?? .access, userID: try row.optionalString(),
+                    clientID: try row.string(), scope: try row.string(), family: try row.string(), expiresAt: try row.int64(),
+                    state: try row.string())
+            }
         }
     }
 
     /// A record from a row of ``PostgresStorage/columns`` in text form.
     static func record(from payload: ByteBuffer) throws -> StoredRecord {
         try decoding {
-            var row = try PostgresWireRow(payload, columns: 9)
-            let seq = try row.int64()
-            return StoredRecord(
-                type: try row.string(), id: try row.string(), owner: try row.optionalString(), body: try row.string(),
-                version: Int(try row.int64()), createdAt: try row.int64(), updatedAt: try row.int64(), seq: seq,
-                isPrivate: try row.bool())
+            try PostgresWireRow.reading(payload, columns: 9) { row in
+                let seq = try row.int64()
+                return StoredRecord(
+                    type: try row.string(), id: try row.string(), owner: try row.optionalString(), body: try row.string(),
+                    version: Int(try row.int64()), createdAt: try row.int64(), updatedAt: try row.int64(), seq: seq,
+                    isPrivate: try row.bool())
+            }
         }
     }
 
