@@ -25,7 +25,7 @@ extension PostgresStorage {
         type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
         on connection: PostgresConnection
     ) async throws -> StoredRecord {
-        let body = JSONValue.object(fields).jsonString()
+        let body = RecordBodyText.text(fields)
         for _ in 0..<5 {
             let id = Identifiers.random()
             let rows = try await Self.rows(
