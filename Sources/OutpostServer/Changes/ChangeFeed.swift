@@ -52,6 +52,15 @@ package final class ChangeFeed: Service, Sendable {
         /// The running (or last) refresh, which shutdown waits for before the storage closes.
         var refresher: Task<Void, Never>?
         var closed = false
+        /// The listener loop waiting for subscribers to come (`present` true) or all to go.
+        var presenceWaiter: (present: Bool, continuation: CheckedContinuation<Bool, Never>)?
+
+        /// The presence waiter to resume (with `true`) now that `subscribers` changed, if it waits for this.
+        mutating func presenceReached() -> CheckedContinuation<Bool, Never>? {
+            guard let waiter = presenceWaiter, waiter.present != subscribers.isEmpty else { return nil }
+            presenceWaiter = nil
+            return waiter.continuation
+        }
     }
 
     let storage: any ChangeFeedStorage
@@ -72,12 +81,13 @@ package final class ChangeFeed: Service, Sendable {
 
     /// Takes a place, or throws 503 `too_many_subscribers` when ``ChangeFeedConfiguration/maxSubscribers`` are taken.
     func join() throws -> Ticket {
-        let (ticket, first): (Ticket?, Bool) = state.withLock { state in
-            guard !state.closed, state.subscribers.count < configuration.maxSubscribers else { return (nil, false) }
+        let (ticket, first, listener): (Ticket?, Bool, CheckedContinuation<Bool, Never>?) = state.withLock { state in
+            guard !state.closed, state.subscribers.count < configuration.maxSubscribers else { return (nil, false, nil) }
             state.nextID += 1
             state.subscribers.insert(state.nextID)
-            return (Ticket(id: state.nextID), state.subscribers.count == 1)
+            return (Ticket(id: state.nextID), state.subscribers.count == 1, state.presenceReached())
         }
+        listener?.resume(returning: true)
         guard let ticket else {
             throw ServerError(
                 .serviceUnavailable, code: "too_many_subscribers",
@@ -91,11 +101,12 @@ package final class ChangeFeed: Service, Sendable {
     }
 
     func leave(_ ticket: Ticket) {
-        let waiter = state.withLock { state in
+        let (waiter, listener) = state.withLock { state in
             state.subscribers.remove(ticket.id)
-            return state.waiters.removeValue(forKey: ticket.id)
+            return (state.waiters.removeValue(forKey: ticket.id), state.presenceReached())
         }
         waiter?.resume(returning: .closed)
+        listener?.resume(returning: true)
     }
 
     var seen: Seen { state.withLock { Seen(generation: $0.generation, beats: $0.beats) } }
@@ -233,6 +244,11 @@ package final class ChangeFeed: Service, Sendable {
     /// Ends every stream: subscribers wake with ``Wake/closed`` and no one may join.
     func close() {
         wakeAll(.closed) { $0.closed = true }
+        let listener = state.withLock { state in
+            defer { state.presenceWaiter = nil }
+            return state.presenceWaiter?.continuation
+        }
+        listener?.resume(returning: false)
     }
 
     /// Heartbeats, the poll for other instances' writes, retention and (with a
@@ -248,7 +264,7 @@ package final class ChangeFeed: Service, Sendable {
                     group.addTask { await self.every(self.configuration.pruneInterval) { await self.prune() } }
                     if let notifying = self.storage as? any ChangeNotifyingStorage {
                         // Commits through any instance (PostgreSQL NOTIFY) wake the subscribers at once.
-                        group.addTask { await notifying.listenForChanges { self.changesCommitted() } }
+                        group.addTask { await self.listenWhileSubscribed(notifying) }
                     }
                     await group.waitForAll()
                 }
@@ -261,6 +277,50 @@ package final class ChangeFeed: Service, Sendable {
         close()
         await state.withLock { $0.refresher }?.value
     }
+
+    /// Listens for the database's commit notifications only while anyone subscribes.
+    ///
+    /// A listening connection is woken by every record write of every instance (PostgreSQL sends
+    /// each commit's `NOTIFY` to it, and a database process of its own wakes to send it): about a
+    /// quarter of a record insert's CPU, the server's and PostgreSQL's together, spent for nobody
+    /// while no one streams changes. Listening starts when the first subscriber joins and stops
+    /// when the last leaves. Nothing is missed meanwhile: each start reads what committed before
+    /// it (``ChangeNotifyingStorage/listenForChanges(_:)`` calls back once listening), as does
+    /// each join, and the poll runs while anyone subscribes.
+    private func listenWhileSubscribed(_ notifying: any ChangeNotifyingStorage) async {
+        while await subscribers(present: true) {
+            let listener = Task { await notifying.listenForChanges { self.changesCommitted() } }
+            let goOn = await subscribers(present: false)
+            listener.cancel()
+            await listener.value
+            if !goOn { return }
+        }
+    }
+
+    /// Suspends until the feed has subscribers (`present`) or has none: `false` when the feed
+    /// closed or the task was cancelled meanwhile.
+    private func subscribers(present: Bool) async -> Bool {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let now: Bool? = state.withLock { state in
+                    if state.closed || Task.isCancelled { return false }
+                    if state.subscribers.isEmpty != present { return true }
+                    state.presenceWaiter = (present, continuation)
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state in
+                defer { state.presenceWaiter = nil }
+                return state.presenceWaiter?.continuation
+            }
+            waiter?.resume(returning: false)
+        }
+    }
+
+    /// Whether the listener loop listens now (for tests): it waits for all subscribers to go.
+    var listening: Bool { state.withLock { $0.presenceWaiter?.present == false } }
 
     /// Runs `body` every `interval` until the feed closes or the task is cancelled.
     private func every(_ interval: Duration, _ body: @Sendable () async -> Void) async {

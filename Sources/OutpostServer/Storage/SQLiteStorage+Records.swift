@@ -17,11 +17,12 @@ extension SQLiteStorage {
         type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
         on connection: BusyBoundedConnection
     ) async throws -> StoredRecord {
-        let body = JSONValue.object(fields).jsonString()
+        let body = RecordBodyText.text(fields)
         for _ in 0..<5 {
             let id = Identifiers.random()
             do {
-                let rows = try await connection.query(
+                // In place on the caller's thread when the connection is free (see `write`).
+                let rows = try await connection.write(
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private) VALUES (?, ?, ?, ?, 1, ?, ?, ?) RETURNING \(Self.columns)",
                     [
                         .text(type), .text(id), owner.map(SQLiteData.text) ?? .null, .text(body), .integer(Int(now)),
@@ -69,7 +70,7 @@ extension SQLiteStorage {
             let updated = try await connection.query(
                 "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE seq = ? RETURNING \(Self.columns)",
                 [
-                    .text(JSONValue.object(fields).jsonString()), .integer(Int(Identifiers.nowMilliseconds())),
+                    .text(RecordBodyText.text(fields)), .integer(Int(Identifiers.nowMilliseconds())),
                     .integer(Int(current.seq)),
                 ])
             guard let written = updated.first else { throw RecordWriteFailure.notFound }
@@ -91,13 +92,13 @@ extension SQLiteStorage {
     {
         var sql = "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE type = ? AND id = ?"
         var binds: [SQLiteData] = [
-            .text(JSONValue.object(fields).jsonString()), .integer(Int(Identifiers.nowMilliseconds())), .text(type), .text(id),
+            .text(RecordBodyText.text(fields)), .integer(Int(Identifiers.nowMilliseconds())), .text(type), .text(id),
         ]
         if let expectedVersion {
             sql += " AND version = ?"
             binds.append(.integer(expectedVersion))
         }
-        let rows = try await connection.query(sql + " RETURNING \(Self.columns)", binds)
+        let rows = try await connection.write(sql + " RETURNING \(Self.columns)", binds)
         if let row = rows.first { return try Self.record(from: row) }
         guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
         throw RecordWriteFailure.versionMismatch(current: current.version)
@@ -110,7 +111,7 @@ extension SQLiteStorage {
             sql += " AND version = ?"
             binds.append(.integer(expectedVersion))
         }
-        let rows = try await connection.query(sql + " RETURNING seq", binds)
+        let rows = try await connection.write(sql + " RETURNING seq", binds)
         if !rows.isEmpty { return }
         guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
         throw RecordWriteFailure.versionMismatch(current: current.version)

@@ -8,8 +8,19 @@ extension PostgresStorage {
     public func createRecord(type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool) async throws
         -> StoredRecord
     {
-        // One statement on any pooled connection: no transaction needed.
-        try await translatingErrors {
+        // One statement in autocommit: on the loop's lean connection when there is one.
+        if let inserts {
+            let body = RecordBodyText.text(fields)
+            let now = Identifiers.nowMilliseconds()
+            for _ in 0..<5 {
+                let record = InsertRecord(
+                    type: type, id: Identifiers.random(), owner: owner, body: body, now: now, isPrivate: isPrivate)
+                if let inserted = try await inserts.insert(record) { return inserted }
+            }
+            throw Self.idExhausted
+        }
+        // Else on any pooled connection: no transaction needed.
+        return try await translatingErrors {
             try await client.withConnection { connection in
                 try await Self.insertRecord(
                     type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: Identifiers.nowMilliseconds(),
@@ -25,15 +36,19 @@ extension PostgresStorage {
         type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
         on connection: PostgresConnection
     ) async throws -> StoredRecord {
-        let body = JSONValue.object(fields).jsonString()
+        let body = RecordBodyText.text(fields)
         for _ in 0..<5 {
             let id = Identifiers.random()
             let rows = try await Self.rows(
                 InsertRecord(type: type, id: id, owner: owner, body: body, now: now, isPrivate: isPrivate), on: connection)
             if let record = rows.first { return record }
         }
-        throw ServerError(.internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
+        throw idExhausted
     }
+
+    /// Five ids drawn in a row were all taken.
+    static let idExhausted = ServerError(
+        .internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
         if let reads { return try await reads.record(type: type, id: id) }

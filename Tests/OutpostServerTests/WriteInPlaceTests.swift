@@ -1,0 +1,202 @@
+import Foundation
+import Logging
+import OutpostCore
+import OutpostTestSupport
+import Testing
+
+@testable import OutpostServer
+
+/// How a record write reaches SQLite: in place on the caller's thread when the write connection is
+/// free, through the connection's thread when it is not or when the write lock is taken, with the
+/// log's checkpoints on the connection's thread; and the stored text of the fields.
+@Suite("SQLite writes in place", .closesWhatItOpens)
+struct WriteInPlaceTests {
+    func withStorage(_ body: (SQLiteStorage) async throws -> Void) async throws {
+        try await SQLiteStorageTests.withDatabase { path in
+            let storage = try await SQLiteStorage.open(path: path, logger: Logger(label: "test"))
+            do {
+                try await storage.migrate()
+                try await body(storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+            try await storage.close()
+        }
+    }
+
+    @Test("a record insert, replace and delete run in place: no trip to the write connection's thread")
+    func writesInPlace() async throws {
+        try await withStorage { storage in
+            let handle = storage.connection.connection
+            let before = handle.trips
+            let record = try await storage.createRecord(type: "notes", fields: ["title": "a"], owner: nil, isPrivate: false)
+            let replaced = try await storage.replaceRecord(
+                type: "notes", id: record.id, fields: ["title": "b"], expectedVersion: 1)
+            #expect(replaced.version == 2 && replaced.body == #"{"title":"b"}"#)
+            try await storage.deleteRecord(type: "notes", id: record.id, expectedVersion: 2)
+            let after = handle.trips
+            #expect(after.inPlace == before.inPlace + 3)
+            #expect(after.onThread == before.onThread)
+            #expect(try await storage.record(type: "notes", id: record.id) == nil)
+            // The failures are the same as before: a stale version, a missing record.
+            let second = try await storage.createRecord(type: "notes", fields: [:], owner: nil, isPrivate: false)
+            do {
+                try await storage.deleteRecord(type: "notes", id: second.id, expectedVersion: 7)
+                Issue.record("a delete with a stale version succeeded")
+            } catch RecordWriteFailure.versionMismatch(let current) {
+                #expect(current == 1)
+            }
+            do {
+                _ = try await storage.replaceRecord(type: "notes", id: "missing", fields: [:], expectedVersion: nil)
+                Issue.record("a replace of a missing record succeeded")
+            } catch RecordWriteFailure.notFound {}
+        }
+    }
+
+    @Test("an insert that meets the write lock of a transaction waits on the connection's thread, then commits")
+    func busyFallsBackToThread() async throws {
+        try await withStorage { storage in
+            let handle = storage.connection.connection
+            let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+            // A transaction on the other write connection holds SQLite's write lock until released.
+            let holder = Task {
+                try await storage.withTransaction { connection in
+                    _ = try await connection.query("INSERT INTO settings (key, value) VALUES ('held', x'00')")
+                    enteredContinuation.yield()
+                    var waiting = release.makeAsyncIterator()
+                    _ = await waiting.next()
+                }
+            }
+            var iterator = entered.makeAsyncIterator()
+            _ = await iterator.next()
+            let before = handle.trips
+            let insert = Task {
+                try await storage.createRecord(type: "notes", fields: ["n": 1], owner: nil, isPrivate: false)
+            }
+            // The insert tried in place, met the lock, and went to the connection's thread, which
+            // retries until the lock is free. Nothing signals that but the count: polled, with a deadline.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while handle.trips.onThread == before.onThread, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            #expect(handle.trips.onThread > before.onThread)
+            #expect(handle.trips.inPlace == before.inPlace)
+            releaseContinuation.yield()
+            try await holder.value
+            let record = try await insert.value
+            #expect(try await storage.record(type: "notes", id: record.id) == record)
+            enteredContinuation.finish()
+            releaseContinuation.finish()
+        }
+    }
+
+    @Test("writes in place leave the log's checkpoints to the connection's thread, and every record stays")
+    func checkpointsOnThread() async throws {
+        try await withStorage { storage in
+            let handle = storage.connection.connection
+            #expect(handle.checkpoints == 0)
+            // Each insert appends several pages (the record, its indexes, its change): enough of
+            // them pass the checkpoint threshold more than once.
+            var ids: [String] = []
+            while ids.count < 2 * SQLiteHandle.checkpointFrames / 4 {
+                ids.append(
+                    try await storage.createRecord(type: "notes", fields: ["n": .int(ids.count)], owner: nil, isPrivate: false)
+                        .id)
+            }
+            // A checkpoint is queued on the connection's thread: a statement queued after it runs after it.
+            _ = try await storage.connection.query("SELECT 1")
+            #expect(handle.checkpoints >= 1)
+            let pages = try await storage.connection.query("PRAGMA wal_checkpoint(PASSIVE)")
+            // The log was restarted after a checkpoint: it holds fewer pages than everything written.
+            let logPages = pages.first?.values[1].integer ?? .max
+            #expect(logPages < ids.count * 4)
+            for id in ids.prefix(3) + ids.suffix(3) {
+                #expect(try await storage.record(type: "notes", id: id) != nil)
+            }
+            let page = try await storage.listRecords(RecordQuery(type: "notes", limit: 100), from: nil, backwards: false)
+            #expect(page.count == 101)
+        }
+    }
+
+    /// Values whose text is easy to get wrong: escapes, keys that sort differently by bytes and
+    /// by Unicode, nesting, and numbers left to `JSONEncoder`.
+    static let tricky: [[String: JSONValue]] = [
+        [:],
+        ["title": "hello", "n": 1, "done": false, "none": nil],
+        ["a10": 1, "a9": 2, "B": 3, "a": 4, "_": 5, "aB": 6, "ab": 7, "1": 8, "10": 9, "2": 10],
+        ["e\u{301}x": 1, "éa": 2, "ﬁ": 3, "fj": 4, "\u{212B}c": 5, "😀": 6, "ß": 7, "ss": 8],
+        ["s": "a/b\"c\\d\u{1}\u{1f}\n\t\r\u{8}\u{c}\u{7f}é😀\u{2028}</script>"],
+        ["nested": ["list": [1, "two", [3, ["x": nil]], [:], []], "deep": ["z": ["y": ["x": true]]]]],
+        ["min": .int(Int.min), "max": .int(Int.max), "zero": 0, "negative": -42],
+        ["double": 0.1, "name": "with a double"],
+        ["inner": ["big": .largeInteger("18446744073709551616")]],
+        ["list": [1.5, 2, "3"]],
+    ]
+
+    @Test("the stored text of fields is JSONEncoder's, byte for byte", arguments: tricky)
+    func bodyTextMatches(_ fields: [String: JSONValue]) {
+        #expect(RecordBodyText.text(fields) == JSONValue.object(fields).jsonString())
+    }
+
+    @Test("the stored text of generated fields is JSONEncoder's, byte for byte")
+    func generatedBodyTextMatches() {
+        var generator = SplitMix(seed: 12)
+        for _ in 0..<500 {
+            let fields = Self.object(&generator, depth: 0)
+            #expect(RecordBodyText.text(fields) == JSONValue.object(fields).jsonString())
+        }
+    }
+
+    static func object(_ generator: inout SplitMix, depth: Int) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [:]
+        for _ in 0..<generator.next(below: 6) {
+            fields[string(&generator)] = value(&generator, depth: depth + 1)
+        }
+        return fields
+    }
+
+    static func value(_ generator: inout SplitMix, depth: Int) -> JSONValue {
+        switch generator.next(below: depth > 3 ? 5 : 7) {
+        case 0: return .null
+        case 1: return .bool(generator.next(below: 2) == 0)
+        case 2: return .int(Int(truncatingIfNeeded: generator.next()) >> Int(generator.next(below: 64)))
+        case 3: return .string(string(&generator))
+        case 4: return generator.next(below: 8) == 0 ? .double(Double(generator.next(below: 1000)) / 8) : .string("")
+        case 5: return .array((0..<generator.next(below: 4)).map { _ in value(&generator, depth: depth + 1) })
+        default: return .object(object(&generator, depth: depth))
+        }
+    }
+
+    /// Up to 8 characters drawn from ASCII (controls and quotes included) and a few multi-byte ones.
+    static func string(_ generator: inout SplitMix) -> String {
+        let extra: [Unicode.Scalar] = ["é", "\u{301}", "ß", "😀", "\u{2028}", "\u{7f}", "ﬁ"]
+        var scalars = String.UnicodeScalarView()
+        for _ in 0..<generator.next(below: 9) {
+            let pick = generator.next(below: 140)
+            if pick < 128 {
+                scalars.append(Unicode.Scalar(UInt8(pick)))
+            } else {
+                scalars.append(extra[Int(pick - 128) % extra.count])
+            }
+        }
+        return String(scalars)
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing case can be found again.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
+}
