@@ -22,7 +22,11 @@ final class PostgresWireInserts: Sendable {
     let location: PostgresLocation
 
     /// The one statement each connection prepares.
-    static let statements = [(name: PostgresStorage.InsertRecord.name, sql: PostgresStorage.InsertRecord.sql)]
+    static let statements = [
+        PostgresWireStatement(
+            name: PostgresStorage.InsertRecord.name, sql: PostgresStorage.InsertRecord.sql,
+            parameterTypes: [0, 0, 0, 0, 0, 0], binaryResults: PostgresWireReads.recordResults)
+    ]
     /// How the connections appear in `pg_stat_activity`.
     static let applicationName = "outpost-writes"
 
@@ -78,8 +82,9 @@ final class PostgresWireInserts: Sendable {
 
     /// Inserts `record` (committed when this returns); `nil` when its id is taken.
     func insert(_ record: PostgresStorage.InsertRecord) async throws -> StoredRecord? {
-        let parameters: [String?] = [
-            record.type, record.id, record.owner, record.body, String(record.now), record.isPrivate ? "true" : "false",
+        let parameters: [PostgresWireValue] = [
+            .text(record.type), .text(record.id), PostgresWireValue(record.owner), .text(record.body), .integer(record.now),
+            .text(record.isPrivate ? "true" : "false"),
         ]
         let rows: [ByteBuffer]
         do {
