@@ -57,12 +57,13 @@ struct OpenIDProvider: Sendable {
     }
 
     /// Remembers the nonce and the time of sign-in of a new authorization code, when its scope has `openid`.
-    /// `freshSignIn` says the user just typed their password; otherwise their browser session's start counts.
-    func rememberCode(hash: String, scope: String, nonce: String?, request: Request, freshSignIn: Bool) async throws {
+    /// `signedInAt` is when the user just typed their password (their new browser session's start);
+    /// without it, their existing browser session's start counts.
+    func rememberCode(hash: String, scope: String, nonce: String?, request: Request, signedInAt: Int64?) async throws {
         guard Self.wantsIDToken(scope) else { return }
         let now = AuthService.now()
-        var authTime = now
-        if !freshSignIn, let session = Self.sessionCookie(request),
+        var authTime = signedInAt ?? now
+        if signedInAt == nil, let session = Self.sessionCookie(request),
             let expiry = try await auth.storage.browserSessionExpiry(hash: Secrets.hash(session), now: now)
         {
             authTime = min(now, expiry - AuthService.milliseconds(auth.configuration.browserSessionLifetime))

@@ -327,7 +327,7 @@ struct OAuthRoutes: Sendable {
             var response = try await devicePage(request, userCode: fields["user_code"], message: message, status: status)
             if let retryAfter { response.headers[.retryAfter] = "\(retryAfter)" }
             return response
-        case .signedIn(let user, let cookie):
+        case .signedIn(let user, let cookie, _):
             return deviceConfirmPage(request, code: stored, client: client, user: user, cookies: [cookie])
         }
     }
@@ -538,12 +538,14 @@ struct OAuthRoutes: Sendable {
         }
         let user: StoredUser
         let cookie: String?
+        let signedInAt: Int64?
         switch try await signIn(request, fields: submitted, address: context.clientAddress) {
         case .refused(let message, let status, let retryAfter):
             return try await consentPage(request, authorization, message: message, status: status, retryAfter: retryAfter)
-        case .signedIn(let signedIn, let newCookie):
+        case .signedIn(let signedIn, let newCookie, let at):
             user = signedIn
             cookie = newCookie
+            signedInAt = at
         }
         var response: Response
         if authorization.responseType == "token" {
@@ -567,7 +569,7 @@ struct OAuthRoutes: Sendable {
                     used: false, family: Secrets.token(prefix: "fam_")))
             try await openID.rememberCode(
                 hash: Secrets.hash(code), scope: authorization.scope, nonce: authorization.nonce, request: request,
-                freshSignIn: cookie != nil)
+                signedInAt: signedInAt)
             response = redirect(authorization, ["code": code])
         }
         if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
@@ -575,8 +577,9 @@ struct OAuthRoutes: Sendable {
     }
 
     enum SignInOutcome {
-        /// The user, and a new session cookie when they signed in just now.
-        case signedIn(StoredUser, cookie: String?)
+        /// The user, and a new session cookie and the session's start (milliseconds since 1970)
+        /// when they signed in just now.
+        case signedIn(StoredUser, cookie: String?, at: Int64? = nil)
         /// What to show, with the status (401, or 429 with the seconds to wait).
         case refused(String, HTTPResponse.Status, retryAfter: Int?)
     }
@@ -591,10 +594,11 @@ struct OAuthRoutes: Sendable {
             let user = try await auth.verifyPassword(username: username, password: password, address: address)
             let session = Secrets.token(prefix: "ops_")
             let lifetime = AuthService.milliseconds(auth.configuration.browserSessionLifetime)
-            try await auth.storage.saveSession(
-                hash: Secrets.hash(session), userID: user.id, expiresAt: AuthService.now() + lifetime)
+            let started = AuthService.now()
+            try await auth.storage.saveSession(hash: Secrets.hash(session), userID: user.id, expiresAt: started + lifetime)
             return .signedIn(
-                user, cookie: "\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)")
+                user, cookie: "\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)",
+                at: started)
         } catch AuthFailure.badCredentials {
             return .refused("The username or password is wrong.", .unauthorized, retryAfter: nil)
         } catch AuthFailure.rateLimited(let wait) {
