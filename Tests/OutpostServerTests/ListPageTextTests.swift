@@ -115,6 +115,26 @@ struct ListPageTextTests {
 
 @Suite("Wire bytes and token hashes written by hand")
 struct WireBytesTests {
+    @Test(
+        "updated_at is written from created_at's bytes only within the same second",
+        arguments: [
+            (Int64(1_795_241_267_000), Int64(1_795_241_267_999)), (1_795_241_267_999, 1_795_241_268_000), (-1, -1000),
+            (-1000, -1001), (0, 999), (253_402_300_799_000, 253_402_300_799_500), (253_402_300_799_999, 253_402_300_800_000),
+        ])
+    func sameSecondTimestamps(created: Int64, updated: Int64) throws {
+        let record = StoredRecord(
+            type: "t", id: "a", owner: nil, body: "{}", version: 1, createdAt: created, updatedAt: updated, seq: 1)
+        let parsed = try JSONValue(parsing: Data(record.wireText.utf8))
+        #expect(parsed["created_at"] == .string(StoredRecord.timestamp(created)))
+        #expect(parsed["updated_at"] == .string(StoredRecord.timestamp(updated)))
+        let iso = ISO8601DateFormatter()
+        for (field, milliseconds) in [("created_at", created), ("updated_at", updated)] where milliseconds < 253_402_300_800_000 {
+            let text = try #require(parsed[field]?.stringValue)
+            let date = try #require(iso.date(from: text))
+            #expect(Int64(date.timeIntervalSince1970) == WireText.floorSeconds(milliseconds))
+        }
+    }
+
     @Test("a record's wire text is the same bytes as before the byte writer")
     func recordWireText() {
         let record = StoredRecord(

@@ -83,15 +83,31 @@ extension RecordStorage {
 /// A record's wire form written as bytes: `{"id":…,"created_at":…,"updated_at":…` then the stored
 /// fields. The one writer behind ``StoredRecord/wireText`` and every list page.
 enum WireText {
+    /// The whole seconds of `milliseconds` since 1970, rounded down (as timestamps are written).
+    static func floorSeconds(_ milliseconds: Int64) -> Int64 {
+        floorDiv(milliseconds, 1000)
+    }
+
+    /// `value / divisor` rounded towards negative infinity (`divisor` > 0).
+    static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+    }
+
     static func append<ID: Collection<UInt8>, Body: Collection<UInt8>>(
         id: ID, createdAt: Int64, updatedAt: Int64, body: Body, to text: inout [UInt8]
     ) {
         text.append(contentsOf: #"{"id":""#.utf8)
         text.append(contentsOf: id)  // ids are [A-Za-z0-9_-]: nothing to escape
         text.append(contentsOf: #"","created_at":""#.utf8)
-        StoredRecord.appendTimestamp(createdAt, to: &text)
+        let created = StoredRecord.timestampBytes(createdAt)
+        if let created { StoredRecord.append(created, to: &text) } else { StoredRecord.appendTimestamp(createdAt, to: &text) }
         text.append(contentsOf: #"","updated_at":""#.utf8)
-        StoredRecord.appendTimestamp(updatedAt, to: &text)
+        if let created, floorSeconds(updatedAt) == floorSeconds(createdAt) {
+            // Written in the same second (most records): the same text.
+            StoredRecord.append(created, to: &text)
+        } else {
+            StoredRecord.appendTimestamp(updatedAt, to: &text)
+        }
         text.append(UInt8(ascii: "\""))
         if body.count > 2 {
             // The stored object without its opening brace: `,"field":…}`.

@@ -71,28 +71,27 @@ public struct StoredRecord: Sendable, Hashable {
 
     /// Appends ``timestamp(_:)``'s text to `text`.
     static func appendTimestamp(_ milliseconds: Int64, to text: inout [UInt8]) {
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        // Days to civil date (Howard Hinnant's algorithm).
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
-        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        guard (0...9999).contains(year) else {
-            func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            text.append(
-                contentsOf:
-                    "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
-                    .utf8)
+        if let bytes = timestampBytes(milliseconds) {
+            append(bytes, to: &text)
             return
         }
-        // Four-digit years (every real one): the 20 bytes written into a fixed buffer, appended once.
+        let seconds = WireText.floorSeconds(milliseconds)
+        let (year, month, day) = civilDate(seconds)
+        let secondOfDay = seconds - WireText.floorDiv(seconds, 86_400) * 86_400
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        text.append(
+            contentsOf:
+                "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+                .utf8)
+    }
+
+    /// The 20 bytes of ``timestamp(_:)`` for a four-digit year (every real one), held in a fixed
+    /// buffer; `nil` for other years.
+    static func timestampBytes(_ milliseconds: Int64) -> (UInt64, UInt64, UInt64)? {
+        let seconds = WireText.floorSeconds(milliseconds)
+        let (year, month, day) = civilDate(seconds)
+        guard (0...9999).contains(year) else { return nil }
+        let secondOfDay = seconds - WireText.floorDiv(seconds, 86_400) * 86_400
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
         withUnsafeMutableBytes(of: &digits) { buffer in
             func put(_ value: Int64, _ count: Int, at offset: Int) {
@@ -114,8 +113,27 @@ public struct StoredRecord: Sendable, Hashable {
             buffer[16] = UInt8(ascii: ":")
             put(secondOfDay % 60, 2, at: 17)
             buffer[19] = UInt8(ascii: "Z")
-            text.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<20]))
         }
+        return digits
+    }
+
+    /// Appends the 20 bytes ``timestampBytes(_:)`` made.
+    static func append(_ bytes: (UInt64, UInt64, UInt64), to text: inout [UInt8]) {
+        withUnsafeBytes(of: bytes) { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
+    }
+
+    /// Days since 1970 to the proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func civilDate(_ seconds: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        var days = WireText.floorDiv(seconds, 86_400)
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPrime = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
+        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
