@@ -10,23 +10,9 @@ import Testing
 /// after the commit that made them due; and the stored text of the fields.
 @Suite("SQLite writes: checkpoints and stored text", .closesWhatItOpens)
 struct SQLiteWriteTests {
-    func withStorage(_ body: (SQLiteStorage) async throws -> Void) async throws {
-        try await SQLiteStorageTests.withDatabase { path in
-            let storage = try await SQLiteStorage.open(path: path, logger: Logger(label: "test"))
-            do {
-                try await storage.migrate()
-                try await body(storage)
-            } catch {
-                try? await storage.close()
-                throw error
-            }
-            try await storage.close()
-        }
-    }
-
     @Test("record writes leave the log's checkpoints to the connection's thread, and every record stays")
     func checkpointsOnThread() async throws {
-        try await withStorage { storage in
+        try await ListStatementTests().withStorage { storage in
             let handle = storage.connection.connection
             #expect(handle.checkpoints == 0)
             let tripsBefore = handle.trips.onThread
