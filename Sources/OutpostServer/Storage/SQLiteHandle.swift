@@ -95,9 +95,9 @@ final class SQLiteHandle: Sendable {
                 throw SQLiteFailure(code: status, message: message)
             }
             let opened = SQLiteHandle(raw: RawPointer(handle), capacity: capacity, threadPool: threadPool, counted: counted)
-            // Replaces SQLite's automatic checkpoint (which would run inside a commit, on whichever
-            // thread commits: for a write run in place, a caller's thread) by one on the
-            // connection's own thread (see ``checkpointIfDue()``). `wal` lives as long as the handle.
+            // Replaces SQLite's automatic checkpoint (which runs inside the commit that crosses the
+            // threshold, holding up its reply) by one queued after it on the connection's own
+            // thread (see ``checkpointIfDue()``). `wal` lives as long as the handle.
             sqlite_nio_sqlite3_wal_hook(handle, walHook, Unmanaged.passUnretained(opened.wal).toOpaque())
             return opened
         }
@@ -127,8 +127,8 @@ final class SQLiteHandle: Sendable {
 
     /// Starts a checkpoint on the connection's thread when a commit of this connection left the
     /// log at ``checkpointFrames`` pages or more, unless one is already under way. The commit that
-    /// got there is not held up by it, nor is the thread it ran on (a caller's, for a write run in
-    /// place). A passive checkpoint, as SQLite's automatic one: it copies what no reader still
+    /// got there is answered first: the checkpoint is queued behind it on the connection's thread.
+    /// A passive checkpoint, as SQLite's automatic one: it copies what no reader still
     /// needs and waits for nobody. It changes nothing about what a commit has made durable: the
     /// log holds every committed transaction until a checkpoint has copied it.
     private func checkpointIfDue() {
@@ -153,21 +153,6 @@ final class SQLiteHandle: Sendable {
     /// Runs one statement with `binds` and returns all its rows.
     func query(_ sql: String, _ binds: [SQLiteData]) async throws -> [StatementRow] {
         let rows = try await onThread { try self.run(sql, binds) }
-        checkpointIfDue()
-        return rows
-    }
-
-    /// Runs one statement with `binds` on the caller's thread and returns all its rows, when no
-    /// other statement is using the connection; `nil` (nothing run) when one is. For short writes
-    /// (one record inserted, replaced or deleted, in autocommit): their commit appends a few pages
-    /// to the write-ahead log, which costs less than the two thread switches of a trip to the
-    /// connection's thread and back. A checkpoint that falls due runs afterwards on the
-    /// connection's thread, not on the caller's. Same statement cache and failures as
-    /// ``query(_:_:)`` (a busy failure at once: no busy handler).
-    func queryIfFree(_ sql: String, _ binds: [SQLiteData]) throws -> [StatementRow]? {
-        let rows = try use.withLockIfAvailable { closed in try run(sql, binds, closed: closed) }
-        guard let rows else { return nil }
-        runsInPlace.add(1, ordering: .relaxed)
         checkpointIfDue()
         return rows
     }

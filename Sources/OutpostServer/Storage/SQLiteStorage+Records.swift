@@ -21,8 +21,7 @@ extension SQLiteStorage {
         for _ in 0..<5 {
             let id = Identifiers.random()
             do {
-                // In place on the caller's thread when the connection is free (see `write`).
-                let rows = try await connection.write(
+                let rows = try await connection.query(
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at, private) VALUES (?, ?, ?, ?, 1, ?, ?, ?) RETURNING \(Self.columns)",
                     [
                         .text(type), .text(id), owner.map(SQLiteData.text) ?? .null, .text(body), .integer(Int(now)),
@@ -98,7 +97,7 @@ extension SQLiteStorage {
             sql += " AND version = ?"
             binds.append(.integer(expectedVersion))
         }
-        let rows = try await connection.write(sql + " RETURNING \(Self.columns)", binds)
+        let rows = try await connection.query(sql + " RETURNING \(Self.columns)", binds)
         if let row = rows.first { return try Self.record(from: row) }
         guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
         throw RecordWriteFailure.versionMismatch(current: current.version)
@@ -111,7 +110,7 @@ extension SQLiteStorage {
             sql += " AND version = ?"
             binds.append(.integer(expectedVersion))
         }
-        let rows = try await connection.write(sql + " RETURNING seq", binds)
+        let rows = try await connection.query(sql + " RETURNING seq", binds)
         if !rows.isEmpty { return }
         guard let current = try await record(type: type, id: id) else { throw RecordWriteFailure.notFound }
         throw RecordWriteFailure.versionMismatch(current: current.version)

@@ -371,18 +371,6 @@ struct BusyBoundedConnection: Sendable {
         try await retryingBusy { try await connection.query(sql, binds) }
     }
 
-    /// A one-statement write in autocommit (a record inserted, replaced or deleted): run in place on
-    /// the caller's thread when the connection is free (``SQLiteHandle/queryIfFree(_:_:)``), which
-    /// spares the trip to the connection's thread and back; otherwise, or when another connection
-    /// or process holds the write lock, the way ``query(_:_:)`` goes, which waits for locks
-    /// without holding the caller's thread. A statement that failed busy changed nothing.
-    func write(_ sql: String, _ binds: [SQLiteData]) async throws -> [StatementRow] {
-        do {
-            if let rows = try connection.queryIfFree(sql, binds) { return rows }
-        } catch let error as SQLiteFailure where error.isBusy {}
-        return try await query(sql, binds)
-    }
-
     /// ``SQLiteHandle/read(_:_:_:)`` with the same waiting for locks as ``query(_:_:)``.
     func read<T: Sendable>(_ sql: String, _ binds: [SQLiteData], _ body: @escaping @Sendable (inout RowReader) throws -> T)
         async throws -> T

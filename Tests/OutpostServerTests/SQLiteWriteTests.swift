@@ -6,97 +6,16 @@ import Testing
 
 @testable import OutpostServer
 
-/// How a record write reaches SQLite: in place on the caller's thread when the write connection is
-/// free, through the connection's thread when it is not or when the write lock is taken, with the
-/// log's checkpoints on the connection's thread; and the stored text of the fields.
-@Suite("SQLite writes in place", .closesWhatItOpens)
-struct WriteInPlaceTests {
-    func withStorage(_ body: (SQLiteStorage) async throws -> Void) async throws {
-        try await SQLiteStorageTests.withDatabase { path in
-            let storage = try await SQLiteStorage.open(path: path, logger: Logger(label: "test"))
-            do {
-                try await storage.migrate()
-                try await body(storage)
-            } catch {
-                try? await storage.close()
-                throw error
-            }
-            try await storage.close()
-        }
-    }
-
-    @Test("a record insert, replace and delete run in place: no trip to the write connection's thread")
-    func writesInPlace() async throws {
-        try await withStorage { storage in
-            let handle = storage.connection.connection
-            let before = handle.trips
-            let record = try await storage.createRecord(type: "notes", fields: ["title": "a"], owner: nil, isPrivate: false)
-            let replaced = try await storage.replaceRecord(
-                type: "notes", id: record.id, fields: ["title": "b"], expectedVersion: 1)
-            #expect(replaced.version == 2 && replaced.body == #"{"title":"b"}"#)
-            try await storage.deleteRecord(type: "notes", id: record.id, expectedVersion: 2)
-            let after = handle.trips
-            #expect(after.inPlace == before.inPlace + 3)
-            #expect(after.onThread == before.onThread)
-            #expect(try await storage.record(type: "notes", id: record.id) == nil)
-            // The failures are the same as before: a stale version, a missing record.
-            let second = try await storage.createRecord(type: "notes", fields: [:], owner: nil, isPrivate: false)
-            do {
-                try await storage.deleteRecord(type: "notes", id: second.id, expectedVersion: 7)
-                Issue.record("a delete with a stale version succeeded")
-            } catch RecordWriteFailure.versionMismatch(let current) {
-                #expect(current == 1)
-            }
-            do {
-                _ = try await storage.replaceRecord(type: "notes", id: "missing", fields: [:], expectedVersion: nil)
-                Issue.record("a replace of a missing record succeeded")
-            } catch RecordWriteFailure.notFound {}
-        }
-    }
-
-    @Test("an insert that meets the write lock of a transaction waits on the connection's thread, then commits")
-    func busyFallsBackToThread() async throws {
-        try await withStorage { storage in
-            let handle = storage.connection.connection
-            let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
-            let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
-            // A transaction on the other write connection holds SQLite's write lock until released.
-            let holder = Task {
-                try await storage.withTransaction { connection in
-                    _ = try await connection.query("INSERT INTO settings (key, value) VALUES ('held', x'00')")
-                    enteredContinuation.yield()
-                    var waiting = release.makeAsyncIterator()
-                    _ = await waiting.next()
-                }
-            }
-            var iterator = entered.makeAsyncIterator()
-            _ = await iterator.next()
-            let before = handle.trips
-            let insert = Task {
-                try await storage.createRecord(type: "notes", fields: ["n": 1], owner: nil, isPrivate: false)
-            }
-            // The insert tried in place, met the lock, and went to the connection's thread, which
-            // retries until the lock is free. Nothing signals that but the count: polled, with a deadline.
-            let deadline = ContinuousClock.now + .seconds(20)
-            while handle.trips.onThread == before.onThread, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(1))
-            }
-            #expect(handle.trips.onThread > before.onThread)
-            #expect(handle.trips.inPlace == before.inPlace)
-            releaseContinuation.yield()
-            try await holder.value
-            let record = try await insert.value
-            #expect(try await storage.record(type: "notes", id: record.id) == record)
-            enteredContinuation.finish()
-            releaseContinuation.finish()
-        }
-    }
-
-    @Test("writes in place leave the log's checkpoints to the connection's thread, and every record stays")
+/// Record writes on SQLite: the log's checkpoints run on the write connection's thread, queued
+/// after the commit that made them due; and the stored text of the fields.
+@Suite("SQLite writes: checkpoints and stored text", .closesWhatItOpens)
+struct SQLiteWriteTests {
+    @Test("record writes leave the log's checkpoints to the connection's thread, and every record stays")
     func checkpointsOnThread() async throws {
-        try await withStorage { storage in
+        try await ListStatementTests().withStorage { storage in
             let handle = storage.connection.connection
             #expect(handle.checkpoints == 0)
+            let tripsBefore = handle.trips.onThread
             // Each insert appends several pages (the record, its indexes, its change): enough of
             // them pass the checkpoint threshold more than once.
             var ids: [String] = []
@@ -108,6 +27,8 @@ struct WriteInPlaceTests {
             // A checkpoint is queued on the connection's thread: a statement queued after it runs after it.
             _ = try await storage.connection.query("SELECT 1")
             #expect(handle.checkpoints >= 1)
+            // Every insert was one statement on the connection's thread (its commit included).
+            #expect(handle.trips.onThread == tripsBefore + ids.count + 1)
             let pages = try await storage.connection.query("PRAGMA wal_checkpoint(PASSIVE)")
             // The log was restarted after a checkpoint: it holds fewer pages than everything written.
             let logPages = pages.first?.values[1].integer ?? .max
