@@ -35,7 +35,7 @@ struct PostgresWireInsertTests {
     func insertedOnLeanConnection() async throws {
         try await withPostgres { storage in
             let inserts = try #require(storage.inserts, "the test database (no TLS required, trust) takes the lean path")
-            #expect(inserts.openConnections == inserts.connections.count)
+            #expect(inserts.openConnections == inserts.lean.connections.count)
             let records = [
                 try await storage.createRecord(
                     type: "items", fields: ["text": "héllo \u{1F600}", "n": -3, "list": [1, nil, "x"]], owner: nil),
@@ -51,7 +51,7 @@ struct PostgresWireInsertTests {
             #expect(records[1].isPrivate && records[1].owner == "u_a" && !records[0].isPrivate)
             // The sessions that ran them are the lean ones: their last statement is the insert.
             let sessions = try await insertSessions(storage)
-            #expect(sessions.count == inserts.connections.count)
+            #expect(sessions.count == inserts.lean.connections.count)
             #expect(sessions.contains { $0.query.contains("INSERT INTO records") })
             // Each insert wrote its change row in the same commit.
             let changes = try await storage.changes(type: "items", after: 0, limit: 10)
@@ -100,7 +100,7 @@ struct PostgresWireInsertTests {
         try await StorageConformanceTests().withStorage(.postgres) { _, database in
             let second = try #require(try await database.open() as? PostgresStorage)
             let inserts = try #require(second.inserts)
-            #expect(inserts.openConnections == inserts.connections.count)
+            #expect(inserts.openConnections == inserts.lean.connections.count)
             try await second.close()
             #expect(inserts.openConnections == 0)
             await #expect(throws: ServerError.self) {

@@ -381,11 +381,11 @@ struct PostgresWireTests {
         try await withPostgres { storage, _, database in
             let base = try await leanBackends(storage)
             let reads = try #require(storage.reads)
-            #expect(reads.openConnections == reads.connections.count && base.count == reads.connections.count)
+            #expect(reads.openConnections == reads.lean.connections.count && base.count == reads.lean.connections.count)
             let second = try #require(try await database.open() as? PostgresStorage)
             let secondReads = try #require(second.reads)
-            #expect(secondReads.openConnections == secondReads.connections.count)
-            #expect(try await leanBackends(storage).count == base.count + secondReads.connections.count)
+            #expect(secondReads.openConnections == secondReads.lean.connections.count)
+            #expect(try await leanBackends(storage).count == base.count + secondReads.lean.connections.count)
             try await second.close()
             #expect(secondReads.openConnections == 0)
             await #expect(throws: ServerError.self) { try await secondReads.record(type: "items", id: "x") }

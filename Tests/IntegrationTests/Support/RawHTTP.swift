@@ -61,12 +61,7 @@ struct RawHTTP {
     /// (counted from the first part).
     func exchange(_ parts: [[UInt8]], timeout: Duration) async throws -> Reply {
         let started = ContinuousClock.now
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: "127.0.0.1", port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
+        let channel = try await connect()
         let received = Received()
         let closed = try await channel.executeThenClose { inbound, outbound in
             for part in parts {
@@ -98,12 +93,7 @@ struct RawHTTP {
     /// (counted from the first request).
     func conversation(_ requests: [String], timeout: Duration) async throws -> Reply {
         let started = ContinuousClock.now
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connect(host: "127.0.0.1", port: port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
-                }
-            }
+        let channel = try await connect()
         let received = Received()
         let (arrivals, arrived) = AsyncStream<Void>.makeStream()
         let closed = try await channel.executeThenClose { inbound, outbound in
@@ -138,6 +128,16 @@ struct RawHTTP {
         }
         return Reply(
             bytes: received.bytes, closed: closed, timedOut: !closed, elapsed: ContinuousClock.now - started)
+    }
+
+    /// A new connection to the server, as an async channel of bytes.
+    func connect() async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+                }
+            }
     }
 
     /// How many whole responses (head and `Content-Length` body) `bytes` holds.

@@ -15,11 +15,7 @@ import NIOPosix
 /// Opened only where the read connections are (no TLS required, an authentication method they
 /// speak), and not with `OUTPOST_POSTGRES_LEAN_WRITES=0`.
 final class PostgresWireInserts: Sendable {
-    let connections: [PostgresWireConnection]
-    let byLoop: [ObjectIdentifier: PostgresWireConnection]
-    let openCount: OpenConnectionCount
-    let logger: Logger
-    let location: PostgresLocation
+    let lean: PostgresWireLoopConnections
 
     /// The one statement each connection prepares.
     static let statements = [
@@ -30,14 +26,8 @@ final class PostgresWireInserts: Sendable {
     /// How the connections appear in `pg_stat_activity`.
     static let applicationName = "outpost-writes"
 
-    private init(
-        connections: [PostgresWireConnection], openCount: OpenConnectionCount, logger: Logger, location: PostgresLocation
-    ) {
-        self.connections = connections
-        self.byLoop = Dictionary(uniqueKeysWithValues: connections.map { (ObjectIdentifier($0.loop), $0) })
-        self.openCount = openCount
-        self.logger = logger
-        self.location = location
+    private init(_ lean: PostgresWireLoopConnections) {
+        self.lean = lean
     }
 
     /// Opens one connection per loop of `loops` (the caller has checked that the database is one
@@ -46,39 +36,17 @@ final class PostgresWireInserts: Sendable {
     static func open(_ location: PostgresLocation, loops: [any EventLoop], busyTimeout: Duration, logger: Logger)
         async throws -> PostgresWireInserts?
     {
-        var settings = PostgresWireSettings(
-            username: location.username, password: location.password, database: location.database,
-            askForTLS: location.tls == .prefer, statements: statements,
-            lockTimeoutMilliseconds: max(1, IdempotencyRow.milliseconds(busyTimeout)))
-        settings.applicationName = applicationName
-        let count = OpenConnectionCount()
-        let connections = loops.map {
-            PostgresWireConnection(loop: $0, host: location.host, port: location.port, settings: settings, openCount: count)
-        }
-        let inserts = PostgresWireInserts(connections: connections, openCount: count, logger: logger, location: location)
-        do {
-            for connection in connections { try await connection.open() }
-        } catch {
-            await inserts.close()
-            if case .unsupported(let reason)? = error as? PostgresWireError {
-                logger.info("record inserts use postgres-nio", metadata: ["reason": "\(reason)"])
-                return nil
-            }
-            throw error
-        }
-        return inserts
+        try await PostgresWireLoopConnections.open(
+            location, loops: loops, busyTimeout: busyTimeout, statements: statements, applicationName: applicationName,
+            purpose: "record inserts", logger: logger
+        ).map(PostgresWireInserts.init)
     }
 
     /// The connection of the current event loop, or any when the caller runs on none of them.
-    var connection: PostgresWireConnection {
-        if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let connection = byLoop[ObjectIdentifier(loop)] {
-            return connection
-        }
-        return connections.randomElement() ?? connections[0]
-    }
+    var connection: PostgresWireConnection { lean.connection }
 
     /// Lean insert connections open now.
-    var openConnections: Int { openCount.value.load(ordering: .relaxed) }
+    var openConnections: Int { lean.openConnections }
 
     /// Inserts `record` (committed when this returns); `nil` when its id is taken.
     func insert(_ record: PostgresStorage.InsertRecord) async throws -> StoredRecord? {
@@ -86,30 +54,12 @@ final class PostgresWireInserts: Sendable {
             .text(record.type), .text(record.id), PostgresWireValue(record.owner), .text(record.body), .integer(record.now),
             .text(record.isPrivate ? "true" : "false"),
         ]
-        let rows: [ByteBuffer]
-        do {
-            rows = try await connection.query(0, parameters)
-        } catch let error as PostgresWireError {
-            throw translated(error)
-        }
+        let rows = try await lean.translatingErrors { try await connection.query(0, parameters) }
         return try rows.first.map(PostgresWireReads.record(from:))
-    }
-
-    /// As the read connections translate theirs: lock waits, deadlocks and cancellations are 503
-    /// `storage_busy`; a lost or unusable connection is 503 `storage_unavailable` (the next insert
-    /// opens a new one); other database errors pass through (500).
-    private func translated(_ error: PostgresWireError) -> any Error {
-        if case .server(let state, _, let message) = error, !error.endsConnection {
-            if PostgresStorage.busyStates.contains(state) { return PostgresStorage.busy }
-            logger.error("record insert failed", metadata: ["sqlstate": "\(state)", "error": "\(message)"])
-            return error
-        }
-        logger.warning("database unreachable", metadata: ["database": "\(location)", "error": "\(error)"])
-        return PostgresStorage.unavailable
     }
 
     /// Closes every connection (each ends its session first) and waits until they are closed.
     func close() async {
-        for connection in connections { await connection.close() }
+        await lean.close()
     }
 }

@@ -11,11 +11,7 @@ import NIOPosix
 /// method other than trust, password, md5 or SCRAM-SHA-256, keeps postgres-nio for these reads
 /// too (``open(_:loops:busyTimeout:logger:)`` returns `nil` then).
 final class PostgresWireReads: Sendable {
-    let connections: [PostgresWireConnection]
-    let byLoop: [ObjectIdentifier: PostgresWireConnection]
-    let openCount: OpenConnectionCount
-    let logger: Logger
-    let location: PostgresLocation
+    let lean: PostgresWireLoopConnections
 
     /// The statements each connection prepares, by index: integers (`int8` and `bool` columns,
     /// keyset positions and limits) travel in binary.
@@ -47,14 +43,8 @@ final class PostgresWireReads: Sendable {
     /// The first of the four keyset statements of page text (``PostgresStorage/keysetTextOrders``).
     static let keysetTextPages = 6
 
-    private init(
-        connections: [PostgresWireConnection], openCount: OpenConnectionCount, logger: Logger, location: PostgresLocation
-    ) {
-        self.connections = connections
-        self.byLoop = Dictionary(uniqueKeysWithValues: connections.map { (ObjectIdentifier($0.loop), $0) })
-        self.openCount = openCount
-        self.logger = logger
-        self.location = location
+    private init(_ lean: PostgresWireLoopConnections) {
+        self.lean = lean
     }
 
     /// Opens one connection per loop of `loops`, or returns `nil` (and logs why at `info`) when
@@ -69,41 +59,17 @@ final class PostgresWireReads: Sendable {
             logger.info("record and token reads use postgres-nio: the database URL requires TLS")
             return nil
         }
-        let settings = PostgresWireSettings(
-            username: location.username, password: location.password, database: location.database,
-            askForTLS: location.tls == .prefer, statements: statements,
-            lockTimeoutMilliseconds: max(1, IdempotencyRow.milliseconds(busyTimeout)))
-        let count = OpenConnectionCount()
-        let connections = loops.map {
-            PostgresWireConnection(loop: $0, host: location.host, port: location.port, settings: settings, openCount: count)
-        }
-        let reads = PostgresWireReads(connections: connections, openCount: count, logger: logger, location: location)
-        do {
-            for connection in connections { try await connection.open() }
-        } catch let error as PostgresWireError {
-            await reads.close()
-            if case .unsupported(let reason) = error {
-                logger.info("record and token reads use postgres-nio", metadata: ["reason": "\(reason)"])
-                return nil
-            }
-            throw error
-        } catch {
-            await reads.close()
-            throw error
-        }
-        return reads
+        return try await PostgresWireLoopConnections.open(
+            location, loops: loops, busyTimeout: busyTimeout, statements: statements, purpose: "record and token reads",
+            logger: logger
+        ).map(PostgresWireReads.init)
     }
 
     /// The connection of the current event loop, or any when the caller runs on none of them.
-    var connection: PostgresWireConnection {
-        if let loop = MultiThreadedEventLoopGroup.currentEventLoop, let connection = byLoop[ObjectIdentifier(loop)] {
-            return connection
-        }
-        return connections.randomElement() ?? connections[0]
-    }
+    var connection: PostgresWireConnection { lean.connection }
 
     /// Lean connections open now.
-    var openConnections: Int { openCount.value.load(ordering: .relaxed) }
+    var openConnections: Int { lean.openConnections }
 
     func record(type: String, id: String) async throws -> StoredRecord? {
         let rows = try await translatingErrors {
@@ -175,25 +141,12 @@ final class PostgresWireReads: Sendable {
         }
     }
 
-    /// As ``PostgresStorage/translatingErrors(_:)``: lock waits, deadlocks and cancellations are
-    /// 503 `storage_busy`; a lost or unusable connection is 503 `storage_unavailable` (the next
-    /// query opens a new one); other database errors pass through (500).
     func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as PostgresWireError {
-            if case .server(let state, _, let message) = error, !error.endsConnection {
-                if PostgresStorage.busyStates.contains(state) { throw PostgresStorage.busy }
-                logger.error("database read failed", metadata: ["sqlstate": "\(state)", "error": "\(message)"])
-                throw error
-            }
-            logger.warning("database unreachable", metadata: ["database": "\(location)", "error": "\(error)"])
-            throw PostgresStorage.unavailable
-        }
+        try await lean.translatingErrors(body)
     }
 
     /// Closes every connection (each ends its session first) and waits until they are closed.
     func close() async {
-        for connection in connections { await connection.close() }
+        await lean.close()
     }
 }
