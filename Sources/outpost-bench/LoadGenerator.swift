@@ -54,14 +54,69 @@ enum LoadGenerator {
         }
     }
 
+    // MARK: Paced POSTs
+
+    /// POSTs `body` (JSON) to `url` from `concurrency` connections of one wrk thread for `duration`
+    /// (rounded up to whole seconds), held to `rate` requests a second in all; `nil` without wrk.
+    ///
+    /// A write load that runs in a process of its own, in C, as the reads' load does: on a 2-core
+    /// machine the CPU a load's own client takes is taken from the server under test, and a client
+    /// on another machine would take none. The pacing is wrk's `delay()` hook: its Lua script keeps
+    /// one schedule for the thread, a send every `1/rate` s, and delays each connection's next
+    /// request to the next free slot of it (a connection that is late sends at once), so the load
+    /// holds its rate while the server answers within `concurrency / rate` s.
+    static func runPacedPosts(url: URL, body: String, concurrency: Int, rate: Double, duration: Duration) async throws
+        -> Result?
+    {
+        guard let wrkPath else { return nil }
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "outpost-bench-paced-\(UUID().uuidString).lua")
+        try pacedPostScript(body: body, rate: rate).write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        return try await runWrk(
+            wrkPath, url: url, concurrency: concurrency, duration: duration, headers: [("Content-Type", "application/json")],
+            threads: 1, script: script.path)
+    }
+
+    /// The Lua script of ``runPacedPosts(url:body:concurrency:rate:duration:)``: the method, the
+    /// body, and a `delay()` that hands each request the next slot of a schedule of `rate` a second
+    /// (LuaJIT's FFI reads the monotonic clock; wrk gives its scripts none).
+    static func pacedPostScript(body: String, rate: Double) -> String {
+        let quoted = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return """
+            local ffi = require("ffi")
+            ffi.cdef[[
+            typedef struct { long tv_sec; long tv_nsec; } outpost_timespec;
+            int clock_gettime(int clock, outpost_timespec *now);
+            ]]
+            local now = ffi.new("outpost_timespec")
+            local function milliseconds()
+              ffi.C.clock_gettime(1, now) -- CLOCK_MONOTONIC
+              return tonumber(now.tv_sec) * 1000 + tonumber(now.tv_nsec) / 1e6
+            end
+            wrk.method = "POST"
+            wrk.body = "\(quoted)"
+            local period = \(1000 / rate)
+            local slot = nil
+            function delay()
+              local time = milliseconds()
+              if slot == nil or slot < time then slot = time end
+              slot = slot + period
+              return math.floor(slot - time)
+            end
+
+            """
+    }
+
     // MARK: wrk
 
     private static func runWrk(
-        _ executable: String, url: URL, concurrency: Int, duration: Duration, headers: [(name: String, value: String)]
+        _ executable: String, url: URL, concurrency: Int, duration: Duration, headers: [(name: String, value: String)],
+        threads fixedThreads: Int? = nil, script: String? = nil
     ) async throws -> Result {
         let seconds = max(1, Int(duration.inSeconds.rounded(.up)))
         // Half the cores for wrk's threads; the server under test needs the rest.
-        let threads = max(1, min(concurrency, ProcessInfo.processInfo.activeProcessorCount / 2))
+        let threads = fixedThreads ?? max(1, min(concurrency, ProcessInfo.processInfo.activeProcessorCount / 2))
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-bench-wrk-\(UUID().uuidString).txt")
         guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
             throw BenchError("cannot create \(output.path) for wrk's output")
@@ -75,7 +130,7 @@ enum LoadGenerator {
         process.arguments =
             [
                 "-t", "\(threads)", "-c", "\(concurrency)", "-d", "\(seconds)s", "--timeout", "5s", "--latency",
-            ] + headers.flatMap { ["-H", "\($0.name): \($0.value)"] } + [url.absoluteString]
+            ] + headers.flatMap { ["-H", "\($0.name): \($0.value)"] } + (script.map { ["-s", $0] } ?? []) + [url.absoluteString]
         process.standardOutput = handle
         process.standardError = handle
         // wrk stops itself after -d; the watchdog only ends one that hangs.
