@@ -376,6 +376,48 @@ struct PostgresWireTests {
         }
     }
 
+    @Test("The health probe is one statement on a lean connection; after the sessions end, at most one 503, then healthy")
+    func healthOnLeanConnection() async throws {
+        try await withPostgres { storage, _, _ in
+            let reads = try #require(storage.reads)
+            // Each lean session shows its last statement in pg_stat_activity.query.
+            func leanQueries() async throws -> [String] {
+                try await storage.rows(
+                    """
+                    SELECT query FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'outpost-reads'
+                    """
+                ).map { try $0["query"].decode(String.self) }
+            }
+            let probe = PostgresWireReads.statements[PostgresWireReads.schemaVersion].sql
+            // Each session prepared the probe's statement at its start: make another statement its last.
+            for connection in reads.lean.connections {
+                _ = try await connection.query(PostgresWireReads.recordByID, [.text("items"), .text("r_none")])
+            }
+            #expect(!(try await leanQueries()).contains(probe))
+            let version = try await storage.health()
+            let schema = try await storage.schemaVersion()
+            #expect(version > 0 && version == schema)
+            #expect(try await leanQueries().filter { $0 == probe }.count == 1, "the probe ran on one lean connection")
+            _ = try await storage.rows(
+                """
+                SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+                WHERE datname = current_database() AND application_name = 'outpost-reads'
+                """)
+            var failures = 0
+            var successes = 0
+            while successes < 2, failures < 2 {
+                do {
+                    #expect(try await storage.health() == version)
+                    successes += 1
+                } catch let error as ServerError {
+                    failures += 1
+                    #expect(error.status == .serviceUnavailable && error.code == "storage_unavailable")
+                }
+            }
+            #expect(failures <= 1 && successes == 2, "the probe reconnects: \(failures) failures")
+        }
+    }
+
     @Test("Closing the storage ends every lean connection")
     func shutdownClosesConnections() async throws {
         try await withPostgres { storage, _, database in
@@ -696,7 +738,7 @@ struct PostgresWirePageTextTests {
     @Test("Each lean statement's result formats match its columns: int8 and bool in binary, text otherwise")
     func statementFormats() {
         let statements = PostgresWireReads.statements
-        #expect(statements.count == 10)
+        #expect(statements.count == 11)
         for statement in statements {
             let columns = statement.sql.components(separatedBy: "SELECT ")[1].components(separatedBy: " FROM")[0]
                 .components(separatedBy: ", ")

@@ -9,10 +9,9 @@ struct ServiceRoutes: Sendable {
     func add(to router: Router<OutpostRequestContext>) {
         router.get("/health") { _, _ in
             do {
-                try await storage.checkHealth()
+                let schema = try await storage.health()
                 return Response.json([
-                    "status": "ok", "version": .string(OutpostVersion.string),
-                    "schema_version": .int(try await storage.schemaVersion()),
+                    "status": "ok", "version": .string(OutpostVersion.string), "schema_version": .int(schema),
                 ])
             } catch {
                 return Response.json(

@@ -352,6 +352,11 @@ public final class SQLiteStorage: Storage {
         _ = try await connection.query("SELECT 1")
     }
 
+    /// The schema version's query alone: it answers only when the database does.
+    public func health() async throws -> Int {
+        try await schemaVersion()
+    }
+
     public func close() async throws {
         for reader in readers { try? await reader.close() }
         try? await writer.close()

@@ -15,8 +15,19 @@ public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage, IdempotencyS
     func checkHealth() async throws
     /// The schema version after ``migrate()``.
     func schemaVersion() async throws -> Int
+    /// ``schemaVersion()``, which throws when the database cannot answer, in as few round trips
+    /// as the backend can (`GET /health` asks it on every probe). The default calls
+    /// ``checkHealth()``, then ``schemaVersion()``.
+    func health() async throws -> Int
     /// Closes connections. Nothing may be called afterwards.
     func close() async throws
+}
+
+extension Storage {
+    public func health() async throws -> Int {
+        try await checkHealth()
+        return try await schemaVersion()
+    }
 }
 
 /// Records: schemaless JSON objects per type, with server-assigned ids and optimistic versions.

@@ -125,7 +125,8 @@ public final class PostgresStorage: Storage {
             clients: clients, byLoop: byLoop, runner: runner, reads: reads, inserts: inserts, logger: logger,
             location: location)
         do {
-            try await storage.checkHealth()
+            // postgres-nio's pools too, not only the lean connections `checkHealth` uses.
+            try await storage.execute("SELECT 1")
         } catch {
             try? await storage.close()
             throw ServerError(
@@ -242,7 +243,19 @@ public final class PostgresStorage: Storage {
     }
 
     public func checkHealth() async throws {
-        try await execute("SELECT 1")
+        if let reads {
+            _ = try await reads.schemaVersion()
+        } else {
+            try await execute("SELECT 1")
+        }
+    }
+
+    /// One round trip on a lean connection (``PostgresWireReads/schemaVersion()``) when there are
+    /// some; otherwise postgres-nio's `SELECT 1` and ``schemaVersion()``.
+    public func health() async throws -> Int {
+        if let reads { return try await reads.schemaVersion() }
+        try await checkHealth()
+        return try await schemaVersion()
     }
 
     public func close() async throws {

@@ -32,6 +32,11 @@ final class PostgresWireReads: Sendable {
                 name: $0.name, sql: $0.sql, parameterTypes: keysetParameters,
                 binaryResults: [true, false, false, true, true, true])
         }
+        + [
+            PostgresWireStatement(
+                name: "outpost_schema_version", sql: "SELECT MAX(version) AS version FROM schema_migrations", parameterTypes: [],
+                binaryResults: [false])
+        ]
     /// Of ``PostgresStorage/columns``: seq, version, the times and the private flag in binary.
     static let recordResults = [true, false, false, false, false, true, true, true, true]
     /// A keyset page's type, viewer, start (time and seq) and limit.
@@ -42,6 +47,9 @@ final class PostgresWireReads: Sendable {
     static let keysetPages = 2
     /// The first of the four keyset statements of page text (``PostgresStorage/keysetTextOrders``).
     static let keysetTextPages = 6
+    /// The schema version, the health probe's statement (the lean connections open after the
+    /// migrations, so `schema_migrations` exists when they prepare it).
+    static let schemaVersion = 10
 
     private init(_ lean: PostgresWireLoopConnections) {
         self.lean = lean
@@ -103,6 +111,23 @@ final class PostgresWireReads: Sendable {
             try await connection.query(
                 statement, [.text(type), PostgresWireValue(viewer), .integer(start.time), .integer(start.seq), .integer(limit)],
                 rowCapacity: Int(min(limit, 1024)), sink: sink)
+        }
+    }
+
+    /// The schema version, which answers only when this loop's connection and the database do
+    /// (`GET /health`): one round trip on the connection the reads use, instead of two statements
+    /// on a postgres-nio pool's leased connection.
+    func schemaVersion() async throws -> Int {
+        let rows = try await translatingErrors { try await connection.query(Self.schemaVersion, [], rowCapacity: 1) }
+        guard let row = rows.first else {
+            throw ServerError(.internalServerError, code: "corrupt_row", message: "The schema version query returned no row")
+        }
+        return try Self.decoding {
+            try PostgresWireRow.reading(row, columns: 1) { row in
+                guard let text = try row.optionalString() else { return 0 }  // no migration yet
+                guard let version = Int(text) else { throw PostgresWireError.protocolViolation("schema version \(text)") }
+                return version
+            }
         }
     }
 
