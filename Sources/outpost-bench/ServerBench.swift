@@ -15,7 +15,7 @@ import OutpostServer
 ///
 /// The baseline is a bare Hummingbird route in the same process (``SmallJSONServer``, 104 bytes, no
 /// middleware, no logging): what any Hummingbird server costs. `GET /openapi.json` (fixed bytes, no
-/// database) is the reference server's cheapest route; `GET /health` (two tiny SQLite queries) the
+/// database) is the reference server's cheapest route; `GET /health` (one tiny SQLite query) the
 /// first database-backed one. The record routes are measured without and with a bearer token. The record routes slot in through `recordPath`
 /// and `listPath`, or through `seed`, which runs against the live server before any measuring and
 /// can create records and return their paths (ids are assigned by the server):
@@ -139,7 +139,7 @@ enum ServerBench {
         var routes = [
             Route(label: "GET /small (bare Hummingbird route)", path: bareURL),
             Route(label: "GET \(trivialPath) (static bytes)", path: trivialPath),
-            Route(label: "GET /health (2 SQLite queries)", path: "/health"),
+            Route(label: "GET /health (1 SQLite query)", path: "/health"),
         ]
         if let recordPath {
             routes.append(Route(label: "GET /records/{type}/{id}", path: recordPath))
