@@ -29,7 +29,7 @@ package struct ChildExit: Sendable, Equatable {
 package final class ProcessExit: Sendable {
     private let state = Mutex<(exit: ChildExit?, waiters: [CheckedContinuation<ChildExit, Never>])>((nil, []))
     /// The watched process (for its id once it runs); only read after `run()`.
-    private nonisolated(unsafe) let process: Process
+    private let process: Process
 
     /// Watches `process`, which must not have been started yet (it takes its `terminationHandler`).
     package init(watching process: Process) {

@@ -250,7 +250,7 @@ public final class PostgresStorage: Storage {
         }
     }
 
-    /// One round trip on a lean connection (``PostgresWireReads/schemaVersion()``) when there are
+    /// One round trip on a lean read connection (a prepared statement on the loop's own) when there are
     /// some; otherwise postgres-nio's `SELECT 1` and ``schemaVersion()``.
     public func health() async throws -> Int {
         if let reads { return try await reads.schemaVersion() }
