@@ -107,7 +107,7 @@ enum ReadsUnderWritesBench {
         let routes: [(name: String, url: URL)] = [
             ("GET /records/{type}/{id}", recordURL), ("GET /small (bare Hummingbird route)", bareURL),
         ]
-        var pairs: [String: [(unloaded: Double, loaded: Double)]] = [:]
+        var pairs: [Writer: [Int: [(unloaded: Double, loaded: Double)]]] = [:]
         var written: [Writer: [Double]] = [:]
         // The paced load alone, per writer: CPU of this process (the server, and the SDK's client)
         // and of the finished children (wrk).
@@ -130,7 +130,7 @@ enum ReadsUnderWritesBench {
             for (writer, route) in measurements[first...] + measurements[..<first] {
                 let measured = try await pair(routes[route].url, writer, round: round)
                 written[writer, default: []].append(measured.written)
-                pairs["\(writer.rawValue)|\(route)", default: []].append((measured.unloaded, measured.loaded))
+                pairs[writer, default: [:]][route, default: []].append((measured.unloaded, measured.loaded))
             }
         }
         let label = "reads under writes [\(backend)] c=\(concurrency)"
@@ -139,7 +139,7 @@ enum ReadsUnderWritesBench {
         for writer in writers {
             let load = "under POST load c=\(StorageBench.writeConcurrency) held to \(Int(rate))/s (\(writer.rawValue))"
             for (index, route) in routes.enumerated() {
-                let measured = pairs["\(writer.rawValue)|\(index)"] ?? []
+                let measured = pairs[writer]?[index] ?? []
                 results.append(
                     BenchResult(
                         name: "\(label): \(route.name) \(load), req/s (ratio: median of \(measured.count) per-round ratios)",
@@ -165,7 +165,7 @@ enum ReadsUnderWritesBench {
             }
         }
         // Every round's record GET ratio under the first writer's load, for the spread.
-        for (round, pair) in (pairs["\(writers[0].rawValue)|0"] ?? []).enumerated() {
+        for (round, pair) in (pairs[writers[0]]?[0] ?? []).enumerated() {
             results.append(
                 BenchResult(
                     name:
