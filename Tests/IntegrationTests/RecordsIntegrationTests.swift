@@ -128,6 +128,32 @@ struct RecordsProtocolTests {
         }
     }
 
+    @Test("page links are this request under the public URL: query sorted and percent-encoded, cursor last")
+    func pageLinks() async throws {
+        try await withLiveServer { server, client in
+            for index in 0..<5 {
+                _ = try await client.send(.post("/records/items", json: ["n": .int(index), "tag": "a b/é"]))
+            }
+            _ = try await client.send(.post("/records/items", json: ["n": 99, "tag": "other"]))
+            let query = [URLQueryItem(name: "tag", value: "a b/é"), URLQueryItem(name: "limit", value: "2")]
+            let first = try await client.send(.get("/records/items", query: query), decoding: JSONValue.self)
+            let next = try #require(first["next_cursor"]?.stringValue)
+            let base =
+                server.baseURL.absoluteString.hasSuffix("/")
+                ? String(server.baseURL.absoluteString.dropLast()) : server.baseURL.absoluteString
+            #expect(first["next"]?.stringValue == base + "/records/items?limit=2&tag=a%20b%2F%C3%A9&cursor=" + next)
+            #expect(first["previous"] == .null)
+            // The link's own query, sent back, is the next page of the same list.
+            let nextLink = try #require(first["next"]?.stringValue)
+            let link = try #require(URLComponents(string: nextLink))
+            let linkQuery = try #require(link.queryItems)
+            let second = try await client.send(.get(link.path, query: linkQuery), decoding: JSONValue.self)
+            #expect(second["results"]?.arrayValue?.compactMap { $0["n"]?.intValue } == [2, 3])
+            let back = try #require(second["prev_cursor"]?.stringValue)
+            #expect(second["previous"]?.stringValue == base + "/records/items?limit=2&tag=a%20b%2F%C3%A9&cursor=" + back)
+        }
+    }
+
     @Test("cursor pages walk forwards and back, and tampered cursors are refused")
     func cursors() async throws {
         try await withLiveServer { _, client in

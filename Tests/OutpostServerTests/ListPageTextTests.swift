@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import OutpostCore
 import OutpostTestSupport
@@ -169,6 +170,20 @@ struct WireBytesTests {
         _ = codec.encode(CursorCodec.Payload(list: "other", direction: "p", time: 1, seq: 1))
         #expect(codec.encode(payload) == cursor)
         #expect(try codec.decode(cursor, list: "t|created|") == payload)
+    }
+
+    @Test(
+        "the cursor codec's own HMAC is swift-crypto's HMAC-SHA256 for keys shorter than, equal to and longer than a block",
+        arguments: [0, 1, 32, 63, 64, 65, 200])
+    func cursorHMAC(keyLength: Int) {
+        let secret = Data((0..<keyLength).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+        let codec = CursorCodec(secret: secret)
+        for length in [0, 1, 55, 56, 64, 119, 300] {
+            let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ keyLength) }
+            let ours = message.withUnsafeBytes { codec.authenticationCode($0) }
+            let theirs = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret))
+            #expect(Array(ours) == Array(theirs), "key \(keyLength) bytes, message \(length) bytes")
+        }
     }
 
     @Test("token hashes and HMACs are lower-case hex of SHA-256 (FIPS 180-2 and RFC 4231 vectors)")

@@ -58,6 +58,61 @@ struct ServerLogHandlerTests {
         #expect(urgent.hasSuffix(" warning outpost.server: urgent code=x\n"))
     }
 
+    @Test("the access log writes the line the handler would, as bytes: same text, level, and urgency")
+    func accessLogLine() async throws {
+        let pipe = try Pipe()
+        let sink = ServerLogSink(fileDescriptor: pipe.write)
+        var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0, sink: sink) }
+        logger.logLevel = .info
+        let middleware = AccessLogMiddleware<OutpostRequestContext>(logger: logger)
+        #expect(middleware.direct != nil)
+        for (status, milliseconds) in [(200, Int64(0)), (404, 7), (503, 1234), (201, 12_345_678)] {
+            let level: Logger.Level = status >= 500 ? .warning : .info
+            let path = "/records/t%20x/é"
+            sink.appendRequestLine(
+                label: "outpost.server", level: level, method: "GET", path: path, status: status, milliseconds: milliseconds)
+            logger.log(
+                level: level, "request",
+                metadata: ["method": "GET", "path": "\(path)", "status": "\(status)", "duration_ms": "\(milliseconds)"])
+            sink.flush()
+            let lines = pipe.available().split(separator: "\n")
+            #expect(lines.count == 2)
+            // The same text after the timestamp (which may differ by a millisecond).
+            #expect(lines.first?.drop { $0 != " " } == lines.last?.drop { $0 != " " })
+            #expect(
+                lines.first?.hasSuffix(
+                    "\(level.rawValue) outpost.server: request duration_ms=\(milliseconds) method=GET path=\(path) status=\(status)"
+                ) == true)
+            #expect(lines.first?.split(separator: " ").first?.count == 24)
+        }
+        // A 5xx line is written at once, with no flush.
+        sink.appendRequestLine(label: "l", level: .warning, method: "POST", path: "/x", status: 500, milliseconds: 3)
+        #expect(pipe.available().hasSuffix(" warning l: request duration_ms=3 method=POST path=/x status=500\n"))
+        // Milliseconds under 100 are zero-padded in the timestamp, as the handler's are.
+        for value: Int64 in [0, 5, 42, 999] {
+            var bytes: [UInt8] = []
+            ServerLogSink.appendDigits(value, width: 3, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(String(value + 1000).dropFirst()))
+        }
+        var negative: [UInt8] = []
+        ServerLogSink.appendDigits(-120, width: 1, to: &negative)
+        ServerLogSink.appendDigits(Int64.min, width: 1, to: &negative)
+        #expect(String(decoding: negative, as: UTF8.self) == "-120\(Int64.min)")
+    }
+
+    @Test("the access log goes through the logger when its handler adds metadata or is another handler")
+    func accessLogFallsBack() {
+        let sink = ServerLogSink(fileDescriptor: -1)
+        var withMetadata = Logger(label: "l") { ServerLogHandler(label: $0, sink: sink) }
+        withMetadata[metadataKey: "instance"] = "a"
+        #expect(AccessLogMiddleware<OutpostRequestContext>(logger: withMetadata).direct == nil)
+        let provided = Logger(label: "l") {
+            ServerLogHandler(label: $0, sink: sink, metadataProvider: Logger.MetadataProvider { ["trace": "1"] })
+        }
+        #expect(AccessLogMiddleware<OutpostRequestContext>(logger: provided).direct == nil)
+        #expect(AccessLogMiddleware<OutpostRequestContext>(logger: Logger(label: "l")).direct == nil)
+    }
+
     @Test("a full batch is written without waiting for the timer")
     func fullBatch() throws {
         let pipe = try Pipe()

@@ -119,6 +119,19 @@ final class RouteTableReference: Sendable {
 /// and duration; never headers. At `warning` for 5xx answers, `info` otherwise.
 struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
+    /// The sink and label of the logger's handler when it is a ``ServerLogHandler`` with no
+    /// metadata of its own (what `outpost serve` runs): lines then go to the sink as bytes, the
+    /// same text the handler would write, with no metadata dictionary built per request.
+    let direct: (sink: ServerLogSink, label: String)?
+
+    init(logger: Logger) {
+        self.logger = logger
+        if let handler = logger.handler as? ServerLogHandler, handler.metadata.isEmpty, handler.metadataProvider == nil {
+            direct = (handler.sink, handler.label)
+        } else {
+            direct = nil
+        }
+    }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -127,6 +140,14 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let response = try await next(request, context)
         let elapsed = ContinuousClock.now - started
         let level: Logger.Level = response.status.code >= 500 ? .warning : .info
+        if let direct {
+            if level >= logger.logLevel {
+                direct.sink.appendRequestLine(
+                    label: direct.label, level: level, method: request.method.rawValue, path: request.uri.path,
+                    status: response.status.code, milliseconds: elapsed.inMilliseconds)
+            }
+            return response
+        }
         logger.log(
             level: level, "request",
             metadata: [

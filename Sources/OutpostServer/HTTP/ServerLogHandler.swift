@@ -108,11 +108,60 @@ public final class ServerLogSink: Sendable {
     }
 
     func append(_ line: String, urgent: Bool) {
+        append(urgent: urgent) { $0.append(contentsOf: line.utf8) }
+    }
+
+    /// Appends what `write` appends (whole lines, newline included) under the buffer's lock.
+    func append(urgent: Bool, _ write: (inout [UInt8]) -> Void) {
         let full = buffer.withLock { bytes in
-            bytes.append(contentsOf: line.utf8)
+            write(&bytes)
             return bytes.count >= Self.batchBytes
         }
         if full || urgent { flush() }
+    }
+
+    /// The access-log line ``ServerLogHandler`` would write for `request` with metadata
+    /// `duration_ms`, `method`, `path` and `status` (keys sorted, values as they are), written as
+    /// bytes with no `Logger.Metadata` dictionary and no intermediate strings: one per request.
+    func appendRequestLine(
+        label: String, level: Logger.Level, method: String, path: String, status: Int, milliseconds: Int64
+    ) {
+        let (prefix, fraction) = timestampParts()
+        append(urgent: level >= .warning) { bytes in
+            bytes.append(contentsOf: prefix.utf8)
+            bytes.append(UInt8(ascii: "."))
+            Self.appendDigits(fraction, width: 3, to: &bytes)
+            bytes.append(UInt8(ascii: "Z"))
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: level.rawValue.utf8)
+            bytes.append(UInt8(ascii: " "))
+            bytes.append(contentsOf: label.utf8)
+            bytes.append(contentsOf: ": request duration_ms=".utf8)
+            Self.appendDigits(milliseconds, width: 1, to: &bytes)
+            bytes.append(contentsOf: " method=".utf8)
+            bytes.append(contentsOf: method.utf8)
+            bytes.append(contentsOf: " path=".utf8)
+            bytes.append(contentsOf: path.utf8)
+            bytes.append(contentsOf: " status=".utf8)
+            Self.appendDigits(Int64(status), width: 1, to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+    }
+
+    /// `value` in decimal, zero-padded to `width` digits (a minus sign first when negative).
+    static func appendDigits(_ value: Int64, width: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        let magnitude = value.magnitude
+        var divisor: UInt64 = 1
+        var count = 1
+        while count < width || magnitude / divisor >= 10 {
+            divisor *= 10
+            count += 1
+        }
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+            divisor /= 10
+        }
     }
 
     private func write(_ bytes: [UInt8]) {
@@ -133,10 +182,17 @@ public final class ServerLogSink: Sendable {
 
     /// `2026-11-23T17:17:04.123Z`: the date and time formatted once per second, the milliseconds each time.
     func timestamp() -> String {
+        let (prefix, milliseconds) = timestampParts()
+        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return prefix + "." + fraction + "Z"
+    }
+
+    /// The date and time to the second (`2026-11-23T17:17:04`, cached per second) and the milliseconds.
+    func timestampParts() -> (prefix: String, milliseconds: Int64) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let second = Int(now.tv_sec)
-        let milliseconds = Int(now.tv_nsec / 1_000_000)
+        let milliseconds = Int64(now.tv_nsec / 1_000_000)
         let prefix = clock.withLock { cached -> String in
             if cached.second == second { return cached.text }
             var seconds = time_t(second)
@@ -148,8 +204,7 @@ public final class ServerLogSink: Sendable {
             cached = (second, text)
             return text
         }
-        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
-        return prefix + "." + fraction + "Z"
+        return (prefix, milliseconds)
     }
 
     private static func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }

@@ -98,11 +98,16 @@ enum URLEncodedForm {
         out.reserveCapacity(fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 2 })
         for (offset, field) in fields.enumerated() {
             if offset > 0 { out.append(UInt8(ascii: "&")) }
-            percentEncode(field.0, into: &out)
-            out.append(UInt8(ascii: "="))
-            percentEncode(field.1, into: &out)
+            append(field, to: &out)
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// One `name=value` pair, both percent-encoded, appended to `out`.
+    static func append(_ field: (String, String), to out: inout [UInt8]) {
+        percentEncode(field.0, into: &out)
+        out.append(UInt8(ascii: "="))
+        percentEncode(field.1, into: &out)
     }
 
     /// RFC 3986's unreserved characters: ASCII letters and digits, `-`, `.`, `_` and `~`.

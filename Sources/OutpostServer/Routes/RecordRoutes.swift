@@ -286,7 +286,8 @@ struct RecordRoutes: Sendable {
     /// One record as JSON, spliced from its stored text.
     static func recordResponse(_ record: StoredRecord, status: HTTPResponse.Status = .ok, headers: HTTPFields) -> Response {
         var fields = headers
-        fields[.contentType] = "application/json"
+        // Appended, not set by name: setting searches and replaces (none of these callers sets one).
+        if !fields.contains(.contentType) { fields.append(HTTPField(name: .contentType, value: "application/json")) }
         return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: record.wireBytes)))
     }
 
@@ -303,7 +304,7 @@ struct RecordRoutes: Sendable {
         info.reserveCapacity(512)
         writeInfo(&info)
         var fields = listHeaders(etag: listETag(page.records, info: info[...]))
-        fields[.contentType] = "application/json"
+        fields.append(HTTPField(name: .contentType, value: "application/json"))
         // The body written once, straight into the buffer that goes out.
         var body = ByteBuffer()
         body.reserveCapacity(page.text.count + info.count + 16)
@@ -329,21 +330,34 @@ struct RecordRoutes: Sendable {
     /// to the value of a last `cursor` parameter: the page links are this followed by a cursor.
     /// JSON-escaped, to be written inside a string.
     func linkPrefix(_ request: Request, fields: [String: String]) -> [UInt8] {
-        var items = fields.filter { $0.key != "cursor" }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
-        items.append(("cursor", ""))
+        var text: [UInt8] = []
+        text.reserveCapacity(192)
+        // The public URL as JSON string content; the path and the query are percent-encoded, so
+        // nothing in them needs escaping.
+        let base = auth.publicBase.url
+        if base.utf8.contains(where: JSONText.needsEscape) {
+            var quoted: [UInt8] = []
+            JSONText.appendQuoted(base, to: &quoted)
+            text.append(contentsOf: quoted.dropFirst().dropLast())
+        } else {
+            text.append(contentsOf: base.utf8)
+        }
         let path = request.uri.path
         // Record paths are plain names: used as they are; anything else is percent-encoded.
-        let plain = path.utf8.allSatisfy { URLEncodedForm.isUnreserved($0) || $0 == UInt8(ascii: "/") }
-        var encodedPath = path
-        if !plain {
+        if path.utf8.allSatisfy({ URLEncodedForm.isUnreserved($0) || $0 == UInt8(ascii: "/") }) {
+            text.append(contentsOf: path.utf8)
+        } else {
             var components = URLComponents()
             components.path = path
-            encodedPath = components.percentEncodedPath
+            text.append(contentsOf: components.percentEncodedPath.utf8)
         }
-        var text: [UInt8] = []
-        // The quotes `appendQuoted` adds around it are dropped: the caller writes its own.
-        JSONText.appendQuoted(auth.publicBase.url + encodedPath + "?" + URLEncodedForm.encode(items), to: &text)
-        return Array(text.dropFirst().dropLast())
+        text.append(UInt8(ascii: "?"))
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) where name != "cursor" {
+            URLEncodedForm.append((name, value), to: &text)
+            text.append(UInt8(ascii: "&"))
+        }
+        text.append(contentsOf: "cursor=".utf8)
+        return text
     }
 
     static func listName(_ query: RecordQuery) -> String {

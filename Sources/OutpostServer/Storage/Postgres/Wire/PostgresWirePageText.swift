@@ -40,64 +40,82 @@ extension PostgresWireReads {
 /// Written on the connection's event loop while the query runs, read by the query's caller once
 /// it has returned (the continuation orders the two).
 final class PostgresWirePageText: PostgresWireRowSink, @unchecked Sendable {
-    let limit: Int
-    let backwards: Bool
-    private var text: [UInt8] = []
-    private var entries: [RecordPageText.Entry] = []
-    /// Backwards, where each record's text is in ``text``, to put them in page order at the end.
-    private var ranges: [Range<Int>] = []
-    private var more = false
-    /// Why a row could not be read: the page fails with it (later rows are not read).
-    private var error: PostgresWireError?
+    /// All of the page so far in one value, so that a row is one access to the class's storage
+    /// (each stored property of a class read or written is an exclusivity check of its own).
+    private var state: State
 
     init(limit: Int, backwards: Bool) {
-        self.limit = limit
-        self.backwards = backwards
-        text.reserveCapacity(min(limit, 100) * 256)
-        entries.reserveCapacity(min(limit, 100))
+        state = State(limit: limit, backwards: backwards)
     }
 
     func row(_ payload: UnsafeBufferPointer<UInt8>) {
-        guard error == nil else { return }
-        guard entries.count < limit else {
-            more = true
-            return
-        }
-        do {
-            var row = try PostgresWireRow(payload, columns: 6)
-            let seq = try row.int64()
-            let id = try row.cell()
-            let body = try row.cell()
-            let version = try row.int64()
-            let created = try row.int64()
-            let updated = try row.int64()
-            if !backwards && !entries.isEmpty { text.append(UInt8(ascii: ",")) }
-            let start = text.count
-            WireText.append(id: id, createdAt: created, updatedAt: updated, body: body, to: &text)
-            if backwards { ranges.append(start..<text.count) }
-            entries.append(
-                RecordPageText.Entry(
-                    id: String(decoding: id, as: UTF8.self), version: Int(version), createdAt: created, updatedAt: updated,
-                    seq: seq))
-        } catch let error as PostgresWireError {
-            self.error = error
-        } catch {
-            self.error = .protocolViolation("\(error)")
-        }
+        state.row(payload)
     }
 
     /// The page, in page order.
     ///
     /// - Throws: the ``PostgresWireError`` of the first row that could not be read.
     func page() throws -> RecordPageText {
-        if let error { throw error }
-        guard backwards else { return RecordPageText(text: text, records: entries, more: more) }
-        var ordered: [UInt8] = []
-        ordered.reserveCapacity(text.count + ranges.count)
-        for (offset, range) in ranges.reversed().enumerated() {
-            if offset > 0 { ordered.append(UInt8(ascii: ",")) }
-            ordered.append(contentsOf: text[range])
+        try state.page()
+    }
+
+    struct State {
+        let limit: Int
+        let backwards: Bool
+        var text: [UInt8] = []
+        var entries: [RecordPageText.Entry] = []
+        /// Backwards, where each record's text is in ``text``, to put them in page order at the end.
+        var ranges: [Range<Int>] = []
+        var more = false
+        /// Why a row could not be read: the page fails with it (later rows are not read).
+        var error: PostgresWireError?
+
+        init(limit: Int, backwards: Bool) {
+            self.limit = limit
+            self.backwards = backwards
+            text.reserveCapacity(min(limit, 100) * 256)
+            entries.reserveCapacity(min(limit, 100))
         }
-        return RecordPageText(text: ordered, records: entries.reversed(), more: more)
+
+        mutating func row(_ payload: UnsafeBufferPointer<UInt8>) {
+            guard error == nil else { return }
+            guard entries.count < limit else {
+                more = true
+                return
+            }
+            do {
+                var row = try PostgresWireRow(payload, columns: 6)
+                let seq = try row.int64()
+                let id = try row.cell()
+                let body = try row.cell()
+                let version = try row.int64()
+                let created = try row.int64()
+                let updated = try row.int64()
+                if !backwards && !entries.isEmpty { text.append(UInt8(ascii: ",")) }
+                let start = text.count
+                WireText.append(id: id, createdAt: created, updatedAt: updated, body: body, to: &text)
+                if backwards { ranges.append(start..<text.count) }
+                entries.append(
+                    RecordPageText.Entry(
+                        id: String(decoding: id, as: UTF8.self), version: Int(version), createdAt: created, updatedAt: updated,
+                        seq: seq))
+            } catch let error as PostgresWireError {
+                self.error = error
+            } catch {
+                self.error = .protocolViolation("\(error)")
+            }
+        }
+
+        func page() throws -> RecordPageText {
+            if let error { throw error }
+            guard backwards else { return RecordPageText(text: text, records: entries, more: more) }
+            var ordered: [UInt8] = []
+            ordered.reserveCapacity(text.count + ranges.count)
+            for (offset, range) in ranges.reversed().enumerated() {
+                if offset > 0 { ordered.append(UInt8(ascii: ",")) }
+                ordered.append(contentsOf: text[range])
+            }
+            return RecordPageText(text: ordered, records: entries.reversed(), more: more)
+        }
     }
 }
