@@ -186,6 +186,26 @@ struct WireBytesTests {
         }
     }
 
+    @Test("cursors made again come from the codec's cache, byte for byte; the cache stays within its capacity")
+    func cursorCache() throws {
+        let codec = CursorCodec(secret: Data(repeating: 9, count: 32))
+        let payloads = (0..<(CursorCache.capacity + 40)).map {
+            CursorCodec.Payload(list: "t|created|", direction: $0 % 2 == 0 ? "n" : "p", time: Int64($0) * 1000, seq: Int64($0))
+        }
+        for payload in payloads {
+            var computed: [UInt8] = []
+            codec.make(payload, to: &computed)
+            let first = codec.encode(payload)
+            #expect(Array(first.utf8) == computed)
+            #expect(codec.encode(payload) == first)  // from the cache
+            #expect(try codec.decode(first, list: "t|created|") == payload)
+            #expect(codec.made.count <= CursorCache.capacity)
+        }
+        // Another key makes other cursors for the same payloads (the cache is the codec's own).
+        let other = CursorCodec(secret: Data(repeating: 8, count: 32))
+        #expect(other.encode(payloads[0]) != codec.encode(payloads[0]))
+    }
+
     @Test("token hashes and HMACs are lower-case hex of SHA-256 (FIPS 180-2 and RFC 4231 vectors)")
     func hexDigests() {
         #expect(Secrets.hash("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// Opaque, tamper-evident list cursors.
 ///
@@ -7,7 +8,7 @@ import Foundation
 /// names the list it belongs to (type, sort, filters), the direction, and the position, so a cursor
 /// altered by hand, or reused on another list, is refused with 400 `invalid_cursor`.
 struct CursorCodec: Sendable {
-    struct Payload: Codable, Equatable {
+    struct Payload: Codable, Hashable {
         /// The list: type, sort and filters, as a canonical string.
         var list: String
         /// `n`ext (after the position) or `p`revious (before it).
@@ -25,6 +26,11 @@ struct CursorCodec: Sendable {
     /// `update(bufferPointer:)` does not. `decode` checks tags with `HMAC<SHA256>` itself.
     let inner: SHA256
     let outer: SHA256
+    /// Cursors made lately, by payload: every request for a list's first page asks for the same
+    /// `next` cursor until the list changes, and a cursor is a pure function of its payload and
+    /// the key (so any instance makes the same one). Bounded: emptied when it holds
+    /// ``CursorCache/capacity`` cursors.
+    let made = CursorCache()
 
     init(secret: Data) {
         self.secret = secret
@@ -62,6 +68,18 @@ struct CursorCodec: Sendable {
     /// ``encode(_:)`` appended to `out`: the payload's JSON and its tag written as bytes, with no
     /// intermediate strings (two cursors are on every keyset page).
     func append(_ payload: Payload, to out: inout [UInt8]) {
+        if let cursor = made.cursor(for: payload) {
+            out.append(contentsOf: cursor)
+            return
+        }
+        var cursor: [UInt8] = []
+        make(payload, to: &cursor)
+        made.keep(cursor, for: payload)
+        out.append(contentsOf: cursor)
+    }
+
+    /// The cursor of `payload`, computed: its JSON, then the HMAC's first 16 bytes.
+    func make(_ payload: Payload, to out: inout [UInt8]) {
         // Written by hand (sorted keys, as JSONEncoder would) and read back by JSONDecoder in decode.
         var json: [UInt8] = []
         json.reserveCapacity(payload.list.utf8.count + 72)
@@ -144,4 +162,24 @@ struct CursorCodec: Sendable {
         while base64.count % 4 != 0 { base64 += "=" }
         return Data(base64Encoded: base64)
     }
+}
+
+/// The cursors a ``CursorCodec`` made lately, by payload (at most ``capacity``; all are dropped
+/// when it is full, so a burst of new positions costs one refill, not a slower lookup).
+final class CursorCache: Sendable {
+    static let capacity = 512
+    private let cursors = Mutex<[CursorCodec.Payload: [UInt8]]>([:])
+
+    func cursor(for payload: CursorCodec.Payload) -> [UInt8]? {
+        cursors.withLock { $0[payload] }
+    }
+
+    func keep(_ cursor: [UInt8], for payload: CursorCodec.Payload) {
+        cursors.withLock { cursors in
+            if cursors.count >= Self.capacity { cursors.removeAll(keepingCapacity: true) }
+            cursors[payload] = cursor
+        }
+    }
+
+    var count: Int { cursors.withLock { $0.count } }
 }
