@@ -91,13 +91,14 @@ struct NIOTransportRetryTests {
     }
 
     /// The client as an application has it (default retries): a loaded machine can hold a new
-    /// connection's request past the server's 100 ms too, and that close (on a connection no request
-    /// had used) is the retry policy's to handle, not the transport's.
-    @Test("outpost's own server closing idle connections after 100 ms: each later request gets a new one and its answer")
+    /// connection's request past the server's idle timeout too, and that close (on a connection no
+    /// request had used) is the retry policy's to handle, not the transport's. One second, not less:
+    /// with 100 ms, a slow host running the whole suite in parallel held every retry past it.
+    @Test("outpost's own server closing idle connections after 1 s: each later request gets a new one and its answer")
     func serverIdleTimeout() async throws {
         let transport = NIOHTTPTransport()
         try await withLiveServer(
-            configure: { $0.idleTimeout = .milliseconds(100) },
+            configure: { $0.idleTimeout = .seconds(1) },
             client: { OutpostClient(configuration: .init(baseURL: $0), ownedTransport: transport) }
         ) { server, client in
             let authority = "127.0.0.1:\(server.running.port)"
