@@ -126,12 +126,9 @@ public final class ServerLogSink: Sendable {
     func appendRequestLine(
         label: String, level: Logger.Level, method: String, path: String, status: Int, milliseconds: Int64
     ) {
-        let (prefix, fraction) = timestampParts()
+        let stamp = timestampParts()
         append(urgent: level >= .warning) { bytes in
-            bytes.append(contentsOf: prefix.utf8)
-            bytes.append(UInt8(ascii: "."))
-            Self.appendDigits(fraction, width: 3, to: &bytes)
-            bytes.append(UInt8(ascii: "Z"))
+            Self.appendTimestamp(stamp, to: &bytes)
             bytes.append(UInt8(ascii: " "))
             bytes.append(contentsOf: level.rawValue.utf8)
             bytes.append(UInt8(ascii: " "))
@@ -182,9 +179,17 @@ public final class ServerLogSink: Sendable {
 
     /// `2026-11-23T17:17:04.123Z`: the date and time formatted once per second, the milliseconds each time.
     func timestamp() -> String {
-        let (prefix, milliseconds) = timestampParts()
-        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
-        return prefix + "." + fraction + "Z"
+        var bytes: [UInt8] = []
+        Self.appendTimestamp(timestampParts(), to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A timestamp from ``timestampParts()`` appended to `bytes`: `2026-11-23T17:17:04.123Z`.
+    static func appendTimestamp(_ parts: (prefix: String, milliseconds: Int64), to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: parts.prefix.utf8)
+        bytes.append(UInt8(ascii: "."))
+        appendDigits(parts.milliseconds, width: 3, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// The date and time to the second (`2026-11-23T17:17:04`, cached per second) and the milliseconds.

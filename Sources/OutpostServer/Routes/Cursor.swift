@@ -18,12 +18,11 @@ struct CursorCodec: Sendable {
     }
 
     let secret: Data
-    /// The HMAC key, made once from `secret`.
-    let key: SymmetricKey
     /// HMAC-SHA256 (RFC 2104) keyed once: the inner and outer hashes with their padded key blocks
     /// already absorbed, copied for each cursor. swift-crypto's `HMAC.update(data:)` goes through
     /// `DataProtocol` regions unspecialized, about a third of a cursor's cost; SHA256's
-    /// `update(bufferPointer:)` does not. `decode` checks tags with `HMAC<SHA256>` itself.
+    /// `update(bufferPointer:)` does not. Cursors are made and checked with it (a test compares it
+    /// with `HMAC<SHA256>`).
     let inner: SHA256
     let outer: SHA256
     /// Cursors made lately, by payload: every request for a list's first page asks for the same
@@ -34,7 +33,6 @@ struct CursorCodec: Sendable {
 
     init(secret: Data) {
         self.secret = secret
-        self.key = SymmetricKey(data: secret)
         (inner, outer) = Self.keyedHashes(secret)
     }
 
@@ -105,7 +103,7 @@ struct CursorCodec: Sendable {
         else {
             throw Self.invalid
         }
-        let expected = Data(HMAC<SHA256>.authenticationCode(for: data, using: key).prefix(16))
+        let expected = Data(data.withUnsafeBytes { authenticationCode($0) }.prefix(16))
         // Constant-time comparison: the time taken says nothing about how much of the tag matched.
         guard tag.count == expected.count, zip(tag, expected).reduce(0, { $0 | ($1.0 ^ $1.1) }) == 0 else {
             throw Self.invalid
