@@ -56,6 +56,33 @@ struct ListPageTextTests {
         #expect(parsed["results"]?[0]?["n"] == 1)
     }
 
+    @Test("a page keeps its records without a string each: they read back as given, first to last, and reversed")
+    func pageKeys() {
+        let entries = [
+            RecordPageText.Entry(id: "a9436633739d03a7", version: 3, createdAt: -1, updatedAt: 5, seq: 1),
+            RecordPageText.Entry(id: "", version: 1, createdAt: 0, updatedAt: 0, seq: 2),
+            RecordPageText.Entry(
+                id: "é中😀-long-enough-for-the-heap", version: Int.max, createdAt: .min, updatedAt: .max, seq: .max),
+        ]
+        var page = RecordPageText(text: Array("x".utf8), records: entries, more: true)
+        #expect(page.records == entries)
+        #expect(page.first == entries.first && page.last == entries.last)
+        #expect(page.keys.inReverse() == RecordPageText(text: [], records: entries.reversed(), more: false).keys)
+        #expect(page.keys.inReverse().inReverse() == page.keys)
+        // Equal records, equal pages; any field of any record changed, a different page.
+        #expect(page == RecordPageText(text: Array("x".utf8), records: entries, more: true))
+        for index in entries.indices {
+            var changed = entries
+            changed[index].seq ^= 1
+            #expect(page != RecordPageText(text: Array("x".utf8), records: changed, more: true))
+        }
+        page.records = []
+        #expect(page.records.isEmpty && page.first == nil && page.last == nil && page.keys.bytes.isEmpty)
+        // The keys are the ETag's input: each id length-prefixed, then its version, little-endian.
+        let one = RecordPageText(text: [], records: [entries[0]], more: false)
+        #expect(one.keys.bytes == [16, 0, 0, 0, 0, 0, 0, 0] + Array("a9436633739d03a7".utf8) + [3, 0, 0, 0, 0, 0, 0, 0])
+    }
+
     @Test("a page's weak ETag changes with any record's version, the set of records, or the page info")
     func listETag() {
         let a = StoredRecord(type: "t", id: "a", owner: nil, body: #"{"n":1}"#, version: 1, createdAt: 0, updatedAt: 0, seq: 1)
@@ -64,7 +91,7 @@ struct ListPageTextTests {
         changed.version = 2
         let info = JSONText.object([("next_cursor", "x.y"), ("prev_cursor", .null)])
         func etag(_ records: [StoredRecord], _ info: String) -> String {
-            RecordRoutes.listETag(records.map(RecordPageText.Entry.init), info: ArraySlice(info.utf8))
+            RecordRoutes.listETag(RecordPageText(records: records).keys, info: ArraySlice(info.utf8))
         }
         let tag = etag([a, b], info)
         #expect(tag.hasPrefix("W/\"") && tag.hasSuffix("\"") && tag.count == 28)
@@ -158,7 +185,7 @@ struct WireBytesTests {
         let b = StoredRecord(type: "t", id: "b", owner: nil, body: "{}", version: 2, createdAt: 0, updatedAt: 0, seq: 2)
         // The page info's members, without the braces (sha256 of the ids and versions, then these bytes).
         let info = ArraySlice(#""next_cursor":"x.y","prev_cursor":null"#.utf8)
-        #expect(RecordRoutes.listETag([a, b].map(RecordPageText.Entry.init), info: info) == #"W/"ec17fcb025666af3f523a6c8""#)
+        #expect(RecordRoutes.listETag(RecordPageText(records: [a, b]).keys, info: info) == #"W/"ec17fcb025666af3f523a6c8""#)
         let codec = CursorCodec(secret: Data(repeating: 7, count: 32))
         let payload = CursorCodec.Payload(list: "t|created|", direction: "n", time: 1_795_241_267_933, seq: 42)
         let cursor = codec.encode(payload)

@@ -50,20 +50,11 @@ extension RecordRoutes {
     /// A list page's weak ETag, from what determines its text for one URL: each record's id and
     /// version (any change to a record bumps its version) and the page info's bytes (links, cursors,
     /// totals). A digest of these few hundred bytes instead of the whole page.
-    static func listETag(_ records: [RecordPageText.Entry], info: ArraySlice<UInt8>) -> String {
+    static func listETag(_ keys: RecordPageText.Keys, info: ArraySlice<UInt8>) -> String {
         var hash = SHA256()
-        // The ids and versions gathered into one buffer and hashed at once (one `Data` per id made
-        // this a fifth of a list page's CPU).
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(records.count * 40)
-        for record in records {
-            // Length-prefixed, so no two lists of ids read as the same bytes.
-            withUnsafeBytes(of: Int64(record.id.utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
-            bytes.append(contentsOf: record.id.utf8)
-            withUnsafeBytes(of: Int64(record.version).littleEndian) { bytes.append(contentsOf: $0) }
-        }
-        // `update(bufferPointer:)`: `update(data:)` walks `DataProtocol` regions unspecialized.
-        bytes.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        // The ids and versions, gathered as the page was read (``RecordPageText/Keys``), hashed at
+        // once; `update(bufferPointer:)`: `update(data:)` walks `DataProtocol` regions unspecialized.
+        keys.bytes.withUnsafeBytes { hash.update(bufferPointer: $0) }
         info.withUnsafeBytes { hash.update(bufferPointer: $0) }
         let digits: StaticString = "0123456789abcdef"
         var tag = Array("W/\"".utf8)

@@ -262,8 +262,8 @@ struct RecordRoutes: Sendable {
             cursors.append(.init(list: listName, direction: direction, time: time, seq: record.seq), to: &text)
             return text
         }
-        let next = hasNext ? makeCursor(page.records.last, "n") : nil
-        let previous = hasPrevious ? makeCursor(page.records.first, "p") : nil
+        let next = hasNext ? makeCursor(page.last, "n") : nil
+        let previous = hasPrevious ? makeCursor(page.first, "p") : nil
         // Both links are this request with another cursor: what comes before the cursor, once.
         let linkStart = (next != nil || previous != nil) ? linkPrefix(request, fields: fields) : []
         return Self.listResponse(page) { out in
@@ -303,7 +303,7 @@ struct RecordRoutes: Sendable {
         var info: [UInt8] = []
         info.reserveCapacity(512)
         writeInfo(&info)
-        var fields = listHeaders(etag: listETag(page.records, info: info[...]))
+        var fields = listHeaders(etag: listETag(page.keys, info: info[...]))
         fields.append(HTTPField(name: .contentType, value: "application/json"))
         // The body written once, straight into the buffer that goes out.
         var body = ByteBuffer()

@@ -28,14 +28,36 @@ public struct RecordPageText: Sendable, Equatable {
 
     /// The records' wire text, UTF-8, joined by commas, without the enclosing brackets.
     public var text: [UInt8]
-    /// The page's records, in page order (at most the query's `limit`).
-    public var records: [Entry]
+    /// The page's records as ``Keys`` keeps them (no string per record; a backend writing the page
+    /// from its rows never makes one).
+    var keys: Keys
     /// Whether the query found a record beyond the page (in the direction it walked).
     public var more: Bool
 
+    /// The page's records, in page order (at most the query's `limit`).
+    public var records: [Entry] {
+        get { keys.positions.indices.map { keys.entry($0) } }
+        set {
+            var keys = Keys(capacity: newValue.count)
+            for entry in newValue {
+                keys.append(
+                    id: entry.id.utf8, version: entry.version, createdAt: entry.createdAt, updatedAt: entry.updatedAt,
+                    seq: entry.seq)
+            }
+            self.keys = keys
+        }
+    }
+
     public init(text: [UInt8], records: [Entry], more: Bool) {
         self.text = text
+        self.keys = Keys(capacity: 0)
+        self.more = more
         self.records = records
+    }
+
+    init(text: [UInt8], keys: Keys, more: Bool) {
+        self.text = text
+        self.keys = keys
         self.more = more
     }
 
@@ -54,19 +76,85 @@ public struct RecordPageText: Sendable, Equatable {
     public init(records rows: [StoredRecord]) {
         var text: [UInt8] = []
         text.reserveCapacity(rows.reduce(0) { $0 + $1.body.utf8.count + 97 })
+        var keys = Keys(capacity: rows.count)
         for (offset, record) in rows.enumerated() {
             if offset > 0 { text.append(UInt8(ascii: ",")) }
             record.appendWireBytes(to: &text)
+            keys.append(
+                id: record.id.utf8, version: record.version, createdAt: record.createdAt, updatedAt: record.updatedAt,
+                seq: record.seq)
         }
-        self.init(
-            text: text,
-            records: rows.map(Entry.init),
-            more: false)
+        self.init(text: text, keys: keys, more: false)
     }
+
+    /// The first record of the page, or `nil` when it has none.
+    var first: Entry? { keys.positions.isEmpty ? nil : keys.entry(0) }
+    /// The last record of the page, or `nil` when it has none.
+    var last: Entry? { keys.positions.isEmpty ? nil : keys.entry(keys.positions.count - 1) }
 
     /// The time `sort` orders by, of `entry`.
     static func time(_ entry: Entry, sort: RecordSort) -> Int64 {
         sort.column == "created_at" ? entry.createdAt : entry.updatedAt
+    }
+
+    /// A page's records without a string per record: their ids and versions in one buffer, as the
+    /// page's ETag digests them (per record: the id's length as a little-endian `Int64`, so no two
+    /// lists of ids read as the same bytes, the id's bytes, the version as a little-endian `Int64`),
+    /// and per record where its id is and the numbers an ``Entry`` has. Equal pages have equal keys.
+    struct Keys: Sendable, Equatable {
+        struct Position: Sendable, Equatable {
+            /// Where the record's length prefix starts in ``bytes``.
+            var start: Int
+            var idCount: Int
+            var version: Int
+            var createdAt: Int64
+            var updatedAt: Int64
+            var seq: Int64
+        }
+
+        /// The ETag's input, in the order the records were appended.
+        private(set) var bytes: [UInt8] = []
+        private(set) var positions: [Position] = []
+
+        init(capacity: Int) {
+            bytes.reserveCapacity(capacity * 32)
+            positions.reserveCapacity(capacity)
+        }
+
+        mutating func append<ID: Collection<UInt8>>(
+            id: ID, version: Int, createdAt: Int64, updatedAt: Int64, seq: Int64
+        ) {
+            let start = bytes.count
+            let idCount = id.count
+            withUnsafeBytes(of: Int64(idCount).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: id)
+            withUnsafeBytes(of: Int64(version).littleEndian) { bytes.append(contentsOf: $0) }
+            positions.append(
+                Position(
+                    start: start, idCount: idCount, version: version, createdAt: createdAt, updatedAt: updatedAt, seq: seq))
+        }
+
+        /// The record at `index` as an ``Entry`` (its id made a string here).
+        func entry(_ index: Int) -> Entry {
+            let position = positions[index]
+            let idStart = position.start + 8
+            return Entry(
+                id: String(decoding: bytes[idStart..<idStart + position.idCount], as: UTF8.self), version: position.version,
+                createdAt: position.createdAt, updatedAt: position.updatedAt, seq: position.seq)
+        }
+
+        /// The same records in the opposite order.
+        func inReverse() -> Keys {
+            var keys = Keys(capacity: positions.count)
+            keys.bytes.reserveCapacity(bytes.count)
+            for position in positions.reversed() {
+                let idStart = position.start + 8
+                keys.append(
+                    id: bytes[idStart..<idStart + position.idCount], version: position.version, createdAt: position.createdAt,
+                    updatedAt: position.updatedAt, seq: position.seq)
+            }
+            return keys
+        }
     }
 }
 

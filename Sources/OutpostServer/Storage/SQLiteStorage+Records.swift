@@ -169,8 +169,7 @@ extension SQLiteStorage {
     static func pageText(_ rows: inout RowReader, limit: Int, backwards: Bool, budget: Int?) throws -> RecordPageText? {
         var text: [UInt8] = []
         text.reserveCapacity(limit * 192)
-        var records: [RecordPageText.Entry] = []
-        records.reserveCapacity(limit)
+        var keys = RecordPageText.Keys(capacity: limit)
         // Backwards, rows come last-first: each record's bytes are noted and put in order after.
         var ranges: [Range<Int>] = []
         var more = false
@@ -178,22 +177,26 @@ extension SQLiteStorage {
         while try rows.next() {
             walked += 1
             if budget != nil, rows.integer(6) == 0 { continue }  // not shown to this viewer, or filtered out
-            if records.count == limit {
+            if keys.positions.count == limit {
                 more = true
                 break
             }
-            if !backwards && !records.isEmpty { text.append(UInt8(ascii: ",")) }
+            if !backwards && !keys.positions.isEmpty { text.append(UInt8(ascii: ",")) }
             let start = text.count
-            let id = rows.text(1)
             let created = rows.integer(4)
             let updated = rows.integer(5)
+            let version = Int(rows.integer(3))
+            let seq = rows.integer(0)
+            rows.withText(1) { id in
+                keys.append(id: id, version: version, createdAt: created, updatedAt: updated, seq: seq)
+            }
+            // The id's bytes again from the keys (a column's text is not held across another column's).
+            let position = keys.positions[keys.positions.count - 1]
+            let idBytes = keys.bytes[position.start + 8..<position.start + 8 + position.idCount]
             rows.withText(2) { body in
-                WireText.append(id: id.utf8, createdAt: created, updatedAt: updated, body: body, to: &text)
+                WireText.append(id: idBytes, createdAt: created, updatedAt: updated, body: body, to: &text)
             }
             ranges.append(start..<text.count)
-            records.append(
-                RecordPageText.Entry(
-                    id: id, version: Int(rows.integer(3)), createdAt: created, updatedAt: updated, seq: rows.integer(0)))
         }
         // The statement stopped at its row limit: rows beyond it were not looked at.
         if let budget, !more, walked == budget { return nil }
@@ -205,9 +208,9 @@ extension SQLiteStorage {
                 ordered.append(contentsOf: text[range])
             }
             text = ordered
-            records.reverse()
+            keys = keys.inReverse()
         }
-        return RecordPageText(text: text, records: records, more: more)
+        return RecordPageText(text: text, keys: keys, more: more)
     }
 
     /// The keyset query of one page (`limit + 1` rows) selecting `columns`.

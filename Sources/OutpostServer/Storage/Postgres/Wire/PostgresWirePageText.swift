@@ -33,8 +33,7 @@ extension PostgresWireReads {
 }
 
 /// A list page's text written from its keyset rows (``PostgresStorage/pageTextColumns``, in the
-/// order walked) as the lean connection reads them, in place: only each record's id becomes a
-/// string. The first `limit` rows are the page (in reverse when `backwards`); a row beyond them
+/// order walked) as the lean connection reads them, in place: no record's id becomes a string. The first `limit` rows are the page (in reverse when `backwards`); a row beyond them
 /// only tells that more follow and is not read.
 ///
 /// Written on the connection's event loop while the query runs, read by the query's caller once
@@ -63,7 +62,7 @@ final class PostgresWirePageText: PostgresWireRowSink, @unchecked Sendable {
         let limit: Int
         let backwards: Bool
         var text: [UInt8] = []
-        var entries: [RecordPageText.Entry] = []
+        var keys: RecordPageText.Keys
         /// Backwards, where each record's text is in ``text``, to put them in page order at the end.
         var ranges: [Range<Int>] = []
         var more = false
@@ -74,12 +73,12 @@ final class PostgresWirePageText: PostgresWireRowSink, @unchecked Sendable {
             self.limit = limit
             self.backwards = backwards
             text.reserveCapacity(min(limit, 100) * 256)
-            entries.reserveCapacity(min(limit, 100))
+            keys = RecordPageText.Keys(capacity: min(limit, 100))
         }
 
         mutating func row(_ payload: UnsafeBufferPointer<UInt8>) {
             guard error == nil else { return }
-            guard entries.count < limit else {
+            guard keys.positions.count < limit else {
                 more = true
                 return
             }
@@ -91,14 +90,11 @@ final class PostgresWirePageText: PostgresWireRowSink, @unchecked Sendable {
                 let version = try row.int64()
                 let created = try row.int64()
                 let updated = try row.int64()
-                if !backwards && !entries.isEmpty { text.append(UInt8(ascii: ",")) }
+                if !backwards && !keys.positions.isEmpty { text.append(UInt8(ascii: ",")) }
                 let start = text.count
                 WireText.append(id: id, createdAt: created, updatedAt: updated, body: body, to: &text)
                 if backwards { ranges.append(start..<text.count) }
-                entries.append(
-                    RecordPageText.Entry(
-                        id: String(decoding: id, as: UTF8.self), version: Int(version), createdAt: created, updatedAt: updated,
-                        seq: seq))
+                keys.append(id: id, version: Int(version), createdAt: created, updatedAt: updated, seq: seq)
             } catch let error as PostgresWireError {
                 self.error = error
             } catch {
@@ -108,14 +104,14 @@ final class PostgresWirePageText: PostgresWireRowSink, @unchecked Sendable {
 
         func page() throws -> RecordPageText {
             if let error { throw error }
-            guard backwards else { return RecordPageText(text: text, records: entries, more: more) }
+            guard backwards else { return RecordPageText(text: text, keys: keys, more: more) }
             var ordered: [UInt8] = []
             ordered.reserveCapacity(text.count + ranges.count)
             for (offset, range) in ranges.reversed().enumerated() {
                 if offset > 0 { ordered.append(UInt8(ascii: ",")) }
                 ordered.append(contentsOf: text[range])
             }
-            return RecordPageText(text: ordered, records: entries.reversed(), more: more)
+            return RecordPageText(text: ordered, keys: keys.inReverse(), more: more)
         }
     }
 }
