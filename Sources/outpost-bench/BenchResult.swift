@@ -46,6 +46,9 @@ struct BenchOptions: Sendable {
     var quick: Bool
     /// `--rounds N`: the number of interleaved rounds of the client overhead group, instead of its default.
     var rounds: Int? = nil
+    /// `--read-concurrency N`: the connections of the storage group's read loads, instead of
+    /// ``StorageBench/readConcurrency`` (the reads under writes keep theirs).
+    var readConcurrency: Int? = nil
 }
 
 /// Wall-clock helpers for benchmarks (never used by tests).

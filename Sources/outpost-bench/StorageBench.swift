@@ -86,6 +86,7 @@ enum StorageBench {
         database: ScratchDatabase, readsOnly: Bool
     ) async throws -> [BenchResult] {
         let base = baseURL.absoluteString
+        let readConcurrency = options.readConcurrency ?? Self.readConcurrency
         progress("storage [\(backend)]: seeding")
         let seeded = try await ServerBench.seedRecords(baseURL, count: options.quick ? 40 : 200)
         guard let recordPath = seeded.recordPath, let listPath = seeded.listPath else {

@@ -4,7 +4,7 @@ import OutpostSupport
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
-// Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--only GROUP,...]
+// Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--read-concurrency N] [--only GROUP,...]
 
 let groups = [
     "callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage",
@@ -22,6 +22,13 @@ if let index = arguments.firstIndex(of: "--rounds"), index + 1 < arguments.count
     rounds = count
     arguments.removeSubrange(index...(index + 1))
 }
+var readConcurrency: Int?
+if let index = arguments.firstIndex(of: "--read-concurrency"), index + 1 < arguments.count,
+    let count = Int(arguments[index + 1]), count > 0
+{
+    readConcurrency = count
+    arguments.removeSubrange(index...(index + 1))
+}
 // `--postgres URL`: also measure the storage group on that PostgreSQL server (as OUTPOST_TEST_POSTGRES_URL does).
 if let index = arguments.firstIndex(of: "--postgres"), index + 1 < arguments.count {
     setenv(ScratchDatabase.postgresURLVariable, arguments[index + 1], 1)
@@ -32,11 +39,14 @@ let known: Set<String> = ["--quick", "--json", "--help"]
 if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: Set(groups)) {
     let unknown = flags.subtracting(known).union(only.subtracting(groups)).sorted().joined(separator: " ")
     if !unknown.isEmpty { FileHandle.standardError.write(Data("unknown option(s) or group(s): \(unknown)\n".utf8)) }
-    print("usage: outpost-bench [--quick] [--json] [--rounds N] [--postgres URL] [--only \(groups.joined(separator: ","))]")
+    print(
+        "usage: outpost-bench [--quick] [--json] [--rounds N] [--read-concurrency N] [--postgres URL] [--only \(groups.joined(separator: ","))]"
+    )
     print("  --rounds N: interleaved rounds in the client and callbacks groups (default 12 and 15, 4 and 5 with --quick)")
+    print("  --read-concurrency N: connections of the storage group's read loads (default \(StorageBench.readConcurrency))")
     exit(flags.contains("--help") ? 0 : 64)
 }
-let options = BenchOptions(quick: flags.contains("--quick"), rounds: rounds)
+let options = BenchOptions(quick: flags.contains("--quick"), rounds: rounds, readConcurrency: readConcurrency)
 let started = ContinuousClock.now
 #if DEBUG
     FileHandle.standardError.write(Data("warning: this is a debug build; measure with -c release\n".utf8))
