@@ -247,7 +247,9 @@ struct RecordRoutes: Sendable {
         return try await keysetPage(query, cursor: cursor, request: request, fields: fields)
     }
 
-    func keysetPage(_ query: RecordQuery, cursor: String?, request: Request, fields: [String: String]) async throws -> Response {
+    nonisolated(nonsending) func keysetPage(
+        _ query: RecordQuery, cursor: String?, request: Request, fields: [String: String]
+    ) async throws -> Response {
         let listName = Self.listName(query)
         let payload = try cursor.map { try cursors.decode($0, list: listName) }
         let backwards = payload?.direction == "p"

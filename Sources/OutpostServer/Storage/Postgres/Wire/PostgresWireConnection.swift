@@ -38,7 +38,7 @@ final class PostgresWireConnection: @unchecked Sendable {
     /// The rows of prepared statement `statement` (its index in the settings) for `parameters`,
     /// each the payload of one DataRow; room for `rowCapacity` of them is made at the first. With
     /// a `sink`, each row goes to it as it is read instead, and none are returned.
-    func query(
+    nonisolated(nonsending) func query(
         _ statement: Int, _ parameters: [PostgresWireValue], rowCapacity: Int = 1, sink: (any PostgresWireRowSink)? = nil
     ) async throws -> [ByteBuffer] {
         try await withUnsafeThrowingContinuation { continuation in

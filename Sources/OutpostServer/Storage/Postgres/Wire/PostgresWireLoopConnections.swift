@@ -73,7 +73,7 @@ final class PostgresWireLoopConnections: Sendable {
     /// As ``PostgresStorage/translatingErrors(_:)``: lock waits, deadlocks and cancellations are
     /// 503 `storage_busy`; a lost or unusable connection is 503 `storage_unavailable` (the next
     /// query opens a new one); other database errors pass through (500).
-    func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
+    nonisolated(nonsending) func translatingErrors<T>(_ body: nonisolated(nonsending) () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as PostgresWireError {
