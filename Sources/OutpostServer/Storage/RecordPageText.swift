@@ -134,12 +134,17 @@ public struct RecordPageText: Sendable, Equatable {
                     start: start, idCount: idCount, version: version, createdAt: createdAt, updatedAt: updatedAt, seq: seq))
         }
 
+        /// The id's bytes of the record at `index` (after its 8-byte length prefix).
+        func idBytes(_ index: Int) -> ArraySlice<UInt8> {
+            let idStart = positions[index].start + 8
+            return bytes[idStart..<idStart + positions[index].idCount]
+        }
+
         /// The record at `index` as an ``Entry`` (its id made a string here).
         func entry(_ index: Int) -> Entry {
             let position = positions[index]
-            let idStart = position.start + 8
             return Entry(
-                id: String(decoding: bytes[idStart..<idStart + position.idCount], as: UTF8.self), version: position.version,
+                id: String(decoding: idBytes(index), as: UTF8.self), version: position.version,
                 createdAt: position.createdAt, updatedAt: position.updatedAt, seq: position.seq)
         }
 
@@ -147,10 +152,10 @@ public struct RecordPageText: Sendable, Equatable {
         func inReverse() -> Keys {
             var keys = Keys(capacity: positions.count)
             keys.bytes.reserveCapacity(bytes.count)
-            for position in positions.reversed() {
-                let idStart = position.start + 8
+            for index in positions.indices.reversed() {
+                let position = positions[index]
                 keys.append(
-                    id: bytes[idStart..<idStart + position.idCount], version: position.version, createdAt: position.createdAt,
+                    id: idBytes(index), version: position.version, createdAt: position.createdAt,
                     updatedAt: position.updatedAt, seq: position.seq)
             }
             return keys

@@ -191,8 +191,7 @@ extension SQLiteStorage {
                 keys.append(id: id, version: version, createdAt: created, updatedAt: updated, seq: seq)
             }
             // The id's bytes again from the keys (a column's text is not held across another column's).
-            let position = keys.positions[keys.positions.count - 1]
-            let idBytes = keys.bytes[position.start + 8..<position.start + 8 + position.idCount]
+            let idBytes = keys.idBytes(keys.positions.count - 1)
             rows.withText(2) { body in
                 WireText.append(id: idBytes, createdAt: created, updatedAt: updated, body: body, to: &text)
             }

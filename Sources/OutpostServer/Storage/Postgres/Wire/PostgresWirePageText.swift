@@ -33,8 +33,9 @@ extension PostgresWireReads {
 }
 
 /// A list page's text written from its keyset rows (``PostgresStorage/pageTextColumns``, in the
-/// order walked) as the lean connection reads them, in place: no record's id becomes a string. The first `limit` rows are the page (in reverse when `backwards`); a row beyond them
-/// only tells that more follow and is not read.
+/// order walked) as the lean connection reads them, in place: no record's id becomes a string.
+/// The first `limit` rows are the page (in reverse when `backwards`); a row beyond them only
+/// tells that more follow and is not read.
 ///
 /// Written on the connection's event loop while the query runs, read by the query's caller once
 /// it has returned (the continuation orders the two).
