@@ -13,7 +13,7 @@ struct TransportFailureTests {
     static let prompt = Duration.seconds(15)
 
     enum Kind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-        case asyncHTTPClient, urlSession, nio
+        case asyncHTTPClient, urlSession
 
         var testDescription: String { rawValue }
 
@@ -21,7 +21,6 @@ struct TransportFailureTests {
             switch self {
             case .asyncHTTPClient: return AsyncHTTPClientTransport()
             case .urlSession: return URLSessionTransport()
-            case .nio: return NIOHTTPTransport()
             }
         }
     }
