@@ -9,7 +9,7 @@ import OutpostSupport
     import FoundationNetworking
 #endif
 
-/// Issue 7, part 1: what OutpostClient costs on top of the transport it drives.
+/// What OutpostClient costs on top of the transport it drives.
 ///
 /// One in-process Hummingbird server on 127.0.0.1 serves `GET /small` (a 104-byte JSON object).
 /// Six clients fetch and decode it: (a) raw AsyncHTTPClient, (b) OutpostClient on an
@@ -62,8 +62,8 @@ enum ClientOverheadBench {
         // Raw AsyncHTTPClient as an application writes it: AsyncHTTPClient's own defaults (with the
         // process's tracer, a no-op one here), connection attempts not retried as in the SDK's
         // configuration (which only matters when a connection fails). The SDK's default
-        // configuration also turns the no-op tracer off: that saving is the SDK's (see
-        // docs/BENCHMARKS.md, fourth pass); a raw client configured the same way gets it too.
+        // configuration also turns the no-op tracer off (a span per request otherwise): that saving is
+        // the SDK's; a raw client configured the same way gets it too.
         var rawConfiguration = HTTPClient.Configuration()
         rawConfiguration.connectionPool.retryConnectionEstablishment = false
         let rawHTTPClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: rawConfiguration)
@@ -72,12 +72,12 @@ enum ClientOverheadBench {
         // HTTPClient, on the same shared event loops as the raw one, with the same configuration.
         let sdkOnAHC = OutpostClient(
             configuration: .init(baseURL: URL(string: server.baseURL)!), ownedTransport: AsyncHTTPClientTransport())
-        // The SDK on its own transport straight on NIO, the default on Linux since issue 11's last pass.
+        // The SDK on its own transport straight on NIO.
         let sdkOnNIO = OutpostClient(configuration: .init(baseURL: URL(string: server.baseURL)!))
         // The SDK borrowing the raw variant's HTTPClient (same pool and connections). Its requests
         // then use the connection the raw variant opened, whichever event loop that is on: when it
         // is not the loop the transport prefers, AsyncHTTPClient's delegate API hops between the two
-        // loops at every step of the exchange (see docs/BENCHMARKS.md, Client overhead).
+        // loops at every step of the exchange.
         let sdkBorrowingAHC = OutpostClient(
             configuration: .init(baseURL: URL(string: server.baseURL)!),
             transport: AsyncHTTPClientTransport(borrowing: rawHTTPClient))
