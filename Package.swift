@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
-                "OutpostCore",
+                "OutpostCore", "OutpostSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ],
