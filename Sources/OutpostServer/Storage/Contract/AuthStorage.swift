@@ -1,4 +1,3 @@
-
 /// Users, clients, tokens, codes and browser sessions. Secrets are stored as SHA-256 hashes only.
 public protocol AuthStorage: Sendable {
     /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
