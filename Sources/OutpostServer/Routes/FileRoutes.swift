@@ -304,6 +304,11 @@ struct FileRoutes: Sendable {
     }
 
     func tooLarge() -> ServerError {
+        Self.tooLarge(maxFileBytes: maxFileBytes)
+    }
+
+    /// The answer to a file over `maxFileBytes`, declared or sent.
+    static func tooLarge(maxFileBytes: Int64) -> ServerError {
         ServerError(
             .contentTooLarge, code: "file_too_large",
             message: "This server stores files of at most \(maxFileBytes) bytes (its maxFileBytes setting); send a smaller file",
