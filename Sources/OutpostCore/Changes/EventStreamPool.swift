@@ -1,4 +1,4 @@
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows) || os(OpenBSD)  // Package.swift's `nonApple`: where AsyncHTTPClient is linked
     import AsyncHTTPClient
     import Synchronization
 
