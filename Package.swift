@@ -12,7 +12,7 @@ let nonApple: [Platform] = [.linux, .android, .windows, .openbsd]
 let package = Package(
     name: "Outpost",
     // `Mutex` (Synchronization), used by the client modules, needs these releases.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2), .macCatalyst(.v18)],
     products: [
         .library(name: "Outpost", targets: ["Outpost"]),
         .library(name: "OutpostCore", targets: ["OutpostCore"]),

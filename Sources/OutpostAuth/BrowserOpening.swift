@@ -1,8 +1,8 @@
 public import Foundation
 
-#if canImport(AppKit)
+#if os(macOS)
     import AppKit
-#elseif canImport(UIKit)
+#elseif os(iOS) || os(tvOS) || os(visionOS)
     import UIKit
 #endif
 
@@ -15,7 +15,12 @@ public protocol BrowserOpening: Sendable {
     func open(_ url: URL) async throws
 }
 
-/// The platform's browser: `xdg-open` on Linux, `NSWorkspace` on macOS, `UIApplication` on iOS.
+/// The platform's browser: `xdg-open` on Linux, `NSWorkspace` on macOS, `UIApplication` on iOS,
+/// iPadOS, Mac Catalyst, tvOS and visionOS. watchOS has no browser to open: sign in there with
+/// ``Authenticator/signInWithWebAuthentication(_:scopes:)``.
+///
+/// In an app extension, where `UIApplication` is unavailable, sign in with
+/// ``Authenticator/signInWithWebAuthentication(_:scopes:)`` and `SystemWebAuthenticator` instead.
 public struct SystemBrowser: BrowserOpening {
     /// The program that opens URLs on Linux. Default: `xdg-open` looked up in `PATH`.
     public var linuxOpener: String
@@ -25,13 +30,32 @@ public struct SystemBrowser: BrowserOpening {
     }
 
     public func open(_ url: URL) async throws {
-        #if canImport(AppKit)
+        #if os(macOS)
             let opened = await MainActor.run { NSWorkspace.shared.open(url) }
             guard opened else { throw AuthError(.browserFailed, "The browser could not be opened; open the sign-in URL by hand") }
-        #elseif canImport(UIKit) && !os(watchOS)
-            let opened = await UIApplication.shared.open(url)
+        #elseif os(iOS) || os(tvOS) || os(visionOS)
+            let opened = await Self.openWithApplication(url)
             guard opened else { throw AuthError(.browserFailed, "The browser could not be opened") }
+        #elseif os(Linux) || os(FreeBSD) || os(OpenBSD)
+            try await openWithProgram(url)
         #else
+            throw AuthError(
+                .browserFailed,
+                "This platform has no browser to open; sign in with signInWithWebAuthentication or the device flow")
+        #endif
+    }
+
+    #if os(iOS) || os(tvOS) || os(visionOS)
+        /// `UIApplication.open` on the main actor, where UIKit lives.
+        @MainActor
+        private static func openWithApplication(_ url: URL) async -> Bool {
+            await UIApplication.shared.open(url)
+        }
+    #endif
+
+    #if os(Linux) || os(FreeBSD) || os(OpenBSD)
+        /// Runs ``linuxOpener`` with the URL and waits for it to exit, without holding a thread.
+        private func openWithProgram(_ url: URL) async throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [linuxOpener, url.absoluteString]
@@ -53,6 +77,6 @@ public struct SystemBrowser: BrowserOpening {
             guard status == 0 else {
                 throw AuthError(.browserFailed, "\(linuxOpener) failed (exit status \(status)); open the sign-in URL by hand")
             }
-        #endif
-    }
+        }
+    #endif
 }
