@@ -123,10 +123,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Scratch databases on either backend for the tests and the benchmark (not a product).
+        .target(
+            name: "OutpostServerTesting",
+            dependencies: [
+                "OutpostServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "outpost-bench",
             dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer", "OutpostSupport",
+                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer", "OutpostServerTesting", "OutpostSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -174,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "OutpostServerTests",
             dependencies: [
-                "OutpostServer", "OutpostCore", "OutpostSupport",
+                "OutpostServer", "OutpostServerTesting", "OutpostCore", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -194,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Outpost", "OutpostCore", "OutpostServer", "OutpostTestSupport",
+                "Outpost", "OutpostCore", "OutpostServer", "OutpostServerTesting", "OutpostTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 "OutpostSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
