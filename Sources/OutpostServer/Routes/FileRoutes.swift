@@ -253,7 +253,7 @@ struct FileRoutes: Sendable {
     }
 
     static func name(_ context: OutpostRequestContext) throws -> String {
-        guard let name = context.parameters.get("name"), FileNames.isValidName(name) else {
+        guard let name = try context.pathParameter("name"), FileNames.isValidName(name) else {
             throw ServerError.badRequest("invalid_file_name", FileNames.nameRule)
         }
         return name
