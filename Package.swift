@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
-                "OutpostCore", "OutpostSupport",
+                "OutpostCore", "OutpostSupport", "OutpostTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ],
@@ -173,7 +173,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport", "OutpostTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "OutpostPluginsTests",
             dependencies: [

@@ -12,28 +12,8 @@ binary="${OUTPOST_BINARY:-$PWD/.build/debug/outpost}"
 [ -x "$binary" ] || { echo "openapi-validate: no outpost binary at $binary (swift build first)"; exit 1; }
 python=$(bash .ci/python-venv.sh)
 
-workdir=$(mktemp -d)
-database="$workdir/openapi.sqlite"
-log="$workdir/serve.log"
-server_pid=""
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -rf "$workdir"
-}
-trap cleanup EXIT
-
-"$binary" serve --port 0 --database "$database" --log-level warning > "$log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do
-    grep -q "listening on" "$log" && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log"; exit 1; }
-    sleep 0.1
-done
-url=$(grep -o 'http://[0-9.]*:[0-9]*' "$log" | head -n 1)
-[ -n "$url" ] || { echo "openapi-validate: the server did not report its address"; cat "$log"; exit 1; }
+source .ci/outpost-server.sh
+start_outpost_server openapi-validate --database "$workdir/openapi.sqlite" --log-level warning
 
 status=0
 PYTHONDONTWRITEBYTECODE=1 "$python" -W error - "$url/openapi.json" <<'PY' || status=$?

@@ -1,10 +1,5 @@
 public import Foundation
-
-#if os(macOS)
-    import AppKit
-#elseif os(iOS) || os(tvOS) || os(visionOS)
-    import UIKit
-#endif
+import OutpostSupport
 
 /// Opens a URL in the user's browser: the seam the browser flows go through.
 ///
@@ -30,53 +25,18 @@ public struct SystemBrowser: BrowserOpening {
     }
 
     public func open(_ url: URL) async throws {
-        #if os(macOS)
-            let opened = await MainActor.run { NSWorkspace.shared.open(url) }
-            guard opened else { throw AuthError(.browserFailed, "The browser could not be opened; open the sign-in URL by hand") }
-        #elseif os(iOS) || os(tvOS) || os(visionOS)
-            let opened = await Self.openWithApplication(url)
-            guard opened else { throw AuthError(.browserFailed, "The browser could not be opened") }
-        #elseif os(Linux) || os(FreeBSD) || os(OpenBSD)
-            try await openWithProgram(url)
-        #else
+        switch await SystemOpener.open(url, program: linuxOpener) {
+        case .opened: return
+        case .declined(let status?):
+            throw AuthError(.browserFailed, "\(linuxOpener) failed (exit status \(status)); open the sign-in URL by hand")
+        case .declined(nil):
+            throw AuthError(.browserFailed, "The browser could not be opened; open the sign-in URL by hand")
+        case .notStarted(let reason):
+            throw AuthError(.browserFailed, "\(linuxOpener) could not be started (\(reason)); open the sign-in URL by hand")
+        case .unsupported:
             throw AuthError(
                 .browserFailed,
                 "This platform has no browser to open; sign in with signInWithWebAuthentication or the device flow")
-        #endif
+        }
     }
-
-    #if os(iOS) || os(tvOS) || os(visionOS)
-        /// `UIApplication.open` on the main actor, where UIKit lives.
-        @MainActor
-        private static func openWithApplication(_ url: URL) async -> Bool {
-            await UIApplication.shared.open(url)
-        }
-    #endif
-
-    #if os(Linux) || os(FreeBSD) || os(OpenBSD)
-        /// Runs ``linuxOpener`` with the URL and waits for it to exit, without holding a thread.
-        private func openWithProgram(_ url: URL) async throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [linuxOpener, url.absoluteString]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let opener = linuxOpener
-            // xdg-open returns once the browser has the URL; wait for it without holding a thread.
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do {
-                    try process.run()
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(
-                        throwing: AuthError(
-                            .browserFailed, "\(opener) could not be started; open the sign-in URL by hand", underlying: error))
-                }
-            }
-            guard status == 0 else {
-                throw AuthError(.browserFailed, "\(linuxOpener) failed (exit status \(status)); open the sign-in URL by hand")
-            }
-        }
-    #endif
 }

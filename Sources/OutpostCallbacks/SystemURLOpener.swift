@@ -1,10 +1,5 @@
 public import Foundation
-
-#if os(macOS)
-    import AppKit
-#elseif os(iOS) || os(tvOS) || os(visionOS)
-    import UIKit
-#endif
+import OutpostSupport
 
 /// Opens URLs with the platform: `NSWorkspace` on macOS, `UIApplication` on iOS, iPadOS, Mac
 /// Catalyst, tvOS and visionOS, `xdg-open` on Linux and the BSDs (false when it cannot be launched
@@ -17,45 +12,6 @@ public struct SystemURLOpener: URLOpening {
     public init() {}
 
     public func open(_ url: URL) async -> Bool {
-        #if os(macOS)
-            return await MainActor.run { NSWorkspace.shared.open(url) }
-        #elseif os(iOS) || os(tvOS) || os(visionOS)
-            return await Self.openWithApplication(url)
-        #elseif os(Linux) || os(FreeBSD) || os(OpenBSD)
-            return await Self.run(executable: "/usr/bin/env", arguments: ["xdg-open", url.absoluteString])
-        #else
-            return false
-        #endif
+        await SystemOpener.open(url) == .opened
     }
-
-    #if os(iOS) || os(tvOS) || os(visionOS)
-        /// `UIApplication.open` on the main actor, where UIKit lives.
-        @MainActor
-        private static func openWithApplication(_ url: URL) async -> Bool {
-            await UIApplication.shared.open(url)
-        }
-    #endif
-
-    #if os(Linux) || os(FreeBSD) || os(OpenBSD)
-        /// Runs a program and reports whether it exited with status 0.
-        static func run(executable: String, arguments: [String]) async -> Bool {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: executable)
-                process.arguments = arguments
-                process.standardInput = FileHandle.nullDevice
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                process.terminationHandler = { finished in
-                    continuation.resume(returning: finished.terminationReason == .exit && finished.terminationStatus == 0)
-                }
-                do {
-                    try process.run()
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(returning: false)
-                }
-            }
-        }
-    #endif
 }

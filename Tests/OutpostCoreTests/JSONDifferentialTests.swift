@@ -1,5 +1,6 @@
 import Foundation
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 /// The JSON value parser against Foundation's `JSONSerialization` on the same bytes: seeded random
@@ -15,17 +16,7 @@ import Testing
 /// agreement when only Foundation accepts it.
 @Suite("JSON parser against JSONSerialization")
 struct JSONDifferentialTests {
-    /// SplitMix64: a small seeded generator, so that a failure repeats.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Seeded = SeededGenerator
 
     static func whitespace(_ random: inout Seeded) -> String {
         ["", "", "", " ", "\n", "\t ", "\r\n  "].randomElement(using: &random)!

@@ -1,4 +1,5 @@
 import Hummingbird
+import OutpostSupport
 
 /// Path parameters, percent-decoded once.
 ///
@@ -40,8 +41,8 @@ extension OutpostRequestContext {
                 index += 1
                 continue
             }
-            guard index + 2 < bytes.count, let high = URLEncodedForm.hex(bytes[index + 1]),
-                let low = URLEncodedForm.hex(bytes[index + 2])
+            guard index + 2 < bytes.count, let high = Hex.value(of: bytes[index + 1]),
+                let low = Hex.value(of: bytes[index + 2])
             else { return nil }
             out.append(high << 4 | low)
             index += 3
