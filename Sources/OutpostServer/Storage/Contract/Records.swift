@@ -1,5 +1,6 @@
 import Foundation
 public import OutpostCore
+import OutpostSupport
 
 /// One stored record: a JSON object of the client's fields plus what the server owns.
 public struct StoredRecord: Sendable, Hashable {
@@ -122,18 +123,9 @@ public struct StoredRecord: Sendable, Hashable {
         withUnsafeBytes(of: bytes) { text.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<20])) }
     }
 
-    /// Days since 1970 to the proleptic Gregorian date (Howard Hinnant's algorithm).
+    /// The proleptic Gregorian date of a time in seconds since 1970.
     static func civilDate(_ seconds: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        var days = WireText.floorDiv(seconds, 86_400)
-        days += 719_468
-        let era = (days >= 0 ? days : days - 146_096) / 146_097
-        let dayOfEra = days - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
-        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        CivilDate.date(days: WireText.floorDiv(seconds, 86_400))
     }
 }
 
