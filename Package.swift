@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "OutpostAuth", targets: ["OutpostAuth"]),
         .library(name: "OutpostCallbacks", targets: ["OutpostCallbacks"]),
         .library(name: "OutpostPlugins", targets: ["OutpostPlugins"]),
+        .library(name: "OutpostTesting", targets: ["OutpostTesting"]),
         .library(name: "OutpostServer", targets: ["OutpostServer"]),
         .executable(name: "outpost", targets: ["outpost"]),
         .executable(name: "outpost-bench", targets: ["outpost-bench"]),
@@ -79,6 +80,16 @@ let package = Package(
         .target(
             name: "OutpostPlugins",
             dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostSupport"],
+            swiftSettings: strict
+        ),
+        // A scriptable transport for app authors' tests (and this package's own unit tests).
+        .target(
+            name: "OutpostTesting",
+            dependencies: [
+                "OutpostCore",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -157,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
-                "OutpostCore", "OutpostSupport", "OutpostTestSupport",
+                "OutpostCore", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ],
@@ -179,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "OutpostPluginsTests",
             dependencies: [
-                "OutpostPlugins", "OutpostCallbacks", "OutpostCore", "OutpostTestSupport",
+                "OutpostPlugins", "OutpostCallbacks", "OutpostCore", "OutpostTestSupport", "OutpostTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict),

@@ -1,23 +1,24 @@
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
+import OutpostTesting
 import Synchronization
 import Testing
 
 @testable import OutpostCore
 
-/// Answers from a closure and records what it was sent (unit tests only; integration tests use the live server).
-private final class ScriptedTransport: ClientTransport {
-    let sent = Mutex<[HTTPRequest]>([])
-    let answer: @Sendable (HTTPRequest, Int) throws -> (Int, HTTPFields, String)
-
-    init(_ answer: @escaping @Sendable (HTTPRequest, Int) throws -> (Int, HTTPFields, String)) { self.answer = answer }
-
-    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        let count = sent.withLock {
-            $0.append(request); return $0.count
+/// A ``ScriptedTransport`` whose answer also gets the request's number (1 for the first).
+private func scripted(
+    _ answer: @escaping @Sendable (HTTPRequest, Int) throws -> (Int, HTTPFields, String)
+) -> ScriptedTransport {
+    final class Counter: Sendable { let value = Mutex(0) }
+    let count = Counter()
+    return ScriptedTransport { request, _ in
+        let number = count.value.withLock {
+            $0 += 1
+            return $0
         }
-        let (status, fields, text) = try answer(request, count)
+        let (status, fields, text) = try answer(request, number)
         return (HTTPResponse(status: .init(code: status), headerFields: fields), Data(text.utf8))
     }
 }
@@ -34,7 +35,7 @@ private func client(
 struct RequestBuildingTests {
     @Test("paths join the base URL; query values are encoded, + included")
     func urls() throws {
-        let transport = ScriptedTransport { _, _ in (200, [:], "{}") }
+        let transport = scripted { _, _ in (200, [:], "{}") }
         let prepared = try client(transport).prepare(.get("/records/x", query: [URLQueryItem(name: "q", value: "a+b c&d")]))
         #expect(prepared.request.url?.absoluteString == "http://example.test/api/records/x?q=a%2Bb%20c%26d")
         #expect(prepared.request.headerFields[.userAgent]?.hasPrefix("Outpost/") == true)
@@ -43,7 +44,7 @@ struct RequestBuildingTests {
 
     @Test("an absolute URL path is used as it is (next links)")
     func absolute() throws {
-        let transport = ScriptedTransport { _, _ in (200, [:], "{}") }
+        let transport = scripted { _, _ in (200, [:], "{}") }
         let prepared = try client(transport).prepare(.get("https://other.test/page?cursor=abc"))
         #expect(prepared.request.url?.absoluteString == "https://other.test/page?cursor=abc")
     }
@@ -71,10 +72,10 @@ struct MiddlewareTests {
                 return response
             }
         }
-        let transport = ScriptedTransport { _, _ in (200, [:], "{\"ok\": true}") }
+        let transport = scripted { _, _ in (200, [:], "{\"ok\": true}") }
         _ = try await client(transport, middlewares: [tracer("A"), tracer("B")]).send(.get("/x"))
         #expect(trace.withLock { $0 } == ["A in", "B in", "B out true", "A out true"])
-        #expect(transport.sent.withLock { $0.first?.headerFields[HTTPField.Name("X-Trace")!] } == "AB")
+        #expect(transport.requests.first?.request.headerFields[HTTPField.Name("X-Trace")!] == "AB")
     }
 
     @Test("a middleware can halt the default handling of a 401")
@@ -88,7 +89,7 @@ struct MiddlewareTests {
             }
             return response
         }
-        let transport = ScriptedTransport { _, _ in
+        let transport = scripted { _, _ in
             (401, [:], "{\"error\": {\"code\": \"expired\", \"message\": \"Token expired\"}}")
         }
         let error = try await #require(throws: OutpostError.self) {
@@ -100,7 +101,7 @@ struct MiddlewareTests {
 
     @Test("without such a middleware a 401 is unauthorized with the server's code")
     func unauthorized() async throws {
-        let transport = ScriptedTransport { _, _ in
+        let transport = scripted { _, _ in
             (401, [:], "{\"error\": {\"code\": \"expired\", \"message\": \"Token expired\"}}")
         }
         let error = try await #require(throws: OutpostError.self) { _ = try await client(transport).send(.get("/me")) }
@@ -112,9 +113,9 @@ struct MiddlewareTests {
 
     @Test("a prepared request is not sent until started, and can be started twice")
     func prepared() async throws {
-        let transport = ScriptedTransport { _, count in (200, [:], "{\"n\": \(count)}") }
+        let transport = scripted { _, count in (200, [:], "{\"n\": \(count)}") }
         let prepared = try client(transport).prepare(.get("/x"))
-        #expect(transport.sent.withLock { $0.count } == 0)
+        #expect(transport.requests.count == 0)
         #expect(try await prepared.start().json()["n"] == 1)
         #expect(try await prepared.start().json()["n"] == 2)
     }
@@ -127,35 +128,35 @@ struct RetryTests {
         let sleeps = Mutex<[Duration]>([])
         let policy = RetryPolicy(
             maxAttempts: 3, baseDelay: .milliseconds(100), sleep: { d in sleeps.withLock { $0.append(d) } }, random: { 1.0 })
-        let transport = ScriptedTransport { _, _ in (503, [:], "{}") }
+        let transport = scripted { _, _ in (503, [:], "{}") }
         let error = try await #require(throws: OutpostError.self) {
             _ = try await client(transport, retry: policy).send(.get("/x"))
         }
         #expect(error.status == 503)
-        #expect(transport.sent.withLock { $0.count } == 3)
+        #expect(transport.requests.count == 3)
         #expect(sleeps.withLock { $0 } == [.milliseconds(100), .milliseconds(200)])
     }
 
     @Test("POST is not retried without an Idempotency-Key, and is with one")
     func idempotency() async throws {
-        let transport = ScriptedTransport { _, count in count == 1 ? (502, [:], "{}") : (200, [:], "{}") }
+        let transport = scripted { _, count in count == 1 ? (502, [:], "{}") : (200, [:], "{}") }
         _ = try? await client(transport).send(.post("/x", json: [:]))
-        #expect(transport.sent.withLock { $0.count } == 1)
-        let keyed = ScriptedTransport { _, count in count == 1 ? (502, [:], "{}") : (200, [:], "{}") }
+        #expect(transport.requests.count == 1)
+        let keyed = scripted { _, count in count == 1 ? (502, [:], "{}") : (200, [:], "{}") }
         _ = try await client(keyed).send(Request.post("/x", json: [:]).idempotencyKey("k1"))
-        #expect(keyed.sent.withLock { $0.count } == 2)
-        #expect(keyed.sent.withLock { $0.allSatisfy { $0.headerFields[.idempotencyKey] == "k1" } })
+        #expect(keyed.requests.count == 2)
+        #expect(keyed.requests.allSatisfy { $0.request.headerFields[.idempotencyKey] == "k1" })
     }
 
     @Test("connection failures are retried for idempotent requests")
     func connectionFailure() async throws {
-        let transport = ScriptedTransport { _, count in
+        let transport = scripted { _, count in
             if count < 3 { throw OutpostError(.cannotConnect, "refused") }
             return (200, [:], "{}")
         }
         let response = try await client(transport).send(.get("/x"))
         #expect(response.status == 200)
-        #expect(transport.sent.withLock { $0.count } == 3)
+        #expect(transport.requests.count == 3)
     }
 
     @Test("Retry-After: seconds and HTTP dates", arguments: [("7", 7.0), ("0", 0.0)])
@@ -175,7 +176,7 @@ struct RetryTests {
 struct ErrorFormatTests {
     @Test("NationBuilder-style top-level code and message")
     func nationBuilder() async throws {
-        let transport = ScriptedTransport { _, _ in (404, [:], "{\"code\": \"not_found\", \"message\": \"Record not found\"}") }
+        let transport = scripted { _, _ in (404, [:], "{\"code\": \"not_found\", \"message\": \"Record not found\"}") }
         let client = OutpostClient(
             configuration: .init(baseURL: URL(string: "http://example.test")!, errorFormat: .nationBuilder), transport: transport)
         let error = try await #require(throws: OutpostError.self) { _ = try await client.send(.get("/people/1")) }
@@ -186,7 +187,7 @@ struct ErrorFormatTests {
 
     @Test("REST framework detail messages")
     func restFramework() async throws {
-        let transport = ScriptedTransport { _, _ in (403, [:], "{\"detail\": \"You do not have permission.\"}") }
+        let transport = scripted { _, _ in (403, [:], "{\"detail\": \"You do not have permission.\"}") }
         let client = OutpostClient(
             configuration: .init(baseURL: URL(string: "http://example.test")!, errorFormat: .restFramework), transport: transport)
         let error = try await #require(throws: OutpostError.self) { _ = try await client.send(.get("/x")) }
@@ -195,7 +196,7 @@ struct ErrorFormatTests {
 
     @Test("a 2xx record with an ordinary 'error' field is not a service error")
     func notAServiceError() async throws {
-        let transport = ScriptedTransport { _, _ in (200, [:], "{\"error\": null, \"name\": \"x\"}") }
+        let transport = scripted { _, _ in (200, [:], "{\"error\": null, \"name\": \"x\"}") }
         let response = try await client(transport).send(.get("/x"))
         #expect(response.status == 200)
     }

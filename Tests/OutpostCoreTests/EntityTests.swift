@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OutpostTesting
 import Testing
 
 @testable import OutpostCore
@@ -46,7 +47,7 @@ struct Member: Entity, Equatable {
 struct EntityTests {
     let server = FakeRecordsServer()
 
-    func store(_ configuration: EntityConfiguration = .outpost) -> (EntityStore, InMemoryTransport) {
+    func store(_ configuration: EntityConfiguration = .outpost) -> (EntityStore, ScriptedTransport) {
         let transport = server.transport()
         return (transport.client().entities(configuration), transport)
     }
@@ -264,12 +265,12 @@ struct EntityTests {
 
     @Test("a type's own CodingKeys are its wire form, and Int ids work")
     func customWireForm() async throws {
-        let transport = InMemoryTransport { request, body in
+        let transport = ScriptedTransport { request, body in
             if request.method == .post {
-                return InMemoryTransport.reply(
+                return ScriptedTransport.reply(
                     201, json: ["id": 7, "full_name": "Ada Lovelace", "nick": "ada"], headers: [.eTag: "\"a\""])
             }
-            return InMemoryTransport.reply(
+            return ScriptedTransport.reply(
                 200, json: ["id": 7, "full_name": "Ada King", "nick": "ada"], headers: [.eTag: "\"b\""])
         }
         let store = transport.client().entities(.outpost)
@@ -284,11 +285,11 @@ struct EntityTests {
 
     @Test("an envelope key wraps request bodies and is unwrapped from responses")
     func envelope() async throws {
-        let transport = InMemoryTransport { request, body in
+        let transport = ScriptedTransport { request, body in
             let sent = try JSONValue(parsing: body ?? Data("{}".utf8))
             var person = sent["person"]?.objectValue ?? ["name": "Fetched"]
             person["id"] = 42
-            return InMemoryTransport.reply(
+            return ScriptedTransport.reply(
                 request.method == .post ? 201 : 200, json: ["person": .object(person), "precinct": ["id": 1]])
         }
         struct NBPerson: Entity, Equatable {
@@ -315,7 +316,7 @@ struct EntityTests {
 
     @Test("the entityName envelope uses the type's name, and a missing envelope is a clear decoding error")
     func entityNameEnvelope() async throws {
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(200, json: ["name": "Not wrapped", "id": "r1"]) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(200, json: ["name": "Not wrapped", "id": "r1"]) }
         var configuration = EntityConfiguration.outpost
         configuration.itemEnvelope = .entityName
         let store = transport.client().entities(configuration)
@@ -330,8 +331,8 @@ struct EntityTests {
 
     @Test("a 201 without a body takes the id from Location")
     func locationOnly() async throws {
-        let transport = InMemoryTransport { _, _ in
-            InMemoryTransport.reply(201, headers: [.location: "/records/people/abc%20d", .eTag: "\"1\""])
+        let transport = ScriptedTransport { _, _ in
+            ScriptedTransport.reply(201, headers: [.location: "/records/people/abc%20d", .eTag: "\"1\""])
         }
         let store = transport.client().entities(.outpost)
         var ada = try await store.push(Person(name: "Ada"))
@@ -343,7 +344,7 @@ struct EntityTests {
 
     @Test("a configuration's error format is used to read the server's errors")
     func errorFormat() async throws {
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(404, json: ["detail": "Not found."]) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(404, json: ["detail": "Not found."]) }
         let store = transport.client().entities(.restFramework)
         do {
             _ = try await store.pull(Person.self, id: "9")
@@ -397,12 +398,12 @@ struct TransientKeptTests {
         var shape = EntityConfiguration.outpost
         shape.itemEnvelope = .entityName
         shape.patchStyle = .putWholeObject
-        let transport = InMemoryTransport { request, body in
+        let transport = ScriptedTransport { request, body in
             // Echoes the entity back inside its envelope, with an id; a GET gets the stored one.
             let stored: [String: JSONValue] = ["name": "Ada L.", "tags": [], "pets": []]
             var object = (body.flatMap { try? JSONValue(parsing: $0) }?["person"]?.objectValue) ?? stored
             object["id"] = "p1"
-            return InMemoryTransport.reply(request.method == .post ? 201 : 200, json: ["person": .object(object)])
+            return ScriptedTransport.reply(request.method == .post ? 201 : 200, json: ["person": .object(object)])
         }
         let store = transport.client().entities(shape)
         var ada = try await store.push(Person(name: "Ada", isSelected: true))

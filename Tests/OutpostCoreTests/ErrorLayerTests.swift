@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
+import OutpostTesting
 import Synchronization
 import Testing
 
@@ -19,25 +20,19 @@ private struct ThrowingMiddleware: ClientMiddleware {
     }
 }
 
-private struct ThrowingTransport: ClientTransport {
-    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        throw OwnError()
-    }
-}
-
 private struct Failing: ClientOperation {
     func makeRequest() throws -> Request { .get("/x") }
     func handleResponse(_ response: ClientResponse, client: OutpostClient) throws -> Int { throw OwnError() }
 }
 
-private let okTransport = InMemoryTransport { _, _ in InMemoryTransport.reply(200, json: ["ok": true]) }
+private let okTransport = ScriptedTransport { _, _ in ScriptedTransport.reply(200, json: ["ok": true]) }
 
 @Suite("Errors name the layer that failed")
 struct ErrorLayerTests {
     @Test("an error thrown by a middleware is middlewareFailed, naming it and keeping the cause")
     func middleware() async throws {
         let client = OutpostClient(
-            configuration: .init(baseURL: URL(string: "http://fake.test")!), transport: okTransport,
+            configuration: .init(baseURL: URL(string: "http://scripted.test")!), transport: okTransport,
             middlewares: [HeaderMiddleware([HTTPField.Name("X-A")!: "1"]), ThrowingMiddleware()])
         let error = try await #require(throws: OutpostError.self) { try await client.send(.get("/x")) }
         #expect(error.code == .middlewareFailed)
@@ -50,12 +45,12 @@ struct ErrorLayerTests {
 
     @Test("an error thrown by a transport is transportFailed, naming it and keeping the cause")
     func transport() async throws {
-        var configuration = OutpostClient.Configuration(baseURL: URL(string: "http://fake.test")!)
+        var configuration = OutpostClient.Configuration(baseURL: URL(string: "http://scripted.test")!)
         configuration.retry = .none
-        let client = OutpostClient(configuration: configuration, transport: ThrowingTransport())
+        let client = OutpostClient(configuration: configuration, transport: ScriptedTransport { _, _ in throw OwnError() })
         let error = try await #require(throws: OutpostError.self) { try await client.send(.get("/x")) }
         #expect(error.code == .transportFailed)
-        #expect(error.message.contains("ThrowingTransport"))
+        #expect(error.message.contains("ScriptedTransport"))
         #expect(error.underlying is OwnError)
     }
 
@@ -101,13 +96,13 @@ struct LoggingLevelTests {
     @Test("failures that are thrown, and retries, are logged at info or below")
     func levels() async throws {
         let book = LogBook()
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(503) }
-        var configuration = OutpostClient.Configuration(baseURL: URL(string: "http://fake.test")!, logger: book.logger)
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(503) }
+        var configuration = OutpostClient.Configuration(baseURL: URL(string: "http://scripted.test")!, logger: book.logger)
         configuration.retry = RetryPolicy(maxAttempts: 2, sleep: { _ in })
         let client = OutpostClient(configuration: configuration, transport: transport)
         await #expect(throws: OutpostError.self) { try await client.send(.get("/x")) }
         let failing = OutpostClient(
-            configuration: configuration, transport: InMemoryTransport { _, _ in throw OutpostError(.connectionLost, "gone") })
+            configuration: configuration, transport: ScriptedTransport { _, _ in throw OutpostError(.connectionLost, "gone") })
         await #expect(throws: OutpostError.self) { try await failing.send(.get("/x")) }
         #expect(!book.levels.isEmpty)
         #expect(book.levels.allSatisfy { $0 <= .info })

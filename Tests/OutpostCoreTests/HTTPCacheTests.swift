@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import OutpostSupport
+import OutpostTesting
 import Synchronization
 import Testing
 
@@ -25,7 +26,7 @@ final class CacheBackend: Sendable {
     func setOffline(_ offline: Bool) { state.withLock { $0.offline = offline } }
 
     func client(_ cache: HTTPCache, extra: [any ClientMiddleware] = []) -> OutpostClient {
-        let transport = InMemoryTransport { [self] request, _ in
+        let transport = ScriptedTransport { [self] request, _ in
             let (answer, offline) = state.withLock { state in
                 state.requests.append(request)
                 return (state.answer, state.offline)

@@ -1,4 +1,5 @@
 import Foundation
+import OutpostTesting
 import Testing
 
 @testable import OutpostCore
@@ -37,7 +38,7 @@ struct JSONValueNumberTests {
 struct NonFiniteTests {
     @Test("a JSON body with nan or infinity is an encoding error, and nothing is sent", arguments: [Double.nan, .infinity])
     func nonFinite(_ number: Double) async throws {
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(200, json: [:]) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(200, json: [:]) }
         let client = transport.client()
         let error = try await #require(throws: OutpostError.self) {
             try await client.send(.post("/x", json: ["value": .double(number)]))

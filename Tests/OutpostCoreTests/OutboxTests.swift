@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OutpostTesting
 import Synchronization
 import Testing
 
@@ -37,8 +38,8 @@ struct OutboxTests {
     /// Forwards to a fake backend; requests that `loseReply` picks reach it, but their answer is lost.
     static func lossyTransport(
         _ server: FakeRecordsServer, loseReply: @escaping @Sendable (HTTPRequest) -> Bool
-    ) -> InMemoryTransport {
-        InMemoryTransport { request, body in
+    ) -> ScriptedTransport {
+        ScriptedTransport { request, body in
             let answer = server.handle(request, body: body)
             if loseReply(request) { throw OutpostError(.connectionLost, "the reply was lost") }
             return answer
@@ -416,7 +417,7 @@ struct OutboxTests {
     func transientThenCancel() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(503, json: ["error": ["code": "down"]]) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(503, json: ["error": ["code": "down"]]) }
         let slept = Mutex<[Duration]>([])
         var configuration = Outbox.Configuration(fileURL: folder.appendingPathComponent("j"))
         configuration.retry = RetryPolicy(
@@ -461,7 +462,7 @@ struct OutboxTests {
     func authenticationStopsReplay() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(401, json: ["error": ["code": "sign_in_required"]]) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(401, json: ["error": ["code": "sign_in_required"]]) }
         var configuration = Outbox.Configuration(fileURL: folder.appendingPathComponent("j"), maxConcurrentWrites: 1)
         configuration.retry = RetryPolicy(maxAttempts: 1, sleep: { _ in })
         let outbox = try await Outbox.open(configuration, client: transport.client())

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OutpostTesting
 import Testing
 
 @testable import OutpostCore
@@ -31,7 +32,7 @@ struct PaginationTests {
             "posts", (1...25).map { ["title": .string("Post \($0)"), "body": "…", "author": $0 % 2 == 0 ? "ada" : "bob"] })
     }
 
-    func store(_ configuration: EntityConfiguration = .outpost) -> (EntityStore, InMemoryTransport) {
+    func store(_ configuration: EntityConfiguration = .outpost) -> (EntityStore, ScriptedTransport) {
         let transport = server.transport()
         return (transport.client().entities(configuration), transport)
     }
@@ -93,7 +94,7 @@ struct PaginationTests {
         let first = try await store.page(request)
         #expect(first.items.count == 10)
         #expect(first.info.nextCursor == "cur10")
-        #expect(first.info.next?.absoluteString == "http://fake.test/records/posts?limit=10&cursor=cur10")
+        #expect(first.info.next?.absoluteString == "http://scripted.test/records/posts?limit=10&cursor=cur10")
         #expect(first.info.currentPage == 1)
         #expect(first.itemRange == 0..<10)
         #expect(first.info.isFirstPage)
@@ -160,7 +161,7 @@ struct PaginationTests {
         #expect(first.info.perPage == 4)  // inferred from a full page
         #expect(first.info.numberOfPages == 3)
         #expect(first.info.currentPage == 1)
-        #expect(first.info.next?.absoluteString == "http://fake.test/people/?page=2")
+        #expect(first.info.next?.absoluteString == "http://scripted.test/people/?page=2")
         var names: [String] = []
         for try await page in store.pages(ListRequest(DRFPerson.self)) { names += page.items.map(\.name) }
         #expect(names == (1...10).map { "P\($0)" })
@@ -176,13 +177,13 @@ struct PaginationTests {
 
     @Test("a bare-array list and NationBuilder's relative next links")
     func bareArrayAndRelativeLinks() async throws {
-        let transport = InMemoryTransport { request, _ in
+        let transport = ScriptedTransport { request, _ in
             let query = request.path ?? ""
             if query.contains("__token=abc") {
-                return InMemoryTransport.reply(
+                return ScriptedTransport.reply(
                     200, json: ["results": [["id": "3", "title": "c"]], "next": nil, "prev": "/api/v1/posts?__token=back"])
             }
-            return InMemoryTransport.reply(
+            return ScriptedTransport.reply(
                 200,
                 json: [
                     "results": [["id": "1", "title": "a"], ["id": "2", "title": "b"]],
@@ -198,7 +199,7 @@ struct PaginationTests {
 
         var bare = EntityConfiguration.outpost
         bare.listItemsKey = nil
-        let arrayTransport = InMemoryTransport { _, _ in InMemoryTransport.reply(200, json: [["id": "1", "title": "only"]]) }
+        let arrayTransport = ScriptedTransport { _, _ in ScriptedTransport.reply(200, json: [["id": "1", "title": "only"]]) }
         let page = try await arrayTransport.client().entities(bare).page(.blogPage())
         #expect(page.items == [BlogPostPreview(id: "1", title: "only")])
         #expect(page.info.isLastPage)
@@ -209,7 +210,7 @@ struct PaginationTests {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
         let transport = server.transport()
-        let store = transport.client(decoder: decoder).entities(.outpost)
+        let store = transport.client { $0.decoder = decoder }.entities(.outpost)
         let page = try await store.page(ListRequest(Post.self, pageSize: 10))
         #expect(page.info.nextCursor == "cur10")
         #expect(page.info.hasNextPage)
@@ -219,7 +220,7 @@ struct PaginationTests {
 
     @Test("a missing items key names the setting to change; a bad item gives its coding path")
     func listErrors() async throws {
-        let wrongKey = InMemoryTransport { _, _ in InMemoryTransport.reply(200, json: ["data": []]) }
+        let wrongKey = ScriptedTransport { _, _ in ScriptedTransport.reply(200, json: ["data": []]) }
         do {
             _ = try await wrongKey.client().entities(.outpost).page(.blogPage())
             Issue.record("should fail")
@@ -228,8 +229,8 @@ struct PaginationTests {
             #expect(error.message.contains("'results'"))
             #expect(error.suggestion?.contains("listItemsKey") == true)
         }
-        let badItem = InMemoryTransport { _, _ in
-            InMemoryTransport.reply(200, json: ["results": [["id": "1", "title": "ok"], ["id": "2", "title": 5]]])
+        let badItem = ScriptedTransport { _, _ in
+            ScriptedTransport.reply(200, json: ["results": [["id": "1", "title": "ok"], ["id": "2", "title": 5]]])
         }
         do {
             _ = try await badItem.client().entities(.outpost).page(.blogPage())

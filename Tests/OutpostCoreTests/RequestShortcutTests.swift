@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
+import OutpostTesting
 import Testing
 
 @testable import OutpostCore
@@ -24,7 +25,8 @@ struct RequestShortcutTests {
     @Test("the shortcut builds what parsing builds", arguments: bases)
     func sameAsParsing(_ base: String) throws {
         let client = OutpostClient(
-            configuration: .init(baseURL: try #require(URL(string: base))), transport: NeverTransport())
+            configuration: .init(baseURL: try #require(URL(string: base))),
+            transport: ScriptedTransport { _, _ in throw OutpostError(.cancelled, "not sent") })
         for path in Self.paths {
             let parsed = try? client.prepareByParsing(.get(path))
             let built = try? client.prepare(.get(path)).request
@@ -37,7 +39,8 @@ struct RequestShortcutTests {
         @Test("the transport spells the URL as HTTPRequest.url does", arguments: bases)
         func urlString(_ base: String) throws {
             let client = OutpostClient(
-                configuration: .init(baseURL: try #require(URL(string: base))), transport: NeverTransport())
+                configuration: .init(baseURL: try #require(URL(string: base))),
+                transport: ScriptedTransport { _, _ in throw OutpostError(.cancelled, "not sent") })
             for path in Self.paths {
                 guard let request = try? client.prepare(.get(path)).request else { continue }
                 #expect(AsyncHTTPClientTransport.absoluteURLString(of: request) == request.url?.absoluteString, "\(path)")
@@ -105,10 +108,4 @@ struct InFlightExchangesTests {
 /// Sleeps until cancelled.
 private func forever() async throws -> Int {
     while true { try await Task.sleep(for: .seconds(3600)) }
-}
-
-private struct NeverTransport: ClientTransport {
-    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        throw OutpostError(.cancelled, "not sent")
-    }
 }

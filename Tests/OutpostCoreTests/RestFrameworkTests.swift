@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OutpostTesting
 import Testing
 
 @testable import OutpostCore
@@ -20,11 +21,11 @@ struct RestFrameworkTests {
 
     @Test("the restFramework preset patches with the changed top-level fields as application/json")
     func partialUpdate() async throws {
-        let transport = InMemoryTransport { request, body in
-            if request.method == .get { return InMemoryTransport.reply(200, json: Self.stored) }
+        let transport = ScriptedTransport { request, body in
+            if request.method == .get { return ScriptedTransport.reply(200, json: Self.stored) }
             var object = Self.stored.objectValue ?? [:]
             for (key, value) in (body.flatMap { try? JSONValue(parsing: $0) }?.objectValue ?? [:]) { object[key] = value }
-            return InMemoryTransport.reply(200, json: .object(object))
+            return ScriptedTransport.reply(200, json: .object(object))
         }
         let store = transport.client().entities(.restFramework)
         var note = try await store.pull(Note.self, id: 7)
@@ -57,7 +58,7 @@ struct RestFrameworkTests {
 
     @Test("a 400 field map becomes fieldErrors and reads well in the description")
     func fieldMapErrors() async throws {
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(400, json: Self.fieldMap) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(400, json: Self.fieldMap) }
         let store = transport.client().entities(.restFramework)
         let thrown = await #expect(throws: OutpostError.self) { try await store.push(Note(title: "")) }
         let error = try #require(thrown)
@@ -81,9 +82,9 @@ struct RestFrameworkTests {
             "/oauth": (400, ["error": "invalid_request", "error_description": "Missing grant_type."]),
             "/outpost": (409, ["error": ["code": "taken", "message": "The name is taken"]]),
         ]
-        let transport = InMemoryTransport { request, _ in
+        let transport = ScriptedTransport { request, _ in
             let reply = replies[request.path ?? ""] ?? (500, [:])
-            return InMemoryTransport.reply(reply.0, json: reply.1)
+            return ScriptedTransport.reply(reply.0, json: reply.1)
         }
         let client = transport.client()  // errorFormat: .outpost, the default
         func failure(_ path: String) async -> OutpostError? {
@@ -104,12 +105,13 @@ struct RestFrameworkTests {
 
     @Test("with the restFramework format, an Outpost envelope or a detail is a message, not a field map")
     func envelopeIsNoFieldMap() async throws {
-        let transport = InMemoryTransport { request, _ in
+        let transport = ScriptedTransport { request, _ in
             request.path == "/detail/"
-                ? InMemoryTransport.reply(403, json: ["detail": "You do not have permission to perform this action."])
-                : InMemoryTransport.reply(415, json: ["error": ["code": "unsupported_media_type", "message": "send JSON"]])
+                ? ScriptedTransport.reply(403, json: ["detail": "You do not have permission to perform this action."])
+                : ScriptedTransport.reply(415, json: ["error": ["code": "unsupported_media_type", "message": "send JSON"]])
         }
-        var configuration = OutpostClient.Configuration(baseURL: URL(string: "http://fake.test")!, errorFormat: .restFramework)
+        var configuration = OutpostClient.Configuration(
+            baseURL: URL(string: "http://scripted.test")!, errorFormat: .restFramework)
         configuration.retry.maxAttempts = 1
         let client = OutpostClient(configuration: configuration, transport: transport)
         let envelope = await #expect(throws: OutpostError.self) { _ = try await client.send(.get("envelope/")) }
@@ -123,7 +125,7 @@ struct RestFrameworkTests {
 
     @Test("without a message there is no promise of one; paths always have their leading slash")
     func descriptions() async throws {
-        let transport = InMemoryTransport { _, _ in InMemoryTransport.reply(404) }
+        let transport = ScriptedTransport { _, _ in ScriptedTransport.reply(404) }
         let client = transport.client()
         let thrown = await #expect(throws: OutpostError.self) { _ = try await client.send(.get("notes/9/")) }
         let text = try #require(thrown).description
@@ -132,7 +134,7 @@ struct RestFrameworkTests {
                 == "GET /notes/9/: The server answered 404 Not Found. Check the path and the identifier; the server has nothing there"
         )
         let decoding = await #expect(throws: OutpostError.self) {
-            _ = try await InMemoryTransport { _, _ in InMemoryTransport.reply(200, json: ["x": 1]) }.client()
+            _ = try await ScriptedTransport { _, _ in ScriptedTransport.reply(200, json: ["x": 1]) }.client()
                 .send(.get("notes?token=secret"), decoding: [Int].self)
         }
         #expect(decoding?.path == "/notes")
@@ -144,20 +146,20 @@ struct RestFrameworkTests {
 
     @Test("cursor pagination: cursors come out of the links, and pages follow them")
     func cursorPages() async throws {
-        let transport = InMemoryTransport { request, _ in
+        let transport = ScriptedTransport { request, _ in
             let query = URLComponents(string: request.path ?? "")?.queryItems ?? []
             let cursor = query.first { $0.name == "cursor" }?.value
             let page: JSONValue =
                 cursor == nil
                 ? [
-                    "next": "http://fake.test/notes/?cursor=cD0y&page_size=2", "previous": .null,
+                    "next": "http://scripted.test/notes/?cursor=cD0y&page_size=2", "previous": .null,
                     "results": [["id": 1, "title": "one"], ["id": 2, "title": "two"]],
                 ]
                 : [
-                    "next": .null, "previous": "http://fake.test/notes/?cursor=cj0xJnA9Mw%3D%3D&page_size=2",
+                    "next": .null, "previous": "http://scripted.test/notes/?cursor=cj0xJnA9Mw%3D%3D&page_size=2",
                     "results": [["id": 3, "title": "three"]],
                 ]
-            return InMemoryTransport.reply(200, json: page)
+            return ScriptedTransport.reply(200, json: page)
         }
         var shape = EntityConfiguration.restFramework
         shape.pagination = .restFrameworkCursor
@@ -176,11 +178,11 @@ struct RestFrameworkTests {
 
     @Test("bare-array lists per request, and an error that names the fix when the shape is wrong")
     func bareArrays() async throws {
-        let transport = InMemoryTransport { request, _ in
+        let transport = ScriptedTransport { request, _ in
             if request.path?.hasPrefix("/all-notes/") == true {
-                return InMemoryTransport.reply(200, json: [["id": 1, "title": "one"], ["id": 2, "title": "two"]])
+                return ScriptedTransport.reply(200, json: [["id": 1, "title": "one"], ["id": 2, "title": "two"]])
             }
-            return InMemoryTransport.reply(
+            return ScriptedTransport.reply(
                 200, json: ["count": 1, "next": .null, "previous": .null, "results": [["id": 1, "title": "one"]]])
         }
         let store = transport.client().entities(.restFramework)

@@ -1,13 +1,14 @@
 import Foundation
 import OutpostCore
 import OutpostPlugins
+import OutpostTesting
 import Synchronization
 import Testing
 
 @Suite("The entitlement compliance checker")
 struct EntitlementComplianceTests {
     private func checker(
-        _ transport: StubTransport, token: String? = "t-premium", lifetime: Duration = .seconds(60),
+        _ transport: ScriptedTransport, token: String? = "t-premium", lifetime: Duration = .seconds(60),
         signedIn: (@Sendable () -> Bool)? = nil
     ) -> EntitlementComplianceChecker {
         EntitlementComplianceChecker(
@@ -32,7 +33,7 @@ struct EntitlementComplianceTests {
         #expect(try await checker.isCompliant(policies: ["entitlement": "premium"]))
         #expect(transport.requests.count == 1)
         #expect(transport.requests.first?.path == "/me")
-        #expect(transport.requests.first?.headerFields[.authorization] == "Bearer t-premium")
+        #expect(transport.requests.first?.request.headerFields[.authorization] == "Bearer t-premium")
 
         #expect(checker.isCompliant(policies: ["entitlement": "premium"]))
         #expect(!checker.isCompliant(policies: ["entitlement": "gold"]))
@@ -94,7 +95,7 @@ struct EntitlementComplianceTests {
 
     @Test("a server failure is an error, not a no; malformed policies are errors too")
     func failures() async throws {
-        let broken = StubTransport { _ in (500, ["error": ["code": "internal", "message": "database down"]]) }
+        let broken = stubTransport { _ in (500, ["error": ["code": "internal", "message": "database down"]]) }
         let checker = checker(broken)
         let error = await #expect(throws: PluginError.self) {
             try await checker.isCompliant(policies: ["entitlement": "premium"]) as Bool
@@ -102,7 +103,7 @@ struct EntitlementComplianceTests {
         #expect(error?.code == .complianceCheckFailed)
         #expect((error?.underlying as? OutpostError)?.status == 500)
 
-        let notArray = StubTransport { _ in (200, ["entitlements": "premium"]) }
+        let notArray = stubTransport { _ in (200, ["entitlements": "premium"]) }
         let odd = await #expect(throws: PluginError.self) { try await self.checker(notArray).isCompliant(policies: [:]) as Bool }
         #expect(odd?.code == .complianceCheckFailed)
 

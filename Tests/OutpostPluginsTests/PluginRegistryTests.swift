@@ -2,6 +2,7 @@ import Foundation
 import OutpostCallbacks
 import OutpostCore
 import OutpostPlugins
+import OutpostTesting
 import Synchronization
 import Testing
 
@@ -11,7 +12,9 @@ let exampleManifestURL = URL(fileURLWithPath: #filePath)
     .appendingPathComponent("docs/plugins-manifest.example.json")
 
 /// A registry with every built-in type, over fakes.
-func testRegistry(session: FakeSession = FakeSession(), transport: StubTransport = meEndpoint([:]), router: CallbackRouter? = nil)
+func testRegistry(
+    session: FakeSession = FakeSession(), transport: ScriptedTransport = meEndpoint([:]), router: CallbackRouter? = nil
+)
     -> PluginRegistry
 {
     var registry = PluginRegistry()
@@ -62,7 +65,7 @@ struct PluginRegistryTests {
         let granted = await plugins.chain(for: "premium-video", presenter: presenter).run()
         #expect(granted.isAllowed)
         #expect(granted.data == ["compliant": true])
-        #expect(transport.requests.last?.headerFields[.authorization] == "Bearer access-1")
+        #expect(transport.requests.last?.request.headerFields[.authorization] == "Bearer access-1")
 
         // A screen the manifest does not list is allowed.
         #expect(await plugins.chain(for: "about").run().isAllowed)

@@ -3,6 +3,7 @@ import HTTPTypes
 import OutpostCore
 import OutpostPlugins
 import OutpostTestSupport
+import OutpostTesting
 import Synchronization
 
 /// Lines appended from any thread.
@@ -135,34 +136,17 @@ final class FixedCompliance: UserCompliance {
     }
 }
 
-/// A transport that answers from a closure and records the requests.
-final class StubTransport: ClientTransport {
-    typealias Handler = @Sendable (HTTPRequest) throws -> (status: Int, body: JSONValue)
-    private let handler: Handler
-    private let seen = Mutex<[HTTPRequest]>([])
-
-    init(_ handler: @escaping Handler) {
-        self.handler = handler
-    }
-
-    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        seen.withLock { $0.append(request) }
-        let (status, json) = try handler(request)
-        var response = HTTPResponse(status: .init(code: status))
-        response.headerFields[.contentType] = "application/json"
-        return (response, json.jsonData())
-    }
-
-    var requests: [HTTPRequest] { seen.withLock { $0 } }
-
-    func client() -> OutpostClient {
-        OutpostClient(configuration: .init(baseURL: URL(string: "http://stub.invalid")!, retry: .none), transport: self)
+/// A ``ScriptedTransport`` answering each request with a status and a JSON body.
+func stubTransport(_ answer: @escaping @Sendable (HTTPRequest) throws -> (status: Int, body: JSONValue)) -> ScriptedTransport {
+    ScriptedTransport { request, _ in
+        let (status, json) = try answer(request)
+        return ScriptedTransport.reply(status, json: json)
     }
 }
 
 /// A `/me` endpoint: tokens map to entitlements; anything else is a 401.
-func meEndpoint(_ users: [String: [String]]) -> StubTransport {
-    StubTransport { request in
+func meEndpoint(_ users: [String: [String]]) -> ScriptedTransport {
+    stubTransport { request in
         let authorization = request.headerFields[.authorization] ?? ""
         guard request.path == "/me", authorization.hasPrefix("Bearer "),
             let entitlements = users[String(authorization.dropFirst("Bearer ".count))]

@@ -1,58 +1,9 @@
 import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
+import OutpostTesting
 
 @testable import OutpostCore
-
-/// A `ClientTransport` for unit tests: hands every request to a closure and records it.
-final class InMemoryTransport: ClientTransport, @unchecked Sendable {  // `log` is guarded by `lock`
-    typealias Handler = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
-
-    struct Recorded: Sendable {
-        var request: HTTPRequest
-        var body: Data?
-
-        var method: HTTPRequest.Method { request.method }
-        var url: URL? { request.url }
-        /// The path without the query, as sent (trailing slash included), e.g. `/records/people/r1`.
-        var path: String { String((request.path ?? "").split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]) }
-        var query: [String: String] {
-            let items = url.flatMap { URLComponents(url: $0, resolvingAgainstBaseURL: false)?.queryItems } ?? []
-            return Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
-        }
-        var json: JSONValue? { body.flatMap { try? JSONValue(parsing: $0) } }
-        func header(_ name: HTTPField.Name) -> String? { request.headerFields[name] }
-    }
-
-    private let lock = NSLock()
-    private var log: [Recorded] = []
-    private let handler: Handler
-
-    init(_ handler: @escaping Handler) {
-        self.handler = handler
-    }
-
-    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        lock.withLock { log.append(Recorded(request: request, body: body)) }
-        return try await handler(request, body)
-    }
-
-    /// Every request sent so far, oldest first.
-    var requests: [Recorded] { lock.withLock { log } }
-
-    /// A client over this transport with retries off.
-    func client(baseURL: String = "http://fake.test", decoder: JSONDecoder = JSONDecoder()) -> OutpostClient {
-        var configuration = OutpostClient.Configuration(baseURL: URL(string: baseURL)!, decoder: decoder)
-        configuration.retry.maxAttempts = 1
-        return OutpostClient(configuration: configuration, transport: self)
-    }
-
-    static func reply(_ status: Int, json: JSONValue? = nil, headers: HTTPFields = [:]) -> (HTTPResponse, Data) {
-        var fields = headers
-        if json != nil { fields[.contentType] = "application/json" }
-        return (HTTPResponse(status: .init(code: status), headerFields: fields), json.map { $0.jsonData() } ?? Data())
-    }
-}
 
 /// An in-memory backend that speaks the Outpost records protocol (or, with `restFramework`, the
 /// Django REST framework shape), for unit tests of entities and pagination.
@@ -67,7 +18,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
     }
 
     let shape: Shape
-    let baseURL = "http://fake.test"
+    let baseURL = "http://scripted.test"
     private let lock = NSLock()
     private var types: [String: [Record]] = [:]
     private var counter = 0
@@ -99,8 +50,8 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
         }
     }
 
-    func transport() -> InMemoryTransport {
-        InMemoryTransport { [self] request, body in handle(request, body: body) }
+    func transport() -> ScriptedTransport {
+        ScriptedTransport { [self] request, body in handle(request, body: body) }
     }
 
     static func representation(_ record: Record) -> JSONValue {
@@ -114,7 +65,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
     private static func etag(_ record: Record) -> String { "\"\(record.version)\"" }
 
     private static func error(_ status: Int, _ code: String, _ message: String) -> (HTTPResponse, Data) {
-        InMemoryTransport.reply(status, json: ["error": ["code": .string(code), "message": .string(message)]])
+        ScriptedTransport.reply(status, json: ["error": ["code": .string(code), "message": .string(message)]])
     }
 
     func handle(_ request: HTTPRequest, body: Data?) -> (HTTPResponse, Data) {
@@ -148,7 +99,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
         var headers = HTTPFields()
         headers[.location] = (shape == .outpost ? "/records/" : "/") + "\(type)/\(record.id)"
         headers[.eTag] = Self.etag(record)
-        return InMemoryTransport.reply(201, json: Self.representation(record), headers: headers)
+        return ScriptedTransport.reply(201, json: Self.representation(record), headers: headers)
     }
 
     private func item(_ request: HTTPRequest, type: String, id: String, body: Data?) -> (HTTPResponse, Data) {
@@ -162,7 +113,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
         switch request.method {
         case .get:
             if request.headerFields[.ifNoneMatch] == Self.etag(record) {
-                return InMemoryTransport.reply(304, headers: [.eTag: Self.etag(record)])
+                return ScriptedTransport.reply(304, headers: [.eTag: Self.etag(record)])
             }
         case .put:
             guard let body, case .object(var fields)? = try? JSONValue(parsing: body) else {
@@ -193,12 +144,12 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
             record.version += 1
         case .delete:
             types[type]!.remove(at: index)
-            return InMemoryTransport.reply(204)
+            return ScriptedTransport.reply(204)
         default:
             return Self.error(405, "method_not_allowed", "no")
         }
         types[type]![index] = record
-        return InMemoryTransport.reply(200, json: Self.representation(record), headers: [.eTag: Self.etag(record)])
+        return ScriptedTransport.reply(200, json: Self.representation(record), headers: [.eTag: Self.etag(record)])
     }
 
     private func list(_ type: String, query: [String: String]) -> (HTTPResponse, Data) {
@@ -218,7 +169,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
             func link(_ number: Int) -> JSONValue {
                 .string("\(baseURL)/\(type)/?page=\(number)" + (query["page_size"].map { "&page_size=\($0)" } ?? ""))
             }
-            return InMemoryTransport.reply(
+            return ScriptedTransport.reply(
                 200,
                 json: [
                     "count": .int(records.count), "results": results(records[start..<end]),
@@ -229,7 +180,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
                 let size = min(Int(query["per_page"] ?? "") ?? 20, 100)
                 let start = min((page - 1) * size, records.count)
                 let end = min(start + size, records.count)
-                return InMemoryTransport.reply(
+                return ScriptedTransport.reply(
                     200,
                     json: [
                         "results": results(records[start..<end]), "page": .int(page), "per_page": .int(size),
@@ -245,7 +196,7 @@ final class FakeRecordsServer: @unchecked Sendable {  // `types` and `counter` a
                 guard let cursor = cursor.stringValue else { return nil }
                 return .string("\(baseURL)/records/\(type)?limit=\(size)&cursor=\(cursor)")
             }
-            return InMemoryTransport.reply(
+            return ScriptedTransport.reply(
                 200,
                 json: [
                     "results": results(records[start..<end]), "next_cursor": next, "prev_cursor": previous,
