@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "OutpostAuth", targets: ["OutpostAuth"]),
         .library(name: "OutpostCallbacks", targets: ["OutpostCallbacks"]),
         .library(name: "OutpostPlugins", targets: ["OutpostPlugins"]),
+        .library(name: "OutpostExpressions", targets: ["OutpostExpressions"]),
         .library(name: "OutpostServer", targets: ["OutpostServer"]),
         .executable(name: "outpost", targets: ["outpost"]),
         .executable(name: "outpost-bench", targets: ["outpost-bench"]),
@@ -84,6 +85,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "OutpostCallbacks", dependencies: ["OutpostSupport"], swiftSettings: strict),
+        .target(name: "OutpostExpressions", swiftSettings: strict),
         .target(
             name: "OutpostPlugins",
             dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostSupport"],
