@@ -174,6 +174,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport"], swiftSettings: strict),
+        .testTarget(name: "OutpostExpressionsTests", dependencies: ["OutpostExpressions"], swiftSettings: strict),
         .testTarget(
             name: "OutpostPluginsTests",
             dependencies: [
