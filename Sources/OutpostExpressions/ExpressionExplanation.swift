@@ -39,7 +39,7 @@ public struct ExpressionExplanation: Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    /// What ``Expression/decide(in:budget:)`` answers: `true` only for a value of exactly `true`.
+    /// What ``Condition/decide(in:budget:)`` answers: `true` only for a value of exactly `true`.
     public var decision: Bool
     /// The expression's value; `nil` when evaluation failed.
     public var value: ExpressionValue?

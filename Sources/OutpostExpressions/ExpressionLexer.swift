@@ -5,7 +5,7 @@ struct ExpressionToken: Sendable, Equatable {
         case number(Double)
         case string(String)
         case path([String])
-        case binary(Expression.BinaryOperator)
+        case binary(Condition.BinaryOperator)
         case not, leftParen, rightParen, leftBracket, rightBracket, comma, end
     }
 
@@ -52,7 +52,7 @@ struct ExpressionLexer {
         func single(_ kind: ExpressionToken.Kind) -> ExpressionToken {
             ExpressionToken(kind: kind, start: start, end: start + 1)
         }
-        func double(_ op: Expression.BinaryOperator) -> ExpressionToken {
+        func double(_ op: Condition.BinaryOperator) -> ExpressionToken {
             ExpressionToken(kind: .binary(op), start: start, end: start + 2)
         }
 
@@ -81,12 +81,12 @@ struct ExpressionLexer {
             return single(.not)
         case UInt8(ascii: "<"), UInt8(ascii: ">"):
             let orEqual = following == UInt8(ascii: "=")
-            let op: Expression.BinaryOperator =
+            let op: Condition.BinaryOperator =
                 byte == UInt8(ascii: "<") ? (orEqual ? .lessOrEqual : .less) : (orEqual ? .greaterOrEqual : .greater)
             offset += orEqual ? 2 : 1
             return ExpressionToken(kind: .binary(op), start: start, end: offset)
         case UInt8(ascii: "="), UInt8(ascii: "^"), UInt8(ascii: "&"), UInt8(ascii: "|"):
-            let (second, op): (UInt8, Expression.BinaryOperator) =
+            let (second, op): (UInt8, Condition.BinaryOperator) =
                 switch byte {
                 case UInt8(ascii: "="): (UInt8(ascii: "="), .equal)
                 case UInt8(ascii: "^"): (UInt8(ascii: "="), .startsWith)

@@ -30,10 +30,10 @@ struct ExpressionParser {
     }
 
     /// A parsed node and its height: how many levels it nests, itself included.
-    private typealias Parsed = (node: Expression.Node, height: Int)
+    private typealias Parsed = (node: Condition.Node, height: Int)
 
     static func parse(_ source: String, roots: Set<String>, limits: ExpressionLimits) throws(ExpressionError)
-        -> Expression.Node
+        -> Condition.Node
     {
         let byteCount = source.utf8.count
         if byteCount > limits.maxSourceBytes {
@@ -114,7 +114,7 @@ struct ExpressionParser {
         let start = token
         switch token.kind {
         case .null, .true, .false, .number, .string:
-            let literal: Expression.Node =
+            let literal: Condition.Node =
                 switch token.kind {
                 case .true: .bool(true)
                 case .false: .bool(false)
@@ -158,7 +158,7 @@ struct ExpressionParser {
         let open = token
         try enter(open)
         try advance()
-        var elements: [Expression.Node] = []
+        var elements: [Condition.Node] = []
         var height = 1
         if token.kind != .rightBracket {
             while true {
@@ -189,13 +189,13 @@ struct ExpressionParser {
     // MARK: - Building and bounds
 
     private mutating func binary(
-        _ op: Expression.BinaryOperator, _ left: Parsed, _ right: Parsed, at opToken: ExpressionToken
+        _ op: Condition.BinaryOperator, _ left: Parsed, _ right: Parsed, at opToken: ExpressionToken
     ) throws(ExpressionError) -> Parsed {
         try node(.binary(op, left.node, right.node), height: max(left.height, right.height) + 1, at: opToken)
     }
 
     /// Counts a new node and checks its height.
-    private mutating func node(_ node: Expression.Node, height: Int, at token: ExpressionToken) throws(ExpressionError)
+    private mutating func node(_ node: Condition.Node, height: Int, at token: ExpressionToken) throws(ExpressionError)
         -> Parsed
     {
         nodeCount += 1

@@ -50,10 +50,10 @@ struct DescriptionTests {
 
     @Test("a tree built in code prints and parses back")
     func builtInCode() throws {
-        let node = Expression.Node.binary(
+        let node = Condition.Node.binary(
             .and, .binary(.equal, path("record.status"), .string("open")),
             .binary(.in, path("caller.user"), .list([.string("u1"), .string("u2")])))
-        let expression = Expression(node)
+        let expression = Condition(node)
         #expect(expression.description == "record.status == \"open\" && caller.user in [\"u1\", \"u2\"]")
         #expect(try parse(expression.description) == expression)
     }

@@ -28,7 +28,7 @@ struct EvaluationTests {
         #expect(try value("record.missing == null") == true)
         #expect(try value("record.nothing == null") == true)
         #expect(try value("request.missing.deeper == null") == true)
-        #expect(try Expression(parsing: "record.x", roots: ["record"]).evaluate(in: ExpressionEnvironment()) == .null)
+        #expect(try Condition(parsing: "record.x", roots: ["record"]).evaluate(in: ExpressionEnvironment()) == .null)
     }
 
     @Test("literals evaluate to themselves")
@@ -132,25 +132,25 @@ struct EvaluationTests {
     func notANumber() throws {
         let context = ExpressionEnvironment(["record": ["x": .number(.nan)]])
         for source in ["record.x == record.x", "record.x < 1", "record.x >= 1", "record.x in [record.x]"] {
-            #expect(try Expression(parsing: source, roots: ["record"]).evaluate(in: context) == false, "\(source)")
+            #expect(try Condition(parsing: source, roots: ["record"]).evaluate(in: context) == false, "\(source)")
         }
     }
 
     @Test("&& and || skip the right operand when the left decides")
     func shortCircuit() throws {
         let huge = ExpressionEnvironment(["record": ["big": .array(Array(repeating: 0, count: 50_000))]])
-        let skipped = try Expression(parsing: "false && 1 in record.big", roots: ["record"])
+        let skipped = try Condition(parsing: "false && 1 in record.big", roots: ["record"])
         #expect(try skipped.evaluate(in: huge, budget: 10) == false)
-        let skippedOr = try Expression(parsing: "true || 1 in record.big", roots: ["record"])
+        let skippedOr = try Condition(parsing: "true || 1 in record.big", roots: ["record"])
         #expect(try skippedOr.evaluate(in: huge, budget: 10) == true)
-        let evaluated = try Expression(parsing: "true && 1 in record.big", roots: ["record"])
+        let evaluated = try Condition(parsing: "true && 1 in record.big", roots: ["record"])
         #expect(throws: ExpressionError.self) { try evaluated.evaluate(in: huge, budget: 10) }
     }
 
     @Test("the budget counts nodes and compared elements")
     func budget() throws {
         let context = ExpressionEnvironment(["record": ["list": .array((0..<1000).map { .number(Double($0)) })]])
-        let expression = try Expression(parsing: "999 in record.list", roots: ["record"])
+        let expression = try Condition(parsing: "999 in record.list", roots: ["record"])
         // 3 nodes, then one step per element compared.
         #expect(try expression.evaluate(in: context, budget: 1003) == true)
         #expect(throws: ExpressionError.self) { try expression.evaluate(in: context, budget: 1002) }
@@ -168,7 +168,7 @@ struct EvaluationTests {
         let nested = ExpressionEnvironment([
             "record": ["a": .array(Array(repeating: [1, 2, 3], count: 3000))]
         ])
-        let equality = try Expression(parsing: "record.a == record.a", roots: ["record"])
+        let equality = try Condition(parsing: "record.a == record.a", roots: ["record"])
         #expect(throws: ExpressionError.self) { try equality.evaluate(in: nested) }
         #expect(try equality.evaluate(in: nested, budget: 100_000) == true)
     }
@@ -178,7 +178,7 @@ struct EvaluationTests {
         var deep = ExpressionValue.number(1)
         for _ in 0..<5000 { deep = .array([deep]) }
         let context = ExpressionEnvironment(["record": ["a": deep, "b": deep]])
-        let expression = try Expression(parsing: "record.a == record.b", roots: ["record"])
+        let expression = try Condition(parsing: "record.a == record.b", roots: ["record"])
         #expect(try expression.evaluate(in: context, budget: 1_000_000) == true)
         #expect(!expression.decide(in: context, budget: 1000), "one step per level")
     }

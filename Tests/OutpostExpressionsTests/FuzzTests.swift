@@ -4,9 +4,9 @@ import Testing
 @Suite("Fuzzing")
 struct FuzzTests {
     /// Parses `source`; a failure must be an ExpressionError pointing inside the source (or at its end).
-    func checkParses(_ source: String, limits: ExpressionLimits = .init()) -> Expression? {
+    func checkParses(_ source: String, limits: ExpressionLimits = .init()) -> Condition? {
         do {
-            return try Expression(parsing: source, roots: allRoots, limits: limits)
+            return try Condition(parsing: source, roots: allRoots, limits: limits)
         } catch {
             let position = error.position
             #expect(position != nil, "\(error)")
@@ -64,16 +64,16 @@ struct FuzzTests {
         var random = SplitMix64(seed: 0x5EED_0003)
         for _ in 0..<3000 {
             let node = Self.randomNode(depth: 5, using: &random)
-            let expression = Expression(node)
+            let expression = Condition(node)
             let text = expression.description
-            let reparsed = try Expression(
+            let reparsed = try Condition(
                 parsing: text, roots: allRoots, limits: ExpressionLimits(maxSourceBytes: 1_000_000, maxNodes: 10_000))
             #expect(reparsed == expression, "\(text)")
             #expect(reparsed.description == text)
         }
     }
 
-    static func randomNode(depth: Int, using random: inout SplitMix64) -> Expression.Node {
+    static func randomNode(depth: Int, using random: inout SplitMix64) -> Condition.Node {
         let leaf = depth == 0 || Int.random(in: 0..<3, using: &random) == 0
         if leaf {
             switch Int.random(in: 0..<6, using: &random) {
@@ -96,7 +96,7 @@ struct FuzzTests {
             return .not(randomNode(depth: depth - 1, using: &random))
         default:
             return .binary(
-                Expression.BinaryOperator.allCases.randomElement(using: &random)!,
+                Condition.BinaryOperator.allCases.randomElement(using: &random)!,
                 randomNode(depth: depth - 1, using: &random), randomNode(depth: depth - 1, using: &random))
         }
     }

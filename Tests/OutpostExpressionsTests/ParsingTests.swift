@@ -6,7 +6,7 @@ struct ParsingTests {
     @Test(
         "literals",
         arguments: [
-            ("null", Expression.Node.null),
+            ("null", Condition.Node.null),
             ("true", .bool(true)),
             ("false", .bool(false)),
             ("0", .number(0)),
@@ -19,7 +19,7 @@ struct ParsingTests {
             ("\"\"", .string("")),
             ("\"héllo\"", .string("héllo")),
         ])
-    func literals(source: String, expected: Expression.Node) throws {
+    func literals(source: String, expected: Condition.Node) throws {
         #expect(try parse(source).node == expected)
     }
 
@@ -60,8 +60,8 @@ struct ParsingTests {
                 == .list([.binary(.equal, path("record.a"), .number(1)), .not(.bool(true))]))
     }
 
-    @Test("each binary operator", arguments: Expression.BinaryOperator.allCases)
-    func binaryOperators(op: Expression.BinaryOperator) throws {
+    @Test("each binary operator", arguments: Condition.BinaryOperator.allCases)
+    func binaryOperators(op: Condition.BinaryOperator) throws {
         let source = "record.a \(op.rawValue) record.b"
         #expect(try parse(source).node == .binary(op, path("record.a"), path("record.b")))
         // Spacing does not matter except around `in`.
@@ -104,11 +104,11 @@ struct ParsingTests {
 
     @Test("roots are chosen by the caller")
     func roots() throws {
-        #expect(try Expression(parsing: "record.status == \"open\"", roots: ["record"]).paths.count == 1)
+        #expect(try Condition(parsing: "record.status == \"open\"", roots: ["record"]).paths.count == 1)
         let error = parsingError("caller.user == \"u1\"", roots: ["record"])
         #expect(error?.code == .unknownRoot)
         #expect(error?.message.contains("'caller'") == true)
-        #expect(try Expression(parsing: "1 == 1", roots: []).node == .binary(.equal, .number(1), .number(1)))
+        #expect(try Condition(parsing: "1 == 1", roots: []).node == .binary(.equal, .number(1), .number(1)))
     }
 
     @Test("paths lists each path once, in order")

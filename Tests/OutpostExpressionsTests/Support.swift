@@ -4,8 +4,8 @@ import OutpostExpressions
 let allRoots: Set<String> = ["caller", "record", "request"]
 
 /// Parses with all roots and the given limits.
-func parse(_ source: String, limits: ExpressionLimits = .init()) throws(ExpressionError) -> Expression {
-    try Expression(parsing: source, roots: allRoots, limits: limits)
+func parse(_ source: String, limits: ExpressionLimits = .init()) throws(ExpressionError) -> Condition {
+    try Condition(parsing: source, roots: allRoots, limits: limits)
 }
 
 /// The error parsing `source` throws, or `nil` when it parses.
@@ -13,7 +13,7 @@ func parsingError(_ source: String, roots: Set<String> = allRoots, limits: Expre
     -> ExpressionError?
 {
     do {
-        _ = try Expression(parsing: source, roots: roots, limits: limits)
+        _ = try Condition(parsing: source, roots: roots, limits: limits)
         return nil
     } catch {
         return error
@@ -21,7 +21,7 @@ func parsingError(_ source: String, roots: Set<String> = allRoots, limits: Expre
 }
 
 /// A path node from dotted text.
-func path(_ dotted: String) -> Expression.Node {
+func path(_ dotted: String) -> Condition.Node {
     let names = dotted.split(separator: ".").map(String.init)
     return .path(ExpressionPath(root: names[0], keys: Array(names.dropFirst())))
 }

@@ -1,4 +1,4 @@
-extension Expression {
+extension Condition {
     /// The evaluation budget used when none is given: 10 000 steps.
     public static let defaultEvaluationBudget = 10_000
 
@@ -56,7 +56,7 @@ struct ExpressionTrace {
     var omitted = 0
 
     /// Reserves the next step, so that steps come out outermost first; `nil` past the limit.
-    mutating func reserve(_ node: Expression.Node, level: Int) -> Int? {
+    mutating func reserve(_ node: Condition.Node, level: Int) -> Int? {
         guard steps.count < Self.maxSteps else {
             omitted += 1
             return nil
@@ -102,7 +102,7 @@ struct ExpressionEvaluator<Context: ExpressionContext> {
     }
 
     /// Evaluates `node`; `level` is its depth in the tree, the root being 0.
-    mutating func evaluate(_ node: Expression.Node, level: Int) throws(ExpressionError) -> ExpressionValue {
+    mutating func evaluate(_ node: Condition.Node, level: Int) throws(ExpressionError) -> ExpressionValue {
         try charge(1)
         switch node {
         case .null: return record(node, level: level, value: .null)
@@ -155,7 +155,7 @@ struct ExpressionEvaluator<Context: ExpressionContext> {
     }
 
     /// Records a leaf only when it is the whole expression; operators show their operands' values.
-    private mutating func record(_ node: Expression.Node, level: Int, value: ExpressionValue) -> ExpressionValue {
+    private mutating func record(_ node: Condition.Node, level: Int, value: ExpressionValue) -> ExpressionValue {
         if level == 0, let slot = trace?.reserve(node, level: level) {
             fill(slot, operands: nil, value: value)
         }
@@ -170,7 +170,7 @@ struct ExpressionEvaluator<Context: ExpressionContext> {
 
     // MARK: - Operators
 
-    private mutating func compare(_ op: Expression.BinaryOperator, _ left: ExpressionValue, _ right: ExpressionValue)
+    private mutating func compare(_ op: Condition.BinaryOperator, _ left: ExpressionValue, _ right: ExpressionValue)
         throws(ExpressionError) -> Bool
     {
         switch op {

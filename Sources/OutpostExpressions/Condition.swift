@@ -1,15 +1,15 @@
 /// A parsed expression of the Outpost expression language, such as
 /// `record.owner == caller.user || "admin" in caller.roles`.
 ///
-/// Parse once, evaluate many times: an `Expression` is an immutable value. Two expressions are equal
+/// Parse once, evaluate many times: a `Condition` is an immutable value. Two expressions are equal
 /// when their trees are, whatever spacing and redundant parentheses their sources had; ``description``
 /// prints the canonical source, which parses back to an equal expression.
 ///
 /// ```swift
-/// let rule = try Expression(parsing: "record.owner == caller.user", roots: ["caller", "record"])
+/// let rule = try Condition(parsing: "record.owner == caller.user", roots: ["caller", "record"])
 /// let allowed = rule.decide(in: ExpressionEnvironment(["caller": ["user": "u1"], "record": ["owner": "u1"]]))
 /// ```
-public struct Expression: Sendable, Hashable, CustomStringConvertible {
+public struct Condition: Sendable, Hashable, CustomStringConvertible {
     /// The syntax tree.
     public var node: Node
 
@@ -44,7 +44,7 @@ public struct Expression: Sendable, Hashable, CustomStringConvertible {
     public var description: String { node.description }
 }
 
-extension Expression.Node {
+extension Condition.Node {
     fileprivate func collectPaths(into result: inout [ExpressionPath], seen: inout Set<ExpressionPath>) {
         switch self {
         case .null, .bool, .number, .string: break

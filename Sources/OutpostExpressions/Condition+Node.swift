@@ -1,4 +1,4 @@
-extension Expression {
+extension Condition {
     /// A node of the syntax tree. Public so that other modules can translate expressions, e.g. a
     /// list filter into SQL.
     public indirect enum Node: Sendable, Hashable, CustomStringConvertible {
@@ -19,7 +19,7 @@ extension Expression {
         /// `left op right`.
         case binary(BinaryOperator, Node, Node)
 
-        /// The canonical source of this node, as in ``Expression/description``.
+        /// The canonical source of this node, as in ``Condition/description``.
         public var description: String {
             var output = ""
             write(to: &output)
@@ -68,8 +68,8 @@ extension Expression {
     }
 }
 
-extension Expression.Node {
-    /// Binding strength of this node as an operand (see ``Expression/BinaryOperator``).
+extension Condition.Node {
+    /// Binding strength of this node as an operand (see ``Condition/BinaryOperator``).
     var precedence: Int {
         switch self {
         case .binary(let op, _, _): op.precedence
