@@ -37,17 +37,12 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
-        // Issue 12: the PostgreSQL storage backend.
+        // The PostgreSQL storage backend.
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // `swift package generate-documentation` (CI builds the DocC catalogs with warnings as errors).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // AsyncHTTPClient's tracer, turned off in the default transport when none is bootstrapped.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
-        // TLS for NIOHTTPTransport (AsyncHTTPClient depends on it already).
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
-        // Test-only: self-signed certificates for NIOHTTPTransport's https tests.
-        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
-        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.3.0"),
     ],
     targets: [
         // Shared internals (`package` access): the deadline race, atomic file writes, file locks,
@@ -67,9 +62,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: nonApple)),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: nonApple)),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(platforms: nonApple)),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: nonApple)),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: nonApple)),
-                .product(name: "NIOTLS", package: "swift-nio", condition: .when(platforms: nonApple)),
             ],
             swiftSettings: strict
         ),
@@ -157,7 +149,7 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
-                "OutpostCore",
+                "OutpostCore", "OutpostSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ],
@@ -217,9 +209,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),

@@ -34,7 +34,7 @@ password="schemathesis-password-1"
 printf '%s\n' "$password" | "$binary" users add schemathesis-user --database "$database" > /dev/null
 "$binary" clients add "Schemathesis (password)" --id outpost-cli-password --grant password --grant refresh_token \
     --database "$database" > /dev/null
-"$binary" serve --port 0 --database "$database" --log-level warning --changes-heartbeat 1 --changes-max-stream 1 > "$log" 2>&1 &
+"$binary" serve --demo --port 0 --database "$database" --log-level warning --changes-heartbeat 1 --changes-max-stream 1 > "$log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 100); do
     grep -q "listening on" "$log" && break

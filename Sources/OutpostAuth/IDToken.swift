@@ -1,5 +1,6 @@
 public import Foundation
 public import OutpostCore
+import OutpostSupport
 
 /// An OpenID Connect ID token: the compact JWT and its claims.
 ///
@@ -21,7 +22,7 @@ public struct IDToken: Sendable, Hashable, Codable, CustomStringConvertible {
     ///   claims OpenID Connect requires.
     public init(unverified rawValue: String) throws {
         let parts = rawValue.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]).map({ Data($0) }),
             let json = try? JSONValue(parsing: payload), let object = json.objectValue
         else {
             throw AuthError(.idTokenInvalid, "The id_token is not a JSON Web Token; the server sent something else")
@@ -97,19 +98,5 @@ public struct IDTokenClaims: Sendable, Hashable {
         self.accessTokenHash = object["at_hash"]?.stringValue
         self.authorizedParty = object["azp"]?.stringValue
         self.all = object
-    }
-}
-
-/// base64url without padding (RFC 4648 §5).
-enum Base64URL {
-    static func decode(_ text: some StringProtocol) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("=") else { return nil }
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
-    }
-
-    static func encode(_ data: some DataProtocol) -> String {
-        PKCE.base64URL(Data(data))
     }
 }

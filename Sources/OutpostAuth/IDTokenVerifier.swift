@@ -169,7 +169,7 @@ public actor IDTokenVerifier {
 
     static func header(of token: String) throws -> [String: JSONValue] {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Base64URL.decode(parts[0]), let json = try? JSONValue(parsing: data),
+        guard parts.count == 3, let data = Base64URL.decode(parts[0]).map({ Data($0) }), let json = try? JSONValue(parsing: data),
             let object = json.objectValue
         else {
             throw AuthError(.idTokenInvalid, "The id_token is not a JSON Web Token; the server sent something else")

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OutpostSupport
 
 /// Proof Key for Code Exchange (RFC 7636) with the S256 method, the only one Outpost sends.
 public struct PKCE: Sendable, Hashable {
@@ -41,11 +42,8 @@ public struct PKCE: Sendable, Hashable {
         base64URL(Data(SHA256.hash(data: Data(verifier.utf8))))
     }
 
-    /// Base64url without padding (RFC 4648, section 5).
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+    /// Base64url without padding (``Base64URL``).
+    static func base64URL(_ bytes: some Collection<UInt8>) -> String {
+        Base64URL.encode(bytes)
     }
 }

@@ -1,3 +1,5 @@
+import OutpostSupport
+
 /// The x-callback-url parser, on the URL's UTF-8 bytes.
 ///
 /// Checks, in order: a well-formed scheme that `resolveScheme` accepts (else `unknownScheme`),
@@ -159,15 +161,6 @@ enum CallbackParser {
         (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
     }
 
-    /// The value of a hex digit (either case), or `nil`.
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
 
 /// Percent-decoding, straight into the storage of the `String` it makes.
@@ -217,7 +210,7 @@ enum PercentDecoding {
     /// The byte that `%XX` at `index` stands for, or `nil` when there is no such escape there.
     private static func escapedByte(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int, end: Int) -> UInt8? {
         guard bytes[index] == CallbackParser.percent, end - index > 2,
-            let high = CallbackParser.hexValue(bytes[index + 1]), let low = CallbackParser.hexValue(bytes[index + 2])
+            let high = Hex.value(of: bytes[index + 1]), let low = Hex.value(of: bytes[index + 2])
         else { return nil }
         return high << 4 | low
     }

@@ -3,7 +3,7 @@ import HTTPTypes
 import HTTPTypesFoundation
 import Logging
 
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows) || os(OpenBSD)
     import AsyncHTTPClient
 #endif
 
@@ -57,8 +57,8 @@ public final class OutpostClient: Sendable {
     }
 
     static func defaultTransport() -> any ClientTransport {
-        #if canImport(AsyncHTTPClient)
-            return NIOHTTPTransport()
+        #if os(Linux) || os(Android) || os(Windows) || os(OpenBSD)
+            return AsyncHTTPClientTransport()
         #else
             return URLSessionTransport()
         #endif

@@ -25,10 +25,11 @@ public final class OutpostServer: Sendable {
     /// The identifiers of the plugins in use.
     public let pluginIdentifiers: [String]
 
-    /// Prepares a server with the given plugins (the demo plugin by default).
+    /// Prepares a server with the given plugins (none by default: a fresh server serves no lambda or
+    /// handler until a plugin adds one; ``DemoPlugin`` is the one `outpost serve --demo` adds).
     ///
     /// - Throws: ``ServerError`` when a plugin fails to register or two plugins claim one name.
-    public init(configuration: ServerConfiguration = ServerConfiguration(), plugins: [any ServerPlugin] = [DemoPlugin()]) throws {
+    public init(configuration: ServerConfiguration = ServerConfiguration(), plugins: [any ServerPlugin] = []) throws {
         self.configuration = configuration
         var registrar = PluginRegistrar()
         for plugin in plugins {
@@ -57,6 +58,11 @@ public final class OutpostServer: Sendable {
         let routes = RouteTableReference()
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
+        let (maxBodyBytes, maxFileBytes) = (Int64(configuration.maxBodyBytes), configuration.maxFileBytes)
+        router.add(
+            middleware: DeclaredLengthMiddleware { request in
+                request.method == .put && request.uri.path.hasPrefix("/files/") ? maxFileBytes : maxBodyBytes
+            })
         ServiceRoutes(storage: storage).add(to: router)
         let auth = try await AuthService.make(
             storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,

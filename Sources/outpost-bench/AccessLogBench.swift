@@ -8,8 +8,8 @@ import OutpostServer
 
 /// What the access log costs: `GET /openapi.json` (c=32) on three servers in this process that
 /// differ only in their logger. `warning` writes no line per request (the baseline); `info` with
-/// swift-log's `StreamLogHandler` on stderr is what `outpost serve` ran before; `info` with
-/// ``ServerLogHandler`` is what it runs now. Lines go to /dev/null (stderr is pointed there while the
+/// swift-log's default `StreamLogHandler` on stderr; `info` with ``ServerLogHandler``, what
+/// `outpost serve` runs. Lines go to /dev/null (stderr is pointed there while the
 /// `StreamLogHandler` server is measured), so no terminal is measured. Interleaved rounds; medians.
 enum AccessLogBench {
     struct Variant {

@@ -6,7 +6,7 @@ import OutpostServer
 import OutpostSupport
 import Synchronization
 
-/// Issue 4's figures: what `AuthMiddleware` costs per request (the same GETs with and without it,
+/// Sign-in figures: what `AuthMiddleware` costs per request (the same GETs with and without it,
 /// on one live loopback server, rounds interleaved), and the single-flight refresh: many concurrent
 /// requests holding an expired token, and how many refreshes reach the token endpoint.
 enum AuthBench {

@@ -4,7 +4,7 @@ import Outpost
 import OutpostServer
 import OutpostSupport
 
-/// Issue 13's cache figures, on one live loopback server, rounds interleaved: the latency of a
+/// The HTTP cache's figures, on one live loopback server, rounds interleaved: the latency of a
 /// cache hit (memory tier, then disk tier) and of a 304 revalidation, each as a ratio to the same
 /// GET sent without a cache in the same round.
 ///

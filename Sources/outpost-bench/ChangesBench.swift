@@ -5,7 +5,7 @@ import NIOCore
 import Outpost
 import OutpostServer
 
-/// Issue 14's figures for live changes, on the in-process server (127.0.0.1, port 0, a temporary
+/// Figures for live changes, on the in-process server (127.0.0.1, port 0, a temporary
 /// SQLite file):
 ///
 /// - delivery latency: from the start of a write (`push`, POST) on one client to the change event

@@ -9,14 +9,14 @@ import OutpostSupport
     import FoundationNetworking
 #endif
 
-/// Issue 7, part 1: what OutpostClient costs on top of the transport it drives.
+/// What OutpostClient costs on top of the transport it drives.
 ///
 /// One in-process Hummingbird server on 127.0.0.1 serves `GET /small` (a 104-byte JSON object).
 /// Six clients fetch and decode it: (a) raw AsyncHTTPClient, (b) OutpostClient on an
-/// AsyncHTTPClientTransport it owns, (c) raw URLSession, (d) OutpostClient on URLSessionTransport, (e)
-/// OutpostClient on an AsyncHTTPClientTransport borrowing (a)'s HTTPClient, (f) OutpostClient on its
-/// default transport, NIOHTTPTransport, at concurrency 1 and 32; at concurrency 1 also (g) a lean
-/// HTTP/1.1 client on NIO with one connection (`LeanNIOClient`, a floor). Every variant sends the same number of requests per round; the rounds
+/// AsyncHTTPClientTransport it owns (the default off Apple platforms), (c) raw URLSession, (d)
+/// OutpostClient on URLSessionTransport, (e) OutpostClient on an AsyncHTTPClientTransport borrowing
+/// (a)'s HTTPClient, at concurrency 1 and 32; at concurrency 1 also (f) a minimal HTTP/1.1 client on
+/// NIO with one connection (`LeanNIOClient`, a floor no real client reaches). Every variant sends the same number of requests per round; the rounds
 /// rotate the order of the variants, so that drift on the machine is spread over all of them.
 /// Requests per second is the median over the rounds; p50 and p99 come from all the rounds' latencies.
 enum ClientOverheadBench {
@@ -62,8 +62,8 @@ enum ClientOverheadBench {
         // Raw AsyncHTTPClient as an application writes it: AsyncHTTPClient's own defaults (with the
         // process's tracer, a no-op one here), connection attempts not retried as in the SDK's
         // configuration (which only matters when a connection fails). The SDK's default
-        // configuration also turns the no-op tracer off: that saving is the SDK's (see
-        // docs/BENCHMARKS.md, fourth pass); a raw client configured the same way gets it too.
+        // configuration also turns the no-op tracer off: that saving is the SDK's; a raw client
+        // configured the same way gets it too.
         var rawConfiguration = HTTPClient.Configuration()
         rawConfiguration.connectionPool.retryConnectionEstablishment = false
         let rawHTTPClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: rawConfiguration)
@@ -72,8 +72,6 @@ enum ClientOverheadBench {
         // HTTPClient, on the same shared event loops as the raw one, with the same configuration.
         let sdkOnAHC = OutpostClient(
             configuration: .init(baseURL: URL(string: server.baseURL)!), ownedTransport: AsyncHTTPClientTransport())
-        // The SDK on its own transport straight on NIO, the default on Linux since issue 11's last pass.
-        let sdkOnNIO = OutpostClient(configuration: .init(baseURL: URL(string: server.baseURL)!))
         // The SDK borrowing the raw variant's HTTPClient (same pool and connections). Its requests
         // then use the connection the raw variant opened, whichever event loop that is on: when it
         // is not the loop the transport prefers, AsyncHTTPClient's delegate API hops between the two
@@ -135,13 +133,10 @@ enum ClientOverheadBench {
             guard status == .ok else { throw BenchError("lean NIO client got \(status)") }
             _ = try decoder.decode(Small.self, from: Data(body.readableBytesView))
         }
-        let outpostNIO = Variant(label: "OutpostClient on NIOHTTPTransport (the default)") {
-            _ = try await sdkOnNIO.send(.get("/small"), decoding: Small.self)
-        }
-        let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC, outpostNIO]
-        let profiled = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC, onLoopAHC, outpostNIO, leanNIO]
+        let variants = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC]
+        let profiled = [rawAHC, outpostAHC, rawURLSession, outpostURLSession, borrowingAHC, onLoopAHC, leanNIO]
 
-        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...7 in the order of `profiled`) only sends N requests at c=1
+        // OUTPOST_BENCH_PROFILE=VARIANT:N (VARIANT 0...6 in the order of `profiled`) only sends N requests at c=1
         // through one variant after a warm-up, for an instruction profiler (valgrind --tool=callgrind):
         // the difference between two counts N, divided by their difference, is the cost per request.
         if let profile = ProcessInfo.processInfo.environment["OUTPOST_BENCH_PROFILE"] {
@@ -189,19 +184,16 @@ enum ClientOverheadBench {
                     3, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                 results += compare(
                     4, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
-                // The default client (NIOHTTPTransport on Linux) against raw AsyncHTTPClient, against what
-                // an app would write with Foundation alone, and against the AsyncHTTPClient transport.
-                for baseline in [0, 2, 1] {
-                    results += compare(
-                        5, against: baseline, throughput: throughput, latency: &latency, variants: variants, plan: plan,
-                        rounds: rounds)
-                }
+                // The default client (AsyncHTTPClientTransport off Apple platforms) against what an app
+                // would write with Foundation alone.
+                results += compare(
+                    1, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                 if plan.concurrency == 1 {
-                    // The floor: the lean client against raw URLSession and against the default client.
+                    // The floor: the minimal client against raw AsyncHTTPClient and against the default client.
                     results += compare(
-                        6, against: 2, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                        5, against: 0, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                     results += compare(
-                        6, against: 5, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
+                        5, against: 1, throughput: throughput, latency: &latency, variants: variants, plan: plan, rounds: rounds)
                 }
             }
         } catch {
@@ -214,7 +206,6 @@ enum ClientOverheadBench {
         func shutDown() async {
             try? await sdkOnAHC.shutdown()
             try? await sdkOnLoop.shutdown()
-            try? await sdkOnNIO.shutdown()
             await lean.close()
             try? await rawHTTPClient.shutdown()
             rawSession.finishTasksAndInvalidate()

@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import OutpostCore
 
-/// Issue 3's decoding figure: one list page of 10,000 entities, through the SDK's list path
+/// Decoding: one list page of 10,000 entities, through the SDK's list path
 /// (`EntityStore.page(_:)`, which sends the request through the client and decodes the page) and
 /// through plain `JSONDecoder` into an equivalent envelope struct, on the same bytes.
 ///

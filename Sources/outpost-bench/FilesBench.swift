@@ -5,11 +5,11 @@ import OutpostServer
 import OutpostSupport
 import Synchronization
 
-/// Issue 14's file figures: a large file uploaded and downloaded through `OutpostFiles`, with the
+/// File figures: a large file uploaded and downloaded through `OutpostFiles`, with the
 /// peak resident memory during each transfer (the target is under 64 MB for 1 GB) and the
 /// throughput as a ratio to copying the same file locally in 256 KiB reads and writes, measured in
 /// the same run. Two set-ups, each in fresh processes:
-/// - **client and server in one process** (the figure recorded since the group exists), which
+/// - **client and server in one process** (the stricter figure: both sides' memory), which
 ///   also downloads through `URLSessionTransport` and reports the server's unsent bytes;
 /// - **the client alone**: the server runs in a process of its own (this program again, on a free
 ///   loopback port with its own SQLite file, stopped when the client is done), and the client's

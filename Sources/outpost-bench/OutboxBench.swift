@@ -10,7 +10,7 @@ import OutpostSupport
     import Darwin
 #endif
 
-/// Issue 13: what the durable outbox costs.
+/// What the durable outbox costs.
 ///
 /// - Enqueue: one `Outbox.enqueue` of a small record create (encode, frame, append, `fsync`, off the
 ///   concurrency pool) against the baseline of writing the same bytes as a plain atomic file

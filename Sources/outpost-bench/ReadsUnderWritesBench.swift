@@ -4,7 +4,7 @@ import OutpostCore
 import OutpostServer
 import OutpostSupport
 
-/// Issue 12, reads under writes (`--only reads-under-writes`): per backend, record GETs (c=8) under
+/// Reads under writes (`--only reads-under-writes`): per backend, record GETs (c=8) under
 /// a POST load of c=8 held to 1,000 POST/s, against the same GETs unloaded measured right before or
 /// after them (the order alternates per round), and the bare Hummingbird route the same way: the
 /// figure is the median of the per-round ratios, so a machine whose load changes between rounds
@@ -12,8 +12,8 @@ import OutpostSupport
 /// that touches no storage (the CPUs it takes); the paced load's CPU alone is measured in each round.
 ///
 /// Two write loads, both paced: wrk in a process of its own (``LoadGenerator/runPacedPosts(url:body:concurrency:rate:duration:)``),
-/// as the reads are loaded, which is the issue's figure, and the SDK's default transport
-/// (`NIOHTTPTransport`) in the server's own process, what an Outpost app writes with. On 2 cores a
+/// as the reads are loaded, which measures the server, and the SDK's default transport
+/// (`AsyncHTTPClientTransport`) in the server's own process, what an Outpost app writes with. On 2 cores a
 /// write load's client takes CPU from the server under test (the SDK's paced client, sleeping
 /// between sends, takes more than the server does per POST), which a client on another machine
 /// would not: the wrk load measures the server, the SDK load the whole machine. Without wrk on the
@@ -21,13 +21,13 @@ import OutpostSupport
 enum ReadsUnderWritesBench {
     enum Writer: String, CaseIterable {
         case wrk = "wrk, its own process"
-        case sdk = "NIOHTTPTransport, in the server's process"
+        case sdk = "AsyncHTTPClientTransport, in the server's process"
     }
 
     static func run(_ options: BenchOptions) async throws -> [BenchResult] {
         try await StorageBench.eachBackend { backend, bareURL in
             try await StorageBench.withServer(backend) { _, baseURL in
-                let client = NIOHTTPTransport()
+                let client = AsyncHTTPClientTransport()
                 do {
                     let results = try await measure(options, backend: backend, baseURL: baseURL, bareURL: bareURL, client: client)
                     try await client.shutdown()
@@ -41,7 +41,7 @@ enum ReadsUnderWritesBench {
     }
 
     static func measure(
-        _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, bareURL: URL, client: NIOHTTPTransport
+        _ options: BenchOptions, backend: ScratchDatabase.Backend, baseURL: URL, bareURL: URL, client: AsyncHTTPClientTransport
     ) async throws -> [BenchResult] {
         let base = baseURL.absoluteString
         progress("reads under writes [\(backend)]: seeding")

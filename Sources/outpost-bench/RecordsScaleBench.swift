@@ -4,7 +4,7 @@ import OutpostCore
 import OutpostServer
 import OutpostSupport
 
-/// Issue 3's "fast at a million records": the same lookups on a small table and on a large one,
+/// Records at a million: the same lookups on a small table and on a large one,
 /// through the storage layer (no HTTP), so that the ratio shows what the indexes do.
 ///
 /// - get by id: random ids, large table against small (≈ 1 means the index keeps it flat);

@@ -4,7 +4,7 @@ import Outpost
 import OutpostServer
 import OutpostSupport
 
-/// Issue 3's streaming figure: every record of a type through `items(...)` from the live server,
+/// Streaming: every record of a type through `items(...)` from the live server,
 /// with records per second and the process's peak resident memory while streaming.
 ///
 /// The server runs in this process on 127.0.0.1 port 0 with a temporary SQLite file seeded directly

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 import OutpostServer
 
-/// Issue 7, part 3: the reference server's throughput on its routes, against a trivial route of the
+/// The reference server's throughput on its routes, against a trivial route of the
 /// same server in the same run.
 ///
 /// The server runs in this process on 127.0.0.1, port 0, with a fresh SQLite database in a temporary
@@ -68,7 +68,7 @@ enum ServerBench {
 
     /// The logger `outpost serve` runs with by default: level `info`, one access-log line per request
     /// through ``ServerLogHandler``. The lines go to /dev/null so that the figures do not measure a
-    /// terminal. (Before the handler existed, serve used swift-log's `StreamLogHandler` on stderr.)
+    /// terminal.
     static func servingLogger() -> Logger {
         let sink = ServerLogSink(fileDescriptor: open("/dev/null", O_WRONLY))
         var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0, sink: sink) }

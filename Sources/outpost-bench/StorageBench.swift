@@ -5,7 +5,7 @@ import NIOCore
 import OutpostServer
 import OutpostSupport
 
-/// Issue 12, storage speed, per backend (SQLite always; PostgreSQL when `OUTPOST_TEST_POSTGRES_URL`
+/// Storage speed, per backend (SQLite always; PostgreSQL when `OUTPOST_TEST_POSTGRES_URL`
 /// names a server, e.g. from `bash .ci/postgres.sh start`, or `--postgres URL` is given): a record
 /// GET and a list page of 20 against a bare Hummingbird route in the same process; record GETs under
 /// a concurrent POST load of c=8 against the same GETs unloaded; POST /records throughput at c=1, 8
@@ -343,7 +343,7 @@ enum StorageBench {
 
     /// The rate of the paced write load: a steady, heavy write traffic (about a seventh of what
     /// SQLite takes at c=8 on a quiet 2-core machine) that leaves the CPUs to be shared rather
-    /// than taken. See BENCHMARKS.md, "Storage backends".
+    /// than taken. See docs/BENCHMARKS.md, "storage and reads under writes".
     static let pacedWriteRate = 1000.0
 
     /// Created records per second with `concurrency` clients posting for `duration`: back to back,

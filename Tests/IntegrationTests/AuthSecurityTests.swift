@@ -66,7 +66,7 @@ extension AuthFixture {
     }
 }
 
-@Suite("Issue 10: the authorization server's security and interoperability", .closesWhatItOpens)
+@Suite("The authorization server's security and interoperability", .closesWhatItOpens)
 struct AuthSecurityTests {
     // MARK: Query strings and forms
 

@@ -365,4 +365,44 @@ struct BadInputTests {
             #expect(reply.body.contains("\"too_many_parameters\""))
         }
     }
+
+    /// A request head that declares `length` bytes and sends none of them, on a connection left open.
+    static func declaring(_ method: String, _ path: String, length: String) -> String {
+        "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(length)\r\n\r\n"
+    }
+
+    @Test("a declared Content-Length over the route's limit is 413 at once, before any of the body")
+    func declaredLengthOverLimit() async throws {
+        // The body read timeout is far above the exchange's deadline: an answer that waited for the
+        // body, or for the timer, would time the exchange out.
+        try await withLiveServer(configure: { $0.bodyReadTimeout = .seconds(120) }) { server, _ in
+            let raw = RawHTTP(port: server.running.port)
+            for path in ["/records/notes", "/lambdas/echo", "/users"] {
+                let reply = try await raw.exchange(
+                    Self.declaring("POST", path, length: "\(2 << 20)"), timeout: .seconds(20))
+                #expect(reply.status == 413, "\(path): \(reply.text)")
+                #expect(reply.body.contains("\"payload_too_large\""))
+                #expect(reply.closed, "the connection whose body was never read is closed")
+            }
+            // A file may be larger than a JSON body: the same length is let through to the route,
+            // which then waits for the body (cut short here by the exchange's deadline).
+            let file = try await raw.exchange(Self.declaring("PUT", "/files/big.bin", length: "\(2 << 20)"), timeout: .seconds(1))
+            #expect(file.status != 413)
+            let tooBigFile = try await raw.exchange(
+                Self.declaring("PUT", "/files/big.bin", length: "\(Int64(1) << 40)"), timeout: .seconds(20))
+            #expect(tooBigFile.status == 413)
+        }
+    }
+
+    @Test(
+        "an invalid or overflowing Content-Length is 400 at once",
+        arguments: ["9223372036854775808", "99999999999999999999", "-1", "12a", "+5"])
+    func invalidDeclaredLength(_ length: String) async throws {
+        try await withLiveServer(configure: { $0.bodyReadTimeout = .seconds(120) }) { server, _ in
+            let reply = try await RawHTTP(port: server.running.port).exchange(
+                Self.declaring("POST", "/records/notes", length: length), timeout: .seconds(20))
+            #expect(reply.status == 400, "Content-Length: \(length) answered \(reply.text)")
+            #expect(reply.closed)
+        }
+    }
 }

@@ -162,7 +162,7 @@ struct IdempotencyTests {
                 host: "127.0.0.1", port: 0, databasePath: server.folder.appendingPathComponent("test.sqlite").path,
                 logger: logger)
             server.shareDatabase(with: &configuration)
-            let second = try await OutpostServer(configuration: configuration).start()
+            let second = try await OutpostServer(configuration: configuration, plugins: [DemoPlugin(), TestPlugin()]).start()
             let other = OutpostClient(configuration: .init(baseURL: second.baseURL))
             do {
                 let ids = try await withThrowingTaskGroup(of: JSONValue?.self) { group in

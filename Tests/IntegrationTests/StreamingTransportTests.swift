@@ -11,13 +11,12 @@ import Testing
 @Suite("Streaming transports", .closesWhatItOpens, .timeLimit(.minutes(2)))
 struct StreamingTransportTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-        case asyncHTTPClient, urlSession, nio
+        case asyncHTTPClient, urlSession
 
         func make() -> any ClientTransport {
             switch self {
             case .asyncHTTPClient: AsyncHTTPClientTransport()
             case .urlSession: URLSessionTransport()
-            case .nio: NIOHTTPTransport()
             }
         }
 

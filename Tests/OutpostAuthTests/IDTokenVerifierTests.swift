@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 import JWTKit
 import OutpostCore
+import OutpostSupport
 import Synchronization
 import Testing
 
@@ -109,7 +110,7 @@ struct IDTokenVerifierTests {
         let (key, _) = try TestIssuer.keys.get()
         let token = try await TestIssuer.sign(.init(), key: key, kid: "k1")
         let parts = token.split(separator: ".").map(String.init)
-        let payload = try #require(Base64URL.decode(parts[1]))
+        let payload = Data(try #require(Base64URL.decode(parts[1])))
         var claims = try #require(try JSONValue(parsing: payload).objectValue)
         claims["sub"] = "u_mallory"
         let forged = [parts[0], Base64URL.encode(JSONValue.object(claims).jsonData()), parts[2]].joined(separator: ".")

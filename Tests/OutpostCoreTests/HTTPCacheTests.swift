@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import OutpostSupport
 import Synchronization
 import Testing
 

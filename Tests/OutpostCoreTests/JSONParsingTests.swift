@@ -15,7 +15,7 @@ struct JSONParsingTests {
         (#"0"#, 0),
         (#"-12"#, -12),
         (#"9223372036854775807"#, .int(Int.max)),
-        (#"9223372036854775808"#, .largeInteger("9223372036854775808")),  // exact, not rounded (issue 11)
+        (#"9223372036854775808"#, .largeInteger("9223372036854775808")),  // exact, not rounded
         (#"2.5"#, 2.5),
         (#"-1e3"#, .double(-1000)),
         (#"1E-2"#, .double(0.01)),

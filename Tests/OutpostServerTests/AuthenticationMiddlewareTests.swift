@@ -134,9 +134,12 @@ struct AuthenticationMiddlewareTests {
             try await Application(router: router, logger: Self.quiet).test(.router) { client in
                 let anonymous = try await client.execute(uri: "/profile", method: .get)
                 #expect(anonymous.status == .unauthorized)
-                #expect(anonymous.headers[.wwwAuthenticate] == "Bearer error=\"invalid_token\"")
+                // No credentials at all: a challenge without an error code (RFC 6750 §3.1).
+                #expect(anonymous.headers[.wwwAuthenticate] == "Bearer")
+                #expect(try Self.json(anonymous)["error"]?["code"] == "sign_in_required")
                 let invalid = try await client.execute(uri: "/profile", method: .get, headers: [.authorization: "Bearer opa_x"])
                 #expect(invalid.status == .unauthorized)
+                #expect(invalid.headers[.wwwAuthenticate] == "Bearer error=\"invalid_token\"")
                 let wrongScope = try await client.execute(
                     uri: "/profile", method: .get, headers: [.authorization: "Bearer opa_records"])
                 #expect(wrongScope.status == .forbidden)

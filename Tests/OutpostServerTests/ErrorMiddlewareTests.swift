@@ -145,4 +145,15 @@ struct ErrorMiddlewareTests {
             }
         }
     }
+
+    @Test("a Content-Length field is read as digits only, of a number that fits in 63 bits")
+    func declaredLengthValues() {
+        typealias Middleware = DeclaredLengthMiddleware<OutpostRequestContext>
+        #expect(Middleware.length("0") == 0)
+        #expect(Middleware.length("0012") == 12)
+        #expect(Middleware.length("9223372036854775807") == .max)
+        for bad in ["", " 1", "1 ", "+1", "-1", "1e3", "9223372036854775808", "0x10"] {
+            #expect(Middleware.length(bad) == nil, "\(bad)")
+        }
+    }
 }

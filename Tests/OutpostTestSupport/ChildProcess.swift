@@ -116,7 +116,7 @@ extension FileHandle {
     /// Not `readabilityHandler`: its dispatch source watches the descriptor in libdispatch's epoll
     /// set, and a handle released (and its descriptor closed) before the source saw the end leaves
     /// libdispatch with a stale registration; once the number is reused, its manager thread can
-    /// crash (`_dispatch_event_loop_drain`, swift-corelibs-foundation issue 3276; seen here with
+    /// crash (`_dispatch_event_loop_drain`, swift-corelibs-foundation#3276; seen here with
     /// many `outpost serve` children). The reading thread holds the handle until the end instead.
     package func chunksOffPool() -> AsyncStream<Data> {
         let (chunks, sink) = AsyncStream.makeStream(of: Data.self)

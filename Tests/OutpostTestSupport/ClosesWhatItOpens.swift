@@ -50,7 +50,7 @@ package enum ResourcePlaces {
     /// How long a test waits for a place before it goes ahead without one: the places bound the
     /// threads in normal runs, and can never hold a test back for good. A minute: on a host three
     /// times slower, tests held their places past 10 s, the waiting ones went ahead without one,
-    /// and the PostgreSQL pass reached its 1,000 connections (416 at most with a minute).
+    /// and the PostgreSQL test run reached its 1,000 connections (416 at most with a minute).
     package static let patience = Duration.seconds(60)
 
     /// The current test's place, bound by ``ClosesWhatItOpens``.

@@ -1,4 +1,5 @@
 import Crypto
+import OutpostSupport
 
 /// SHA-256 names for the cache: entry keys and the hashed account identity (swift-crypto's digest,
 /// spelled as lowercase hexadecimal).
@@ -15,13 +16,6 @@ package enum SHA256Digest {
 
     /// `bytes` as lowercase hexadecimal digits, two per byte.
     package static func hexString(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Hex.string(bytes)
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OutpostSupport
 import Synchronization
 
 /// How far a transfer has come.
@@ -110,6 +111,6 @@ final class TransferMeter: Sendable {
 }
 
 extension Digest {
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
+    var hex: String { Hex.string(self) }
     var base64: String { Data(self).base64EncodedString() }
 }

@@ -1,6 +1,7 @@
 import Crypto
 public import Foundation
 import HTTPTypes
+import OutpostSupport
 import Synchronization
 
 extension OutpostClient {
@@ -360,7 +361,7 @@ public struct OutpostFiles: Sendable {
             guard member.lowercased().hasPrefix("sha-256=:"), member.hasSuffix(":"), member.count > 10,
                 let bytes = Data(base64Encoded: String(member.dropFirst(9).dropLast())), bytes.count == 32
             else { continue }
-            return bytes.map { String(format: "%02x", $0) }.joined()
+            return Hex.string(bytes)
         }
         return nil
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OutpostSupport
 
 /// Random tokens, hashing and constant-time comparison.
 enum Secrets {
@@ -20,20 +21,9 @@ enum Secrets {
         hex(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: key)))
     }
 
-    /// Lower-case hex of `bytes`, written in place. (`String(format: "%02x")` per byte was most of
-    /// the cost of authenticating a request: 32 Foundation format calls per token.)
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-        let digits: StaticString = "0123456789abcdef"
-        let count = bytes.underestimatedCount
-        var text: [UInt8] = []
-        text.reserveCapacity(count * 2)
-        digits.withUTF8Buffer { digits in
-            for byte in bytes {
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0x0f)])
-            }
-        }
-        return String(decoding: text, as: UTF8.self)
+    /// Lower-case hex of `bytes` (``Hex``).
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        Hex.string(bytes)
     }
 
     /// Compares without an early exit, so the time taken says nothing about where they differ.
@@ -49,9 +39,8 @@ enum Secrets {
         base64URL(Data(SHA256.hash(data: Data(verifier.utf8))))
     }
 
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+    static func base64URL(_ bytes: some Collection<UInt8>) -> String {
+        Base64URL.encode(bytes)
     }
 
     /// A user code for the device flow: 8 letters without vowels (no accidental words), as XXXX-XXXX.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OutpostSupport
 
 /// The rules for names in `/files/{name}` and upload ids, checked before anything touches storage.
 enum FileNames {
@@ -45,15 +46,6 @@ enum FileNames {
 }
 
 extension Digest {
-    /// Lowercase hex.
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.byteCount * 2)
-        for byte in self {
-            bytes.append(digits[Int(byte >> 4)])
-            bytes.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    /// Lowercase hex (``Hex``).
+    var hexString: String { Hex.string(self) }
 }

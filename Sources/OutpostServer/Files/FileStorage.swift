@@ -1,6 +1,7 @@
 package import Foundation
 package import NIOCore
 package import OutpostCore
+import OutpostSupport
 
 /// Where `/files` keeps its bytes: a small boundary of its own, apart from ``Storage``, so a
 /// database-backed store (PostgreSQL large objects, say) can replace the default folder
@@ -55,7 +56,7 @@ package struct StoredFile: Codable, Sendable, Equatable {
 
     /// `sha-256=:base64:` (RFC 9530), the value of `Repr-Digest`.
     package var reprDigest: String {
-        "sha-256=:" + Data(hexString: sha256).base64EncodedString() + ":"
+        "sha-256=:" + Data(Hex.bytes(sha256) ?? []).base64EncodedString() + ":"
     }
 
     /// The metadata as the routes answer it.
@@ -81,30 +82,3 @@ package struct UploadKey: Sendable, Hashable {
 
 /// The file's bytes would pass the per-file limit.
 struct FileTooLarge: Error {}
-
-extension Data {
-    /// The bytes of a lowercase or uppercase hex string; stops at the first pair that is not hex.
-    init(hexString: String) {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hexString.utf8.count / 2)
-        var high: UInt8?
-        for byte in hexString.utf8 {
-            let value: UInt8
-            switch byte {
-            case 0x30...0x39: value = byte - 0x30
-            case 0x61...0x66: value = byte - 0x61 + 10
-            case 0x41...0x46: value = byte - 0x41 + 10
-            default:
-                self.init(bytes)
-                return
-            }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
-        }
-        self.init(bytes)
-    }
-}

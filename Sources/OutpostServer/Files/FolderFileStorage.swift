@@ -78,12 +78,11 @@ package struct FolderFileStorage: FileStorage {
     /// was read into the same buffer, more when `sink` (the connection) still held the previous
     /// piece when the next was read.
     ///
-    /// The pieces go through one ``PieceBuffer``: a 1 GiB download used to allocate 4096 fresh
-    /// 256 KiB buffers (one per piece, on whichever thread of the file system's pool read it),
-    /// and glibc keeps freed memory in the arena of the thread that allocated it
-    /// (docs/BENCHMARKS.md, Files). Reuse never overwrites a piece the connection still holds:
-    /// `ByteBuffer` is copy-on-write, so while another copy of the buffer exists, clearing ours
-    /// gives it fresh storage instead.
+    /// The pieces go through one ``PieceBuffer``: a buffer per piece would be 4096 fresh 256 KiB
+    /// allocations for a 1 GiB download, each on whichever thread of the file system's pool read
+    /// it, and glibc keeps freed memory in the arena of the thread that allocated it. Reuse never
+    /// overwrites a piece the connection still holds: `ByteBuffer` is copy-on-write, so while
+    /// another copy of the buffer exists, clearing ours gives it fresh storage instead.
     package func readCountingPieces(
         _ file: StoredFile, range: Range<Int64>, to sink: (ByteBuffer) async throws -> Void
     ) async throws -> Int {

@@ -101,10 +101,15 @@ extension OutpostRequestContext {
         return caller
     }
 
-    /// ``caller``, which must exist: without a token, 401 `invalid_token` with `WWW-Authenticate`.
+    /// ``caller``, which must exist: without any credentials, 401 `sign_in_required` with
+    /// `WWW-Authenticate: Bearer` and no error code (RFC 6750 §3.1: a request that carries no
+    /// authentication gets none); a bad token has already been refused with `invalid_token`.
     func requireCaller() throws -> AuthenticatedCaller {
         guard let caller = try caller else {
-            throw AuthService.unauthorized("Sign in first: send 'Authorization: Bearer <access token>'")
+            throw ServerError(
+                .unauthorized, code: "sign_in_required",
+                message: "Sign in first: send 'Authorization: Bearer <access token>'",
+                headers: [.wwwAuthenticate: "Bearer"])
         }
         return caller
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import OutpostSupport
 
 /// `application/x-www-form-urlencoded` as the WHATWG URL standard reads it, for query strings and
 /// form bodies alike: `&` separates pairs, the first `=` splits name from value, `+` is a space,
@@ -70,8 +71,8 @@ enum URLEncodedForm {
             let byte = bytes[index]
             if byte == UInt8(ascii: "+") {
                 out.append(0x20)
-            } else if byte == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hex(bytes[index + 1]),
-                let low = hex(bytes[index + 2])
+            } else if byte == UInt8(ascii: "%"), index + 2 < bytes.count, let high = Hex.value(of: bytes[index + 1]),
+                let low = Hex.value(of: bytes[index + 2])
             {
                 out.append(high << 4 | low)
                 index += 2
@@ -81,15 +82,6 @@ enum URLEncodedForm {
             index += 1
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     /// Encodes for a query string or a form body (space as %20, everything but unreserved escaped).

@@ -144,7 +144,7 @@ struct OpenIDProvider: Sendable {
 
     /// `at_hash`: the left half of SHA-256 of the access token's ASCII bytes, base64url (OpenID Connect Core §3.1.3.6).
     static func atHash(_ accessToken: String) -> String {
-        Secrets.base64URL(Data(SHA256.hash(data: Data(accessToken.utf8)).prefix(16)))
+        Secrets.base64URL(Array(SHA256.hash(data: Data(accessToken.utf8))).prefix(16))
     }
 }
 

@@ -3,6 +3,7 @@ import CryptoExtras
 import Foundation
 import JWTKit
 import OutpostCore
+import OutpostSupport
 
 /// The ID-token signing keys in storage: the one in use, the ones still published, rotation.
 ///
@@ -69,8 +70,8 @@ struct SigningKeyRing: Sendable {
         return base64URL(Data(SHA256.hash(data: Data(canonical.utf8))))
     }
 
-    static func base64URL(_ bytes: some DataProtocol) -> String {
-        Secrets.base64URL(Data(bytes))
+    static func base64URL(_ bytes: some Collection<UInt8>) -> String {
+        Base64URL.encode(bytes)
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OutpostSupport
 import Synchronization
 
 /// Opaque, tamper-evident list cursors.
@@ -91,15 +92,16 @@ struct CursorCodec: Sendable {
         json.append(contentsOf: String(payload.time).utf8)
         json.append(UInt8(ascii: "}"))
         let mac = json.withUnsafeBytes { authenticationCode($0) }
-        Self.appendBase64URL(json, to: &out)
+        Base64URL.append(json, to: &out)
         out.append(UInt8(ascii: "."))
-        mac.withUnsafeBytes { Self.appendBase64URL($0.prefix(16), to: &out) }
+        mac.withUnsafeBytes { Base64URL.append($0.prefix(16), to: &out) }
     }
 
     /// The payload, when the cursor is intact and was made for `list`.
     func decode(_ cursor: String, list: String) throws -> Payload {
         let parts = cursor.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, let data = Self.fromBase64URL(String(parts[0])), let tag = Self.fromBase64URL(String(parts[1]))
+        guard parts.count == 2, let data = Base64URL.decode(parts[0]).map({ Data($0) }),
+            let tag = Base64URL.decode(parts[1]).map({ Data($0) })
         else {
             throw Self.invalid
         }
@@ -118,48 +120,6 @@ struct CursorCodec: Sendable {
 
     static let invalid = ServerError.badRequest(
         "invalid_cursor", "The cursor is not one this server gave for this list; start again from the first page (omit cursor)")
-
-    /// Base64 with the URL alphabet and no padding (RFC 4648 §5).
-    static func base64URL(_ data: Data) -> String {
-        base64URL(bytes: Array(data))
-    }
-
-    /// ``base64URL(_:)`` of `bytes`, in one pass.
-    static func base64URL(bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        appendBase64URL(bytes, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// `bytes` in base64url without padding, appended to `out`.
-    static func appendBase64URL<Bytes: Collection<UInt8>>(_ bytes: Bytes, to out: inout [UInt8]) where Bytes.Index == Int {
-        let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-        alphabet.withUTF8Buffer { alphabet in
-            out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
-            var index = bytes.startIndex
-            while index + 3 <= bytes.endIndex {
-                let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-                out.append(alphabet[Int(group >> 18)])
-                out.append(alphabet[Int(group >> 12 & 63)])
-                out.append(alphabet[Int(group >> 6 & 63)])
-                out.append(alphabet[Int(group & 63)])
-                index += 3
-            }
-            let rest = bytes.endIndex - index
-            if rest > 0 {
-                let group = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-                out.append(alphabet[Int(group >> 18)])
-                out.append(alphabet[Int(group >> 12 & 63)])
-                if rest == 2 { out.append(alphabet[Int(group >> 6 & 63)]) }
-            }
-        }
-    }
-
-    static func fromBase64URL(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
-    }
 }
 
 /// The cursors a ``CursorCodec`` made lately, by payload (at most ``capacity``; all are dropped

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import OutpostCore
+import OutpostSupport
 import Synchronization
 
 /// `/files/{name}`: files of any size, streamed to and from ``FileStorage`` without being held in
@@ -297,7 +298,7 @@ struct FileRoutes: Sendable {
                     "invalid_repr_digest",
                     "Repr-Digest's sha-256 must be the 32-byte digest in base64 between colons: sha-256=:…=:")
             }
-            return bytes.map { String(format: "%02x", $0) }.joined()
+            return Hex.string(bytes)
         }
         throw ServerError.badRequest("invalid_repr_digest", "Repr-Digest must carry sha-256, e.g. sha-256=:…=:")
     }
@@ -324,11 +325,7 @@ struct FileRoutes: Sendable {
     }
 
     static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        HTTPDate.format(date)
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import OutpostCore
+import OutpostSupport
 
 /// What caches may do with record reads: `Cache-Control: private, max-age=0` (a client's own cache
 /// may keep a copy but must revalidate it before every use, and may show it, marked stale, when the
@@ -56,17 +57,9 @@ extension RecordRoutes {
         // once; `update(bufferPointer:)`: `update(data:)` walks `DataProtocol` regions unspecialized.
         keys.bytes.withUnsafeBytes { hash.update(bufferPointer: $0) }
         info.withUnsafeBytes { hash.update(bufferPointer: $0) }
-        let digits: StaticString = "0123456789abcdef"
         var tag = Array("W/\"".utf8)
         tag.reserveCapacity(28)
-        hash.finalize().withUnsafeBytes { digest in
-            digits.withUTF8Buffer { digits in
-                for byte in digest.prefix(12) {
-                    tag.append(digits[Int(byte >> 4)])
-                    tag.append(digits[Int(byte & 0x0f)])
-                }
-            }
-        }
+        hash.finalize().withUnsafeBytes { Hex.append($0.prefix(12), to: &tag) }
         tag.append(UInt8(ascii: "\""))
         return String(decoding: tag, as: UTF8.self)
     }

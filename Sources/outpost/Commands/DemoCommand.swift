@@ -23,7 +23,8 @@ struct DemoCommand: AsyncParsableCommand {
         let auth = AuthConfiguration(passwordCost: 8, testProviderSecret: providerSecret)
         let server = try OutpostServer(
             configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger, auth: auth))
+                host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger, auth: auth),
+            plugins: [DemoPlugin()])
         let running = try await server.start()
         log.section("Outpost demo")
         log.step("Server listening on \(running.baseURL) with database \(databasePath)")

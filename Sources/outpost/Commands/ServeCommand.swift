@@ -51,6 +51,11 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var changesMaxStream: Int?
 
+    @Flag(
+        name: .customLong("demo"),
+        help: "Serve the demo plugin (lambda hello:someone, handler time). Off by default: a fresh server runs no plugin code.")
+    var demo = false
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         do {
@@ -85,7 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxFileBytes = maxFileBytes
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
-        let server = try OutpostServer(configuration: configuration)
+        let server = try OutpostServer(configuration: configuration, plugins: demo ? [DemoPlugin()] : [])
         let host = self.host
         let database = (try? DatabaseLocation(self.database).description) ?? self.database
         let publicURL = self.publicURL

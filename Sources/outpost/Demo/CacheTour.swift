@@ -14,7 +14,8 @@ enum CacheTour {
         var logger = Logger(label: "outpost.server")
         logger.logLevel = .warning
         let server = try await OutpostServer(
-            configuration: ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: logger)
+            configuration: ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: logger),
+            plugins: [DemoPlugin()]
         ).start()
         let sent = Mutex(0)
         // Below the cache: counts what really goes out.

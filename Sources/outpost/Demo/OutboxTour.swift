@@ -18,7 +18,7 @@ enum OutboxTour {
         var logger = Logger(label: "outpost.server.outbox-tour")
         logger.logLevel = .critical
         let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: logger)
-        let second = try await OutpostServer(configuration: configuration).start()
+        let second = try await OutpostServer(configuration: configuration, plugins: [DemoPlugin()]).start()
         let address = second.baseURL
         let port = second.port
         log.step("A second server on the same database at \(address)")
@@ -54,7 +54,7 @@ enum OutboxTour {
         // The server comes back on the same address, and the app starts again (a new Outbox reads the journal).
         var again = configuration
         again.port = port
-        let restarted = try await OutpostServer(configuration: again).start()
+        let restarted = try await OutpostServer(configuration: again, plugins: [DemoPlugin()]).start()
         log.step("The server is back at \(restarted.baseURL); the app reopens its outbox and replays")
         do {
             let outbox = try await Outbox.open(outboxConfiguration, client: appClient)

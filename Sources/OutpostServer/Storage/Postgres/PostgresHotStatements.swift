@@ -133,14 +133,6 @@ extension PostgresStorage {
     /// (`NULL`), `owner = NULL` is never true, so only public records pass, as for an anonymous caller.
     static let keysetOrders = keysetStatements(named: "outpost_page", columns: PostgresStorage.columns)
 
-    /// The columns a list page's text is written from (``PostgresWireReads/pageText(_:limit:backwards:)``),
-    /// in that order: what the page shows and its cursors need, without the type (known), the
-    /// owner and the private flag (the statement's `WHERE` applies them).
-    static let pageTextColumns = "seq, id, body, version, created_at, updated_at"
-
-    /// ``keysetOrders`` selecting ``pageTextColumns`` only: the lean connections' list pages.
-    static let keysetTextOrders = keysetStatements(named: "outpost_page_text", columns: pageTextColumns)
-
     /// The four keyset statements (``keysetOrders``' order) selecting `columns`, named `prefix_time_direction`.
     static func keysetStatements(named prefix: String, columns: String) -> [(name: String, sql: String)] {
         ["created", "updated"].flatMap { time in

@@ -126,7 +126,6 @@ extension PostgresStorage {
     }
 
     public func token(hash: String) async throws -> StoredToken? {
-        if let reads { return try await reads.token(hash: hash) }
         return try await rows(TokenByHash(hash: hash)).first
     }
 

@@ -8,18 +8,7 @@ extension PostgresStorage {
     public func createRecord(type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool) async throws
         -> StoredRecord
     {
-        // One statement in autocommit: on the loop's lean connection when there is one.
-        if let inserts {
-            let body = RecordBodyText.text(fields)
-            let now = Identifiers.nowMilliseconds()
-            for _ in 0..<5 {
-                let record = InsertRecord(
-                    type: type, id: Identifiers.random(), owner: owner, body: body, now: now, isPrivate: isPrivate)
-                if let inserted = try await inserts.insert(record) { return inserted }
-            }
-            throw Self.idExhausted
-        }
-        // Else on any pooled connection: no transaction needed.
+        // One statement in autocommit on a pooled connection: no transaction needed.
         return try await translatingErrors {
             try await client.withConnection { connection in
                 try await Self.insertRecord(
@@ -123,10 +112,6 @@ extension PostgresStorage {
     func keysetPage(_ query: RecordQuery, from position: RecordPosition?, descending: Bool) async throws -> [StoredRecord] {
         let page = Self.keysetParameters(query, from: position, descending: descending)
         let (start, limit) = (page.start, page.limit)
-        if let reads {
-            return try await reads.keysetPage(
-                order: page.order, type: query.type, viewer: query.viewer, start: start, limit: limit)
-        }
         switch (page.order >= 2, descending) {
         case (false, false): return try await rows(KeysetPage<CreatedAscending>(query, from: start, limit: limit))
         case (false, true): return try await rows(KeysetPage<CreatedDescending>(query, from: start, limit: limit))

@@ -20,14 +20,6 @@ public final class PostgresStorage: Storage {
     /// The pool of each event loop, by the loop's identity.
     let clientsByLoop: [ObjectIdentifier: PostgresClient]
     let runner: Task<Void, Never>
-    /// The lean connections of the record and token reads (one per event loop), or `nil` when
-    /// postgres-nio's pools serve them too (TLS, another authentication method, or
-    /// `OUTPOST_POSTGRES_LEAN_READS=0`).
-    let reads: PostgresWireReads?
-    /// The lean connections of record inserts outside transactions (one per event loop), or `nil`
-    /// when postgres-nio's pools insert (wherever `reads` is `nil`, or with
-    /// `OUTPOST_POSTGRES_LEAN_WRITES=0`).
-    let inserts: PostgresWireInserts?
     /// The pool in the count of open resources, taken back by ``close()``.
     let counted = OpenResources.opened()
     let logger: Logger
@@ -56,16 +48,8 @@ public final class PostgresStorage: Storage {
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: tls)
         let loops = EventLoopTaskExecutor.shared.map(\.eventLoop)
-        // The lean read connections (one per loop, `PostgresWireReads`) count in `maxConnections`,
-        // and so do the lean insert ones (`PostgresWireInserts`) where there is room for them too.
-        let leanWanted = location.tls != .require && ProcessInfo.processInfo.environment[leanReadsVariable] != "0"
-        let leanInserts =
-            leanWanted && ProcessInfo.processInfo.environment[leanWritesVariable] != "0"
-            && maxConnections - 2 * loops.count >= 2 * loops.count
-        let leanCount =
-            leanInserts ? 2 * loops.count : leanWanted && maxConnections - loops.count >= 2 * loops.count ? loops.count : 0
         let pools = Self.poolSizes(
-            maxConnections: maxConnections - leanCount, loops: loops.count,
+            maxConnections: maxConnections, loops: loops.count,
             processors: ProcessInfo.processInfo.activeProcessorCount)
         configuration.options.maximumConnections = pools.maximum
         // Each time a connection goes back to the pool, postgres-nio schedules a keep-alive timer
@@ -98,34 +82,9 @@ public final class PostgresStorage: Storage {
             }
         }
         let byLoop = pools.perLoop ? Dictionary(uniqueKeysWithValues: zip(loops.map { ObjectIdentifier($0) }, clients)) : [:]
-        let reads: PostgresWireReads?
-        var inserts: PostgresWireInserts?
-        do {
-            // A storage of one pool (too few connections allowed for one per loop, such as an
-            // administrative one) reads through it.
-            reads =
-                leanCount == 0 || !pools.perLoop
-                ? nil : try await PostgresWireReads.open(location, loops: loops, busyTimeout: busyTimeout, logger: logger)
-            if reads != nil, leanInserts {
-                do {
-                    inserts = try await PostgresWireInserts.open(location, loops: loops, busyTimeout: busyTimeout, logger: logger)
-                } catch {
-                    await reads?.close()
-                    throw error
-                }
-            }
-        } catch {
-            runner.cancel()
-            await runner.value
-            throw ServerError(
-                .internalServerError, code: "database_open_failed",
-                message: "Could not connect to the database \(location): \(error). Check the URL and that PostgreSQL runs")
-        }
         let storage = PostgresStorage(
-            clients: clients, byLoop: byLoop, runner: runner, reads: reads, inserts: inserts, logger: logger,
-            location: location)
+            clients: clients, byLoop: byLoop, runner: runner, logger: logger, location: location)
         do {
-            // postgres-nio's pools too, not only the lean connections `checkHealth` uses.
             try await storage.execute("SELECT 1")
         } catch {
             try? await storage.close()
@@ -164,23 +123,13 @@ public final class PostgresStorage: Storage {
         return clients[0]
     }
 
-    /// Set to `0` to read records and tokens through postgres-nio's pools instead of the lean
-    /// connections (a diagnostic switch; the benchmark compares the two).
-    static let leanReadsVariable = "OUTPOST_POSTGRES_LEAN_READS"
-
-    /// Set to `0` to insert records through postgres-nio's pools instead of the lean connections
-    /// (a diagnostic switch, as ``leanReadsVariable``).
-    static let leanWritesVariable = "OUTPOST_POSTGRES_LEAN_WRITES"
-
     init(
-        clients: [PostgresClient], byLoop: [ObjectIdentifier: PostgresClient], runner: Task<Void, Never>,
-        reads: PostgresWireReads?, inserts: PostgresWireInserts? = nil, logger: Logger, location: PostgresLocation
+        clients: [PostgresClient], byLoop: [ObjectIdentifier: PostgresClient], runner: Task<Void, Never>, logger: Logger,
+        location: PostgresLocation
     ) {
         self.clients = clients
         self.clientsByLoop = byLoop
         self.runner = runner
-        self.reads = reads
-        self.inserts = inserts
         self.logger = logger
         self.location = location
     }
@@ -243,23 +192,15 @@ public final class PostgresStorage: Storage {
     }
 
     public func checkHealth() async throws {
-        if let reads {
-            _ = try await reads.schemaVersion()
-        } else {
-            try await execute("SELECT 1")
-        }
+        try await execute("SELECT 1")
     }
 
-    /// One round trip on a lean read connection (a prepared statement on the loop's own) when there are
-    /// some; otherwise ``schemaVersion()`` through postgres-nio, which answers only when the database does.
+    /// ``schemaVersion()``, which answers only when the database does.
     public func health() async throws -> Int {
-        if let reads { return try await reads.schemaVersion() }
-        return try await schemaVersion()
+        try await schemaVersion()
     }
 
     public func close() async throws {
-        await reads?.close()
-        await inserts?.close()
         runner.cancel()
         await runner.value
         counted.close()

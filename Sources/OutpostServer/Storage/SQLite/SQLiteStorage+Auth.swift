@@ -1,59 +1,6 @@
 import Foundation
 import SQLiteNIO
 
-/// Users, clients, tokens, codes and browser sessions. Secrets are stored as SHA-256 hashes only.
-public protocol AuthStorage: Sendable {
-    /// - Throws: ``UserWriteFailure/usernameTaken`` when another user has that username (any case).
-    func createUser(username: String, passwordHash: String?) async throws -> StoredUser
-    /// Creates a user without a password and links a provider identity to it, in one transaction.
-    ///
-    /// - Throws: ``UserWriteFailure/usernameTaken`` when the username is taken;
-    ///   ``UserWriteFailure/identityLinked(userID:)`` when another sign-in linked the identity first
-    ///   (nothing is created then).
-    func createUser(username: String, provider: String, subject: String) async throws -> StoredUser
-    func user(id: String) async throws -> StoredUser?
-    func user(username: String) async throws -> StoredUser?
-    func setEntitlements(_ entitlements: [String], userID: String) async throws
-    func userID(provider: String, subject: String) async throws -> String?
-    func link(provider: String, subject: String, userID: String) async throws
-
-    func saveClient(_ client: OAuthClient) async throws
-    func client(id: String) async throws -> OAuthClient?
-    func clients() async throws -> [OAuthClient]
-    func removeClient(id: String) async throws -> Bool
-
-    func saveToken(_ token: StoredToken) async throws
-    func token(hash: String) async throws -> StoredToken?
-    /// Marks an active token with a new state; returns whether it was active.
-    func transitionToken(hash: String, from: String, to: String) async throws -> Bool
-    func revokeFamily(_ family: String) async throws
-    /// Marks the active refresh token `hash` rotated and saves its `replacements`, in one
-    /// transaction; returns `false`, saving nothing, when the token was not active (already rotated
-    /// by a concurrent exchange, or revoked).
-    func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool
-
-    func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws
-    /// Marks an unused code used and returns it; `nil` when unknown or already used.
-    func useCode(hash: String) async throws -> StoredAuthorizationCode?
-    /// The token family of a code, used or not (to revoke the tokens of a replayed code).
-    func codeFamily(hash: String) async throws -> String?
-
-    func saveDeviceCode(_ code: StoredDeviceCode) async throws
-    func deviceCode(hash: String) async throws -> StoredDeviceCode?
-    func deviceCode(userCode: String) async throws -> StoredDeviceCode?
-    func updateDeviceCode(hash: String, status: String?, userID: String?, lastPoll: Int64?, interval: Int?) async throws
-
-    func saveSession(hash: String, userID: String, expiresAt: Int64) async throws
-    func sessionUser(hash: String, now: Int64) async throws -> String?
-    func removeSession(hash: String) async throws
-
-    /// Failed guesses for `key` after `since`: how many, and the time of the oldest (ms).
-    func failures(key: String, since: Int64) async throws -> (count: Int, oldest: Int64?)
-    /// Records a failed guess for `key` at `at`, kept until `expiresAt`; rows already expired (of any key) are removed.
-    func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws
-    func clearFailures(key: String) async throws
-}
-
 /// Why ``AuthStorage/createUser(username:passwordHash:)`` refused to write.
 public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
     case usernameTaken

@@ -259,8 +259,8 @@ public final class SQLiteStorage: Storage {
         (
             4,
             [
-                // Issue 10: replaying a code revokes its tokens; failed guesses counted in storage; the
-                // password grant leaves the built-in CLI client (RFC 9700 §2.4: it is opt-in per client now).
+                // A replayed code revokes its tokens (`family`); failed guesses are counted in storage; the
+                // built-in CLI client loses the password grant (RFC 9700 §2.4: it is opt-in per client).
                 "ALTER TABLE auth_codes ADD COLUMN family TEXT",
                 // Each row expires on its own: limiters with different windows share the table.
                 "CREATE TABLE auth_failures (key TEXT NOT NULL, at INTEGER NOT NULL, expires_at INTEGER NOT NULL)",
@@ -274,11 +274,11 @@ public final class SQLiteStorage: Storage {
             ]
         ),
         (5, openIDMigration),
-        // Issue 12: Idempotency-Key on POST.
+        // Idempotency-Key on POST.
         (6, idempotencyMigration),
-        // Issue 12: private records, readable by their owner only.
+        // Private records, readable by their owner only.
         (7, ["ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0"]),
-        // Issue 14: the change feed (record_changes, written by triggers on records).
+        // The change feed (record_changes, written by triggers on records).
         (8, changesMigration),
     ]
 

@@ -5,7 +5,7 @@ extension SQLiteStorage: ChangeFeedStorage {
     /// `at` of a change: now, in milliseconds since 1970, computed by SQLite itself.
     private static let nowInSQL = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
 
-    /// Migration 8 (issue 14): the change feed. Triggers on `records` write one `record_changes` row
+    /// Migration 8: the change feed. Triggers on `records` write one `record_changes` row
     /// per record write, inside the write's own transaction, whichever connection or process makes
     /// it; `position` (AUTOINCREMENT, never reused) orders them. `record_changes_pruned` keeps the
     /// highest position retention removed, so a resume from before it is refused instead of

@@ -33,8 +33,8 @@ public struct TransportOptions: Sendable {
 /// status into an error, which is the client's job. Any other error it throws is reported as
 /// ``OutpostError/Code/transportFailed``. `shutdown()` should cancel what is in flight and return promptly.
 ///
-/// Outpost ships ``URLSessionTransport`` everywhere and, on Linux, `NIOHTTPTransport` (the default there) and
-/// `AsyncHTTPClientTransport`.
+/// Outpost ships ``URLSessionTransport`` (the default on Apple platforms) and, off Apple platforms,
+/// `AsyncHTTPClientTransport` (the default there).
 public protocol ClientTransport: Sendable {
     /// Sends `request` (whose URL is absolute) with an optional body.
     func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data)

@@ -1,4 +1,4 @@
-#if canImport(AsyncHTTPClient)
+#if os(Linux) || os(Android) || os(Windows) || os(OpenBSD)
     public import AsyncHTTPClient
     public import Foundation
     public import HTTPTypes
@@ -8,8 +8,9 @@
     import Synchronization
     import Tracing
 
-    /// A ``ClientTransport`` on AsyncHTTPClient, for HTTP/2, proxies or an `HTTPClient` the application
-    /// already has (the default transport on Linux is ``NIOHTTPTransport``).
+    /// A ``ClientTransport`` on AsyncHTTPClient: the default transport off Apple platforms (HTTP/1.1 and
+    /// HTTP/2, proxies, decompression, TLS through swift-nio-ssl), or one over an `HTTPClient` the
+    /// application already has.
     ///
     /// Create it with ``init(configuration:)`` to own an `HTTPClient` (shut down by ``shutdown()``), or
     /// with ``init(borrowing:)`` to use one that the application manages.

@@ -3,7 +3,7 @@ public import OutpostCore
 import SQLiteNIO
 
 extension SQLiteStorage {
-    /// Migration 6 (issue 12): one row per (caller, key). A row is `in_progress` while a lambda or
+    /// Migration 6: one row per (caller, key). A row is `in_progress` while a lambda or
     /// handler runs (`claim` names the request holding it, until `locked_until`), then `done` with
     /// the response. Rows past `expires_at` are deleted as requests come.
     static let idempotencyMigration = [

@@ -1,0 +1,46 @@
+import HTTPTypes
+import Hummingbird
+
+/// Refuses a request by its declared `Content-Length` before any of its body is read: a length
+/// over the route's limit is 413 `payload_too_large`, and a length that is not a decimal number
+/// that fits in 63 bits (`2^63`, `-1`, `12a`, or two different values) is 400
+/// `invalid_content_length`. Both answers close the connection: its body was never read, so the
+/// next bytes on it are not the start of a request.
+///
+/// Without this, a route reading a body finds out the size only while collecting it, and a client
+/// that declares a large body but sends it slowly is answered only when the read timer fires.
+struct DeclaredLengthMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The largest body each request may send: ``ServerConfiguration/maxFileBytes`` for a file
+    /// upload, ``ServerConfiguration/maxBodyBytes`` for everything else.
+    let limit: @Sendable (Request) -> Int64
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let values = request.headers[values: .contentLength]
+        guard let first = values.first else { return try await next(request, context) }
+        guard let declared = Self.length(first), values.allSatisfy({ Self.length($0) == declared }) else {
+            throw ServerError(
+                .badRequest, code: "invalid_content_length",
+                message: "Content-Length must be one decimal number of bytes below 2^63; send the body's exact length",
+                headers: [.connection: "close"])
+        }
+        let limit = limit(request)
+        guard declared <= limit else {
+            throw ServerError(
+                .contentTooLarge, code: "payload_too_large",
+                message: "The body declares \(declared) bytes; this route takes at most \(limit). Send a smaller body",
+                headers: [.connection: "close"])
+        }
+        return try await next(request, context)
+    }
+
+    /// The value of one `Content-Length` field: ASCII digits only (RFC 9110 §8.6, no sign or
+    /// space), of a number that fits in an `Int64`.
+    static func length(_ value: String) -> Int64? {
+        guard !value.isEmpty, value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
+        return Int64(value)
+    }
+}
