@@ -148,7 +148,7 @@ struct ErrorMiddlewareTests {
 
     @Test("a Content-Length field is read as digits only, of a number that fits in 63 bits")
     func declaredLengthValues() {
-        typealias Middleware = DeclaredLengthMiddleware<OutpostRequestContext>
+        typealias Middleware = DeclaredLengthMiddleware
         #expect(Middleware.length("0") == 0)
         #expect(Middleware.length("0012") == 12)
         #expect(Middleware.length("9223372036854775807") == .max)

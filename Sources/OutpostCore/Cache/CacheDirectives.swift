@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 import HTTPTypes
 
 /// The `Cache-Control` directives a private client cache acts on (RFC 9111 §5.2), parsed from every

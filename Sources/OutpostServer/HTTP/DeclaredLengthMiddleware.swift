@@ -5,11 +5,15 @@ import Hummingbird
 /// over the route's limit is 413 `payload_too_large`, and a length that is not a decimal number
 /// that fits in 63 bits (`2^63`, `-1`, `12a`, or two different values) is 400
 /// `invalid_content_length`. Both answers close the connection: its body was never read, so the
-/// next bytes on it are not the start of a request.
+/// next bytes on it are not the start of a request, and reading them only to drop them would let a
+/// client make the server read any amount of data. The connection's input is closed at once
+/// (the answer still goes out), so the server neither reads nor waits for the body.
 ///
 /// Without this, a route reading a body finds out the size only while collecting it, and a client
 /// that declares a large body but sends it slowly is answered only when the read timer fires.
-struct DeclaredLengthMiddleware<Context: RequestContext>: RouterMiddleware {
+struct DeclaredLengthMiddleware: RouterMiddleware {
+    typealias Context = OutpostRequestContext
+
     /// The largest body each request may send: ``ServerConfiguration/maxFileBytes`` for a file
     /// upload, ``ServerConfiguration/maxBodyBytes`` for everything else.
     let limit: @Sendable (Request) -> Int64
@@ -20,6 +24,7 @@ struct DeclaredLengthMiddleware<Context: RequestContext>: RouterMiddleware {
         let values = request.headers[values: .contentLength]
         guard let first = values.first else { return try await next(request, context) }
         guard let declared = Self.length(first), values.allSatisfy({ Self.length($0) == declared }) else {
+            context.channel.close(mode: .input, promise: nil)
             throw ServerError(
                 .badRequest, code: "invalid_content_length",
                 message: "Content-Length must be one decimal number of bytes below 2^63; send the body's exact length",
@@ -27,6 +32,7 @@ struct DeclaredLengthMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let limit = limit(request)
         guard declared <= limit else {
+            context.channel.close(mode: .input, promise: nil)
             throw ServerError(
                 .contentTooLarge, code: "payload_too_large",
                 message: "The body declares \(declared) bytes; this route takes at most \(limit). Send a smaller body",

@@ -40,7 +40,6 @@ extension PostgresStorage {
         .internalServerError, code: "id_exhausted", message: "Could not draw a free record id; try again")
 
     public func record(type: String, id: String) async throws -> StoredRecord? {
-        if let reads { return try await reads.record(type: type, id: id) }
         return try await rows(RecordByID(type: type, id: id)).first
     }
 
