@@ -118,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "outpost",
             dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostServer",
+                "Outpost", "OutpostCallbacks", "OutpostExpressions", "OutpostServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "OutpostServerTests",
             dependencies: [
-                "OutpostServer", "OutpostCore", "OutpostSupport",
+                "OutpostServer", "OutpostCore", "OutpostExpressions", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(name: "OutpostUmbrellaTests", dependencies: ["Outpost"], swiftSettings: strict),
         .testTarget(
             name: "OutpostCLITests",
-            dependencies: ["outpost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

@@ -41,12 +41,12 @@ public struct RecordChange: Sendable, Hashable {
         return text
     }
 
-    /// Whether a caller (`viewer`, the signed-in user's id) may see this change: the change of a
-    /// private record goes to its owner only.
-    func isVisible(to viewer: String?) -> Bool {
-        guard record.isPrivate else { return true }
-        guard let viewer else { return false }
-        return record.owner == viewer
+    /// Whether `caller` may see this change: the type's `subscribe` and `read` rules both grant
+    /// the record (as it is after the change; a deleted record without its fields).
+    func isVisible(to caller: RuleCaller, under rules: AccessRules) -> Bool {
+        guard let value = try? record.ruleValue else { return false }
+        return rules.allows(.subscribe, type: record.type, caller: caller, record: value)
+            && rules.allows(.read, type: record.type, caller: caller, record: value)
     }
 }
 
