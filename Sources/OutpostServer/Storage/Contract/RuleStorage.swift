@@ -1,4 +1,4 @@
-/// One access rule as stored: an expression of the ``OutpostExpressions`` language that decides
+/// One access rule as stored: an expression of the OutpostExpressions language that decides
 /// whether a caller may perform `operation` on records of `type` (`*` for every type without a
 /// rule of its own).
 public struct StoredRule: Sendable, Hashable {
