@@ -75,6 +75,36 @@ struct AccessRulesTests {
         _ = try AccessRuleSet(["posts": ["update": "record.a == record.b"]])
     }
 
+    @Test("a rule reading only the keys the server owns is decided without parsing the record's fields")
+    func readsFields() throws {
+        for operation in RuleOperation.allCases {
+            #expect(!AccessRules().rule(for: "t", operation).readsFields, "\(operation)")
+        }
+        let rules = AccessRules([
+            StoredRule(type: "t", operation: "read", expression: #"record.status == "x""#, updatedAt: 0),
+            StoredRule(type: "t", operation: "list", expression: "record == null", updatedAt: 0),
+            StoredRule(type: "t", operation: "update", expression: "request.body.a == record.created_at", updatedAt: 0),
+        ])
+        #expect(rules.rule(for: "t", .read).readsFields)
+        #expect(rules.rule(for: "t", .list).readsFields)
+        #expect(!rules.rule(for: "t", .update).readsFields)
+        let record = StoredRecord(
+            type: "t", id: "a", owner: "u1", body: #"{"status":"x","owner":"someone"}"#, version: 1, createdAt: 0,
+            updatedAt: 0, seq: 1, isPrivate: true)
+        let lean = try record.ruleValue(for: rules.rule(for: "t", .update))
+        #expect(
+            lean == [
+                "id": "a", "owner": "u1", "private": true, "created_at": "1970-01-01T00:00:00Z",
+                "updated_at": "1970-01-01T00:00:00Z",
+            ])
+        #expect(try record.ruleValue(for: rules.rule(for: "t", .read)) == (try record.ruleValue))
+        guard case .object(let full) = try record.ruleValue(for: rules.rule(for: "t", .read)) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(full["status"] == "x" && full["owner"] == "u1")
+    }
+
     // MARK: Lists against the evaluator
 
     static let listRules = [

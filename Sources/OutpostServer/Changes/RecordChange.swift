@@ -44,9 +44,11 @@ public struct RecordChange: Sendable, Hashable {
     /// Whether `caller` may see this change: the type's `subscribe` and `read` rules both grant
     /// the record (as it is after the change; a deleted record without its fields).
     func isVisible(to caller: RuleCaller, under rules: AccessRules) -> Bool {
-        guard let value = try? record.ruleValue else { return false }
-        return rules.allows(.subscribe, type: record.type, caller: caller, record: value)
-            && rules.allows(.read, type: record.type, caller: caller, record: value)
+        let subscribe = rules.rule(for: record.type, .subscribe)
+        let read = rules.rule(for: record.type, .read)
+        guard let value = try? record.ruleValue(for: subscribe, read) else { return false }
+        let environment = AccessRules.environment(caller: caller, record: value)
+        return subscribe.condition.decide(in: environment) && read.condition.decide(in: environment)
     }
 }
 

@@ -130,7 +130,9 @@ struct RecordRoutes: Sendable {
     /// are answered 404, so a hidden record's existence is not revealed).
     func readable(type: String, id: String, caller: RuleCaller, rules: AccessRules) async throws -> StoredRecord? {
         guard let record = try await storage.record(type: type, id: id) else { return nil }
-        guard rules.allows(.read, type: type, caller: caller, record: try record.ruleValue) else { return nil }
+        let rule = rules.rule(for: type, .read)
+        let value = try record.ruleValue(for: rule)
+        guard rule.condition.decide(in: AccessRules.environment(caller: caller, record: value)) else { return nil }
         return record
     }
 
@@ -159,7 +161,8 @@ struct RecordRoutes: Sendable {
         let body = ExpressionValue(json)
         let record = try await write(type, id) {
             try await storage.updateRecord(type: type, id: id, expectedVersion: expected) { current in
-                try Self.authorize(rules, .update, type: type, caller: caller, record: try current.ruleValue, body: body)
+                let value = try current.ruleValue(for: rules.rule(for: type, .update))
+                try Self.authorize(rules, .update, type: type, caller: caller, record: value, body: body)
                 return fields
             }
         }
@@ -212,7 +215,8 @@ struct RecordRoutes: Sendable {
             guard let record = try await readable(type: type, id: id, caller: caller, rules: rules) else {
                 throw Self.notFound(type, id)
             }
-            try Self.authorize(rules, .delete, type: type, caller: caller, record: try record.ruleValue)
+            try Self.authorize(
+                rules, .delete, type: type, caller: caller, record: try record.ruleValue(for: rules.rule(for: type, .delete)))
             if let expected, expected != record.version { throw Self.preconditionFailed(type, id, current: record.version) }
             do {
                 _ = try await write(type, id) {

@@ -15,6 +15,18 @@ public struct AccessRule: Sendable, Hashable {
     /// The expression as written.
     public var source: String
 
+    /// Whether the rule reads the record's fields, not only the keys the server owns (`id`,
+    /// `owner`, `private`, `created_at`, `updated_at`): when it does not, the record's stored text
+    /// need not be parsed to decide.
+    public var readsFields: Bool {
+        condition.paths.contains { path in
+            path.root == "record" && (path.keys.first.map { !Self.serverKeys.contains($0) } ?? true)
+        }
+    }
+
+    /// The keys of a rule's `record` that the server owns.
+    static let serverKeys: Set<String> = ["id", "owner", "private", "created_at", "updated_at"]
+
     /// `type.operation` as an error's `details.rule` names it: `posts.update`, `*.create`, or
     /// `default.create` for the built-in default.
     public var name: String { "\(type ?? "default").\(operation.rawValue)" }

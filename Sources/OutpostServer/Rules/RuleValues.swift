@@ -40,4 +40,12 @@ extension StoredRecord {
                 fields: try fields, id: id, owner: owner, isPrivate: isPrivate, createdAt: createdAt, updatedAt: updatedAt)
         }
     }
+
+    /// This record as `rules` read it: without parsing its fields when none of them reads one (the
+    /// defaults, say), so a read decided on the owner and visibility costs no JSON parsing.
+    func ruleValue(for rules: AccessRule...) throws -> ExpressionValue {
+        if rules.contains(where: \.readsFields) { return try ruleValue }
+        return .ruleRecord(
+            fields: [:], id: id, owner: owner, isPrivate: isPrivate, createdAt: createdAt, updatedAt: updatedAt)
+    }
 }
