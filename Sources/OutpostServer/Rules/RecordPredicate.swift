@@ -14,6 +14,26 @@ public indirect enum RecordPredicate: Sendable, Hashable {
     case not(RecordPredicate)
     case test(RecordColumn, RecordTest)
 
+    /// Whether a test reads the text of a field's string. PostgreSQL's JSONB holds U+0000 as
+    /// U+FFFD, so a string with U+0000 cannot be compared exactly there: a list whose condition
+    /// reads strings leaves out records whose body holds `\u0000` (``escapedNull``), on every
+    /// backend alike. Leaving a record out is the safe way to be wrong: GET decides on the record
+    /// itself.
+    public var comparesFieldStrings: Bool {
+        switch self {
+        case .constant: false
+        case .and(let a, let b), .or(let a, let b): a.comparesFieldStrings || b.comparesFieldStrings
+        case .not(let a): a.comparesFieldStrings
+        case .test(.field, .equalsString), .test(.field, .compareString), .test(.field, .startsWith): true
+        case .test: false
+        }
+    }
+
+    /// The text a record's stored body holds for U+0000 in a string (JSON's escape): a body
+    /// without it has no U+0000 in any string. (It also matches an escaped backslash followed by
+    /// `u0000`, which only leaves out more.)
+    public static let escapedNull = "\\u0000"
+
     /// What a list of a type shows to a caller: records that both rules grant.
     static func conjunction(_ a: RecordPredicate, _ b: RecordPredicate) -> RecordPredicate {
         switch (a, b) {

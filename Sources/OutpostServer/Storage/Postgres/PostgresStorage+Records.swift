@@ -165,6 +165,9 @@ extension PostgresStorage {
         if let access = query.access {
             let sql = accessSQL(access, into: &statement)
             statement.sql += " AND " + sql
+            if access.comparesFieldStrings {
+                statement.sql += " AND strpos(body, " + statement.bind(RecordPredicate.escapedNull) + "::text) = 0"
+            }
         } else if let viewer = query.viewer {
             statement.sql += " AND (NOT private OR owner = " + statement.bind(viewer) + ")"
         } else {

@@ -272,6 +272,10 @@ extension SQLiteStorage {
     private func appendVisibility(_ query: RecordQuery, to sql: inout String, binds: inout [SQLiteData]) {
         if let access = query.access {
             sql += " AND " + Self.accessSQL(access, binds: &binds)
+            if access.comparesFieldStrings {
+                sql += " AND instr(body, ?) = 0"
+                binds.append(.text(RecordPredicate.escapedNull))
+            }
         } else if let viewer = query.viewer {
             sql += " AND (private = 0 OR owner = ?)"
             binds.append(.text(viewer))
