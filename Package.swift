@@ -12,7 +12,7 @@ let nonApple: [Platform] = [.linux, .android, .windows, .openbsd]
 let package = Package(
     name: "Outpost",
     // `Mutex` (Synchronization), used by the client modules, needs these releases.
-    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2), .macCatalyst(.v18)],
     products: [
         .library(name: "Outpost", targets: ["Outpost"]),
         .library(name: "OutpostCore", targets: ["OutpostCore"]),
@@ -125,10 +125,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Scratch databases on either backend for the tests and the benchmark (not a product).
+        .target(
+            name: "OutpostServerTesting",
+            dependencies: [
+                "OutpostServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "outpost-bench",
             dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer", "OutpostSupport",
+                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer", "OutpostServerTesting", "OutpostSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -149,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
-                "OutpostCore", "OutpostSupport",
+                "OutpostCore", "OutpostSupport", "OutpostTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ],
@@ -165,7 +175,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport", "OutpostTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "OutpostExpressionsTests", dependencies: ["OutpostExpressions"], swiftSettings: strict),
         .testTarget(
             name: "OutpostPluginsTests",
@@ -177,7 +189,7 @@ let package = Package(
         .testTarget(
             name: "OutpostServerTests",
             dependencies: [
-                "OutpostServer", "OutpostCore", "OutpostExpressions", "OutpostSupport",
+                "OutpostServer", "OutpostServerTesting", "OutpostCore", "OutpostExpressions", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -197,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "Outpost", "OutpostCore", "OutpostServer", "OutpostTestSupport",
+                "Outpost", "OutpostCore", "OutpostServer", "OutpostServerTesting", "OutpostTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 "OutpostSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

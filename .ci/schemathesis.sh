@@ -17,32 +17,15 @@ seed="${SCHEMATHESIS_SEED:-1207}"
 # "inconsistent results" error that is no finding about the server).
 workers="${SCHEMATHESIS_WORKERS:-1}"
 
-workdir=$(mktemp -d)
+source .ci/outpost-server.sh
 database="$workdir/schemathesis.sqlite"
-log="$workdir/serve.log"
-server_pid=""
-cleanup() {
-    if [ -n "$server_pid" ]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    rm -rf "$workdir"
-}
-trap cleanup EXIT
 
 password="schemathesis-password-1"
 printf '%s\n' "$password" | "$binary" users add schemathesis-user --database "$database" > /dev/null
 "$binary" clients add "Schemathesis (password)" --id outpost-cli-password --grant password --grant refresh_token \
     --database "$database" > /dev/null
-"$binary" serve --demo --port 0 --database "$database" --log-level warning --changes-heartbeat 1 --changes-max-stream 1 > "$log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 100); do
-    grep -q "listening on" "$log" && break
-    kill -0 "$server_pid" 2>/dev/null || { cat "$log"; exit 1; }
-    sleep 0.1
-done
-url=$(grep -o 'http://[0-9.]*:[0-9]*' "$log" | head -n 1)
-[ -n "$url" ] || { echo "schemathesis: the server did not report its address"; cat "$log"; exit 1; }
+start_outpost_server schemathesis --demo --database "$database" --log-level warning --changes-heartbeat 1 \
+    --changes-max-stream 1
 
 token=$("$python" - "$url" "$password" <<'PY'
 import json, sys, urllib.parse, urllib.request

@@ -15,6 +15,10 @@ public struct AuthError: Error, Sendable, CustomStringConvertible {
         public static let storeFailed = Code(rawValue: "storeFailed")
         /// The credentials file exists but is not a credentials file. It is left as it is.
         public static let storeCorrupt = Code(rawValue: "storeCorrupt")
+        /// The credential store cannot be used right now: the Keychain before the device's first
+        /// unlock since it started (`errSecInteractionNotAllowed`). Not signed out: the credential
+        /// is still there; try again once the user has unlocked the device.
+        public static let credentialStoreLocked = Code(rawValue: "credentialStoreLocked")
         /// No credential is stored: sign in first.
         public static let notSignedIn = Code(rawValue: "notSignedIn")
         /// The sign-in was cancelled: the task was cancelled or the app gave the flow up.

@@ -18,7 +18,9 @@ public import OutpostCore
 /// ``CrossOriginPolicy/sendUnsigned``, sent without the token.
 ///
 /// When no refresh is due, a request costs one actor hop and no I/O. Requests go out unsigned
-/// when nobody is signed in. A refresh that fails leaves the 401 to the caller
+/// when nobody is signed in, but never when the credential store is only locked
+/// (``AuthError/Code/credentialStoreLocked``): those fail with `OutpostError.Code.unauthorized`
+/// and the ``AuthError`` as their underlying error. A refresh that fails leaves the 401 to the caller
 /// (`OutpostError.Code.unauthorized`), with the ``AuthError`` as its underlying error when
 /// there was no response to return.
 public struct AuthMiddleware: ClientMiddleware {
@@ -63,6 +65,11 @@ public struct AuthMiddleware: ClientMiddleware {
         let credential: Credential?
         do {
             credential = try await authenticator.validCredential()
+        } catch let error as AuthError where error.code == .credentialStoreLocked {
+            // Not signed out: the credential cannot be read yet. Never send the request unsigned.
+            throw OutpostError(
+                .unauthorized, "The credential store is locked until the device is first unlocked; the request was not sent",
+                suggestion: "Try again once the user has unlocked the device", underlying: error)
         } catch let error as AuthError {
             // A refresh ahead of expiry failed; go on with the old token while it lasts.
             let current = try? await authenticator.credential()

@@ -17,6 +17,11 @@ import OutpostSupport
 /// Every flow saves the credential in the configured store; ``credential()`` loads it on first
 /// use. Refreshes are shared: however many callers need one at once, one token request is made,
 /// and with a ``FileCredentialStore`` two processes never both spend the same refresh token.
+///
+/// A refresh commits only if the credential it started from is still the current one: one that
+/// finishes after a sign-out, a ``setCredential(_:)`` or a new sign-in drops its tokens (and, when
+/// the server refused it, deletes nothing), so it never brings back a signed-out session or
+/// overwrites the next user's credential.
 public actor Authenticator {
     /// How this authenticator was set up.
     public nonisolated let configuration: Configuration
@@ -27,8 +32,13 @@ public actor Authenticator {
     private var cached: Credential?
     private var loaded = false
     private var refreshTask: Task<Credential, any Error>?
+    /// Bumped by every change of credential (sign-in, ``setCredential(_:)``, sign-out) and every
+    /// refresh start: a refresh commits its tokens only while its generation is current.
     private var refreshGeneration = 0
     private var pending: [String: AuthorizationRequest] = [:]
+    /// One store write at a time (``writeStore(_:generation:replacing:)``), in this process.
+    private var storeWriting = false
+    private var storeWriteWaiters: [CheckedContinuation<Void, Never>] = []
 
     private var registration: ClientRegistration { configuration.registration }
     private var endpoints: Endpoints { configuration.endpoints }
@@ -83,6 +93,9 @@ public actor Authenticator {
     // MARK: The current credential
 
     /// The current credential as it is (maybe expired), loaded from the store on first use; `nil` when signed out.
+    ///
+    /// - Throws: the store's error, e.g. ``AuthError`` ``AuthError/Code/credentialStoreLocked``
+    ///   (the Keychain before the device's first unlock): not signed out, just unreadable for now.
     public func credential() async throws -> Credential? {
         if loaded { return cached }
         let stored = try await configuration.store.load(account: configuration.account)
@@ -133,8 +146,12 @@ public actor Authenticator {
         let configuration = configuration
         let tokens = tokens
         let idTokens = idTokens
+        let commit: Commit = { [self] fresh, replacing in
+            try await self.writeStore(fresh, generation: generation, replacing: replacing)
+        }
         let task = Task {
-            try await Self.refreshUnderLock(configuration: configuration, tokens: tokens, idTokens: idTokens, rejected: rejected)
+            try await Self.refreshUnderLock(
+                configuration: configuration, tokens: tokens, idTokens: idTokens, rejected: rejected, commit: commit)
         }
         refreshTask = task
         do {
@@ -157,10 +174,15 @@ public actor Authenticator {
         }
     }
 
+    /// Writes a refresh's outcome (a credential, or `nil` to remove a dead one) in place of the
+    /// credential it started from; false when that one is no longer current.
+    typealias Commit = @Sendable (_ fresh: Credential?, _ replacing: Credential) async throws -> Bool
+
     /// Under the store's exclusive lock: reload; if another process has refreshed meanwhile, take
-    /// its credential; otherwise refresh and save before letting go of the lock.
+    /// its credential; otherwise refresh and save (through `commit`) before letting go of the lock.
     private static func refreshUnderLock(
-        configuration: Configuration, tokens: TokenEndpoint, idTokens: IDTokenVerifier, rejected: String?
+        configuration: Configuration, tokens: TokenEndpoint, idTokens: IDTokenVerifier, rejected: String?,
+        commit: Commit
     ) async throws -> Credential {
         let store = configuration.store
         let account = configuration.account
@@ -186,17 +208,31 @@ public actor Authenticator {
                     grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
                     fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
             } catch let error as AuthError where error.code == .invalidGrant {
-                logger.debug("refresh token refused; the credential is removed", metadata: ["oauth.error": "invalid_grant"])
-                try? await store.remove(account: account)
+                // Only the credential whose refresh token was refused goes, never one set since.
+                let removed = (try? await commit(nil, latest)) ?? false
+                logger.debug(
+                    removed ? "refresh token refused; the credential is removed" : "refresh token refused",
+                    metadata: ["oauth.error": "invalid_grant"])
                 throw error
             }
             fresh.idToken = await Self.refreshedIDToken(
                 idToken, previous: latest.idToken, accessToken: fresh.accessToken, verifier: idTokens, logger: logger)
+            let committed: Bool
             do {
-                try await store.save(fresh, account: account)
+                committed = try await commit(fresh, latest)
+            } catch let error as AuthError where error.code == .credentialStoreLocked {
+                throw error
             } catch {
                 // The old refresh token is spent: keep the new one in memory rather than lose it.
                 logger.info("refreshed credential could not be saved", metadata: ["error": "\(type(of: error))"])
+                committed = true
+            }
+            guard committed else {
+                logger.info("refresh overtaken: the credential changed while it ran; its tokens are dropped")
+                throw AuthError(
+                    .cancelled,
+                    "The credential was replaced or removed (sign-out, another sign-in) while it was being refreshed; "
+                        + "the refreshed tokens were dropped")
             }
             logger.info("credential refreshed")
             return fresh
@@ -206,12 +242,16 @@ public actor Authenticator {
     /// Keeps and stores a new credential.
     private func signedIn(_ credential: Credential, grant: String) async throws -> Credential {
         refreshGeneration += 1  // a refresh still running must not overwrite this credential
+        let generation = refreshGeneration
         refreshTask = nil
         cached = credential
         loaded = true
         logger.info("signed in", metadata: ["oauth.grant": "\(grant)"])
+        let store = configuration.store
         do {
-            try await configuration.store.save(credential, account: configuration.account)
+            try await store.withExclusiveAccess(account: configuration.account) {
+                _ = try await self.writeStore(credential, generation: generation)
+            }
         } catch let error as AuthError {
             throw error
         } catch {
@@ -227,6 +267,7 @@ public actor Authenticator {
     /// - Throws: ``AuthError`` ``AuthError/Code/storeFailed`` when the store could not save or remove it.
     public func setCredential(_ credential: Credential?) async throws {
         refreshGeneration += 1
+        let generation = refreshGeneration
         refreshTask = nil
         cached = credential
         loaded = true
@@ -234,11 +275,7 @@ public actor Authenticator {
         let account = configuration.account
         do {
             try await store.withExclusiveAccess(account: account) {
-                if let credential {
-                    try await store.save(credential, account: account)
-                } else {
-                    try await store.remove(account: account)
-                }
+                _ = try await self.writeStore(credential, generation: generation)
             }
         } catch let error as AuthError {
             throw error
@@ -246,6 +283,50 @@ public actor Authenticator {
             throw AuthError(.storeFailed, "The credential could not be stored", underlying: error)
         }
         logger.debug(credential == nil ? "credential cleared" : "credential set")
+    }
+
+    // MARK: Writing the store
+
+    /// Writes `credential` to the store (with `nil`, removes it), one write of this authenticator at
+    /// a time, and only while it is current: not when `generation` is no longer the latest (a later
+    /// sign-in, ``setCredential(_:)`` or sign-out writes after it), nor, with `replacing`, when the
+    /// store no longer holds that credential (another process changed it). Returns whether it wrote.
+    ///
+    /// The caller holds the store's exclusive access; this comes second, so the two are always
+    /// taken in the same order.
+    private func writeStore(_ credential: Credential?, generation: Int, replacing expected: Credential? = nil)
+        async throws -> Bool
+    {
+        while storeWriting { await withCheckedContinuation { storeWriteWaiters.append($0) } }
+        storeWriting = true
+        defer {
+            storeWriting = false
+            if !storeWriteWaiters.isEmpty { storeWriteWaiters.removeFirst().resume() }
+        }
+        guard generation == refreshGeneration else { return false }
+        let store = configuration.store
+        let account = configuration.account
+        if let expected {
+            let current = try await store.load(account: account)
+            guard let current, Self.same(current, expected) else {
+                loaded = false  // read the store again next time
+                return false
+            }
+            // A sign-out or sign-in may have come in while the store was read.
+            guard generation == refreshGeneration else { return false }
+        }
+        if let credential {
+            try await store.save(credential, account: account)
+        } else {
+            try await store.remove(account: account)
+        }
+        return true
+    }
+
+    /// Whether two credentials carry the same tokens.
+    private static func same(_ first: Credential, _ second: Credential) -> Bool {
+        StateGenerator.equal(first.accessToken, second.accessToken)
+            && StateGenerator.equal(first.refreshToken ?? "", second.refreshToken ?? "")
     }
 
     // MARK: Browser flows
@@ -401,6 +482,60 @@ public actor Authenticator {
             logger.info(
                 "browser sign-in did not complete", metadata: ["reason": "\((error as? AuthError)?.code.rawValue ?? "error")"])
             throw error
+        }
+        return try await completeAuthorization(from: redirect)
+    }
+
+    /// Signs in through a web authentication session that hands the redirect back (on Apple
+    /// platforms `SystemWebAuthenticator`, an `ASWebAuthenticationSession`), with the authorization
+    /// code grant and PKCE, to the registration's custom-scheme or `https` redirect URI.
+    ///
+    /// The redirect goes through the same checks as ``completeAuthorization(from:)``: its `state`
+    /// must be the one this request sent, and the code is redeemed with its PKCE verifier.
+    ///
+    /// - Throws: ``AuthError``: ``AuthError/Code/notConfigured`` (no redirect URI, or an `http`
+    ///   one: use ``signInWithBrowser(scopes:)``), ``AuthError/Code/cancelled`` (the user closed the
+    ///   sheet, or the task was cancelled), ``AuthError/Code/stateMismatch``,
+    ///   ``AuthError/Code/accessDenied``, ``AuthError/Code/browserFailed``...
+    @discardableResult
+    public func signInWithWebAuthentication(_ session: any WebAuthenticating, scopes: [String]? = nil) async throws
+        -> Credential
+    {
+        guard let redirectURI = registration.redirectURI else {
+            throw AuthError(.notConfigured, "No redirect URI is configured; set ClientRegistration.redirectURI")
+        }
+        let callback = try WebAuthenticationCallback(redirectURI: redirectURI)
+        let request = try authorizationRequest(responseType: .code, scopes: scopes, redirectURI: redirectURI)
+        let redirect: URL
+        do {
+            redirect = try await session.authenticate(at: request.url, callback: callback)
+            try Task.checkCancellation()
+        } catch {
+            pending[request.state] = nil
+            let failure: AuthError
+            if let error = error as? AuthError {
+                failure = error
+            } else if error is CancellationError || Task.isCancelled {
+                failure = AuthError(.cancelled, "The sign-in was cancelled", underlying: error)
+            } else {
+                failure = AuthError(.browserFailed, "The sign-in session failed", underlying: error)
+            }
+            logger.info("web sign-in did not complete", metadata: ["reason": "\(failure.code)"])
+            throw failure
+        }
+        guard callback.matches(redirect) else {
+            pending[request.state] = nil
+            throw AuthError(.invalidRedirect, "The sign-in session came back to another address than the redirect URI")
+        }
+        let returnedState = RedirectResult.parse(redirect)?.state
+        if returnedState.map({ !StateGenerator.equal($0, request.state) }) ?? true {
+            // Another sign-in's state, or none: this request ends here; the checks below say why.
+            pending[request.state] = nil
+        }
+        if let returnedState, !StateGenerator.equal(returnedState, request.state) {
+            logger.debug("redirect refused: state mismatch")
+            throw AuthError(
+                .stateMismatch, "The redirect's state is not the one this sign-in sent; it is refused (possible forgery)")
         }
         return try await completeAuthorization(from: redirect)
     }
@@ -563,13 +698,16 @@ public actor Authenticator {
         if let running = refreshTask { _ = try? await running.value }
         let credential = try? await credential()
         refreshGeneration += 1
+        let generation = refreshGeneration
         refreshTask = nil
         cached = nil
         loaded = true
         pending.removeAll()
         let store = configuration.store
         let account = configuration.account
-        try await store.withExclusiveAccess(account: account) { try await store.remove(account: account) }
+        try await store.withExclusiveAccess(account: account) {
+            _ = try await self.writeStore(nil, generation: generation)
+        }
         logger.info("signed out")
         guard revoke, let credential, endpoints.revocation != nil else { return }
         do {

@@ -1,10 +1,5 @@
 public import Foundation
-
-#if canImport(AppKit)
-    import AppKit
-#elseif canImport(UIKit)
-    import UIKit
-#endif
+import OutpostSupport
 
 /// Opens a URL in the user's browser: the seam the browser flows go through.
 ///
@@ -15,7 +10,12 @@ public protocol BrowserOpening: Sendable {
     func open(_ url: URL) async throws
 }
 
-/// The platform's browser: `xdg-open` on Linux, `NSWorkspace` on macOS, `UIApplication` on iOS.
+/// The platform's browser: `xdg-open` on Linux, `NSWorkspace` on macOS, `UIApplication` on iOS,
+/// iPadOS, Mac Catalyst, tvOS and visionOS. watchOS has no browser to open: sign in there with
+/// ``Authenticator/signInWithWebAuthentication(_:scopes:)``.
+///
+/// In an app extension, where `UIApplication` is unavailable, sign in with
+/// ``Authenticator/signInWithWebAuthentication(_:scopes:)`` and `SystemWebAuthenticator` instead.
 public struct SystemBrowser: BrowserOpening {
     /// The program that opens URLs on Linux. Default: `xdg-open` looked up in `PATH`.
     public var linuxOpener: String
@@ -25,34 +25,18 @@ public struct SystemBrowser: BrowserOpening {
     }
 
     public func open(_ url: URL) async throws {
-        #if canImport(AppKit)
-            let opened = await MainActor.run { NSWorkspace.shared.open(url) }
-            guard opened else { throw AuthError(.browserFailed, "The browser could not be opened; open the sign-in URL by hand") }
-        #elseif canImport(UIKit) && !os(watchOS)
-            let opened = await UIApplication.shared.open(url)
-            guard opened else { throw AuthError(.browserFailed, "The browser could not be opened") }
-        #else
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [linuxOpener, url.absoluteString]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            let opener = linuxOpener
-            // xdg-open returns once the browser has the URL; wait for it without holding a thread.
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do {
-                    try process.run()
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(
-                        throwing: AuthError(
-                            .browserFailed, "\(opener) could not be started; open the sign-in URL by hand", underlying: error))
-                }
-            }
-            guard status == 0 else {
-                throw AuthError(.browserFailed, "\(linuxOpener) failed (exit status \(status)); open the sign-in URL by hand")
-            }
-        #endif
+        switch await SystemOpener.open(url, program: linuxOpener) {
+        case .opened: return
+        case .declined(let status?):
+            throw AuthError(.browserFailed, "\(linuxOpener) failed (exit status \(status)); open the sign-in URL by hand")
+        case .declined(nil):
+            throw AuthError(.browserFailed, "The browser could not be opened; open the sign-in URL by hand")
+        case .notStarted(let reason):
+            throw AuthError(.browserFailed, "\(linuxOpener) could not be started (\(reason)); open the sign-in URL by hand")
+        case .unsupported:
+            throw AuthError(
+                .browserFailed,
+                "This platform has no browser to open; sign in with signInWithWebAuthentication or the device flow")
+        }
     }
 }

@@ -32,9 +32,11 @@ public struct FileCredentialStore: CredentialStore {
         self.lockTimeout = lockTimeout
     }
 
-    /// `$XDG_CONFIG_HOME/<application>/credentials.json`, or `~/.config/<application>/credentials.json`.
+    /// `credentials.json` in the application's folder of `ConfigurationFolder.Location.standard`:
+    /// `$XDG_CONFIG_HOME/<application>/` or `~/.config/<application>/` on Linux, Application
+    /// Support on Apple platforms (where `KeychainCredentialStore` is the better place).
     public static func defaultLocation(application: String) -> URL {
-        ConfigurationFolder.url(application: application).appending(path: "credentials.json")
+        ConfigurationFolder.standardURL(application: application).appending(path: "credentials.json")
     }
 
     struct Contents: Codable {

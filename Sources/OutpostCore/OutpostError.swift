@@ -63,13 +63,16 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
         public static let outboxUnavailable = Code(rawValue: "outboxUnavailable")
         /// No write with this id is waiting in the outbox, or it is being sent right now.
         public static let outboxEntryNotFound = Code(rawValue: "outboxEntryNotFound")
+        /// The folder for the client's files could not be found: an App Group container the app is
+        /// not entitled to (`com.apple.security.application-groups`), or an App Group off Apple platforms.
+        public static let folderUnavailable = Code(rawValue: "folderUnavailable")
 
         /// Every code above, in the order they are declared: the list the documentation follows.
         public static let all: [Code] = [
             .cannotConnect, .timeout, .cancelled, .httpStatus, .serviceError, .malformedResponse, .malformedResult,
             .decodingFailed, .encodingFailed, .invalidRequest, .responseTooLarge, .halted, .conflict, .unauthorized,
             .connectionLost, .middlewareFailed, .transportFailed, .handlerFailed, .missingIdentity,
-            .untrustedDestination, .outboxFull, .outboxUnavailable, .outboxEntryNotFound,
+            .untrustedDestination, .outboxFull, .outboxUnavailable, .outboxEntryNotFound, .folderUnavailable,
         ]
     }
 

@@ -58,10 +58,17 @@ public final class OutpostServer: Sendable {
         let routes = RouteTableReference()
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
-        let (maxBodyBytes, maxFileBytes) = (Int64(configuration.maxBodyBytes), configuration.maxFileBytes)
+        let bodyLimit = DeclaredLengthMiddleware.Limit(
+            bytes: Int64(configuration.maxBodyBytes),
+            refusal: ServerError(
+                .contentTooLarge, code: "payload_too_large",
+                message: "The request body may be at most \(configuration.maxBodyBytes) bytes; send a smaller body",
+                headers: [.connection: "close"]))
+        let fileLimit = DeclaredLengthMiddleware.Limit(
+            bytes: configuration.maxFileBytes, refusal: FileRoutes.tooLarge(maxFileBytes: configuration.maxFileBytes))
         router.add(
             middleware: DeclaredLengthMiddleware { request in
-                request.method == .put && request.uri.path.hasPrefix("/files/") ? maxFileBytes : maxBodyBytes
+                request.method == .put && request.uri.path.hasPrefix("/files/") ? fileLimit : bodyLimit
             })
         ServiceRoutes(storage: storage).add(to: router)
         let auth = try await AuthService.make(

@@ -10,8 +10,9 @@ package import Foundation
 
 /// Replaces a file's contents so that a crash leaves either the old file or the new one.
 ///
-/// A temporary file (mode 0600, hidden, in the same folder) is written, flushed (`fsync`) and
-/// renamed over the target; then the folder is flushed so that the rename itself is durable.
+/// A temporary file (mode 0600, hidden, in the same folder) is written, flushed to disk
+/// (``FileSync``: `F_FULLFSYNC` on Apple platforms, `fsync` elsewhere) and renamed over the target;
+/// then the folder is flushed so that the rename itself is durable.
 /// It blocks its thread: call it from ``BlockingPool``, not from a task on the cooperative pool.
 package enum AtomicFile {
     /// Writes `data` to `url`, readable by its owner only. With `sync` (the default) the file and its
@@ -28,7 +29,7 @@ package enum AtomicFile {
             failure = AtomicFileError(operation: "set the mode of", path: temporary, errno: errno)
         } else if !writeAll(data, to: descriptor) {
             failure = AtomicFileError(operation: "write", path: temporary, errno: errno)
-        } else if sync, fsync(descriptor) != 0 {
+        } else if sync, !FileSync.toDisk(descriptor) {
             failure = AtomicFileError(operation: "flush", path: temporary, errno: errno)
         }
         if close(descriptor) != 0, failure == nil {
@@ -42,11 +43,7 @@ package enum AtomicFile {
             throw failure
         }
         guard sync else { return }
-        let folderDescriptor = open(folder, O_RDONLY | O_CLOEXEC)
-        if folderDescriptor >= 0 {
-            _ = fsync(folderDescriptor)
-            close(folderDescriptor)
-        }
+        FileSync.folderToDisk(folder)
     }
 
     /// Creates `folder` (and its parents) with mode 0700 when it does not exist.

@@ -83,6 +83,32 @@ package final class FileLock: Sendable {
     }
 }
 
+extension FileLock {
+    /// Takes the exclusive `flock` of `descriptor` (an open file) for a short piece of work, waiting
+    /// at most `timeout` for another holder; ``unlock(_:)`` lets it go.
+    ///
+    /// For callers on a thread of their own (a serial dispatch queue), never on the cooperative
+    /// pool: a wait polls with growing pauses (1 to 50 ms), which suits locks held for the length
+    /// of one write, not for a lifetime.
+    package static func lockBriefly(_ descriptor: Int32, path: String, timeout: Duration) throws(FileLockError) {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        var pause: UInt32 = 1_000
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EWOULDBLOCK else { throw .system(operation: "lock", path: path, errno: code) }
+            guard ContinuousClock.now < deadline else { throw .timedOut(path: path) }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+        }
+    }
+
+    /// Lets go of a lock taken with ``lockBriefly(_:path:timeout:)``.
+    package static func unlock(_ descriptor: Int32) {
+        flock(descriptor, LOCK_UN)
+    }
+}
+
 /// One blocking wait for a lock, and who owns the descriptor once it ends.
 private final class LockWait: Sendable {
     private enum State {

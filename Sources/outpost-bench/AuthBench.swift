@@ -3,6 +3,7 @@ import HTTPTypes
 import Logging
 import Outpost
 import OutpostServer
+import OutpostServerTesting
 import OutpostSupport
 import Synchronization
 

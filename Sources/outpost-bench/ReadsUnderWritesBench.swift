@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import OutpostCore
 import OutpostServer
+import OutpostServerTesting
 import OutpostSupport
 
 /// Reads under writes (`--only reads-under-writes`): per backend, record GETs (c=8) under

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import OutpostServer
+import OutpostServerTesting
 import OutpostSupport
 
 /// Storage speed, per backend (SQLite always; PostgreSQL when `OUTPOST_TEST_POSTGRES_URL`

@@ -1,5 +1,6 @@
 import Foundation
 import OutpostServer
+import OutpostServerTesting
 import OutpostSupport
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostServerTesting
 import OutpostTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Outpost
 import OutpostServer
+import OutpostServerTesting
 import OutpostTestSupport
 import Synchronization
 import Testing

@@ -40,11 +40,10 @@ struct FileDownloadMemoryTests {
                     ByteBuffer(string: "GET /files/\(name) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"))
                 // Stalled: wait until the server holds bytes it cannot send (the kernel's buffers
                 // on both sides are full). Polling, as nothing announces it; bounded by a deadline.
-                let deadline = ContinuousClock.now + .seconds(60)
-                while (DownloadMeter.shared.measurement(name)?.peakUnsentBytes ?? 0) == 0 {
-                    try #require(ContinuousClock.now < deadline, "the server never had to hold bytes back")
-                    try await Task.sleep(for: .milliseconds(5))
+                let held = try await eventually(within: .seconds(60)) {
+                    (DownloadMeter.shared.measurement(name)?.peakUnsentBytes ?? 0) > 0
                 }
+                try #require(held, "the server never had to hold bytes back")
                 var received: [UInt8] = []
                 received.reserveCapacity(size + 1024)
                 for try await buffer in inbound { received.append(contentsOf: buffer.readableBytesView) }

@@ -168,10 +168,8 @@ struct FilesIntegrationTests {
             // The server may not have started on the broken request yet when the client asks (its
             // bytes still wait in the socket on a loaded machine): ask again until the server has
             // taken them (polled, bounded; there is no event to wait on from outside).
-            var reported: Int64?
-            let deadline = ContinuousClock.now + .seconds(20)
-            while reported == nil, ContinuousClock.now < deadline {
-                reported = try await client.files.uploadOffset(of: "doc.bin", uploadID: uploadID)
+            let reported = try await eventually(within: .seconds(20), every: .zero) {
+                try await client.files.uploadOffset(of: "doc.bin", uploadID: uploadID)
             }
             let offset = try #require(reported, "the server never reported the broken upload's offset")
             #expect(offset > 0 && offset <= 2 * 1024 * 1024)

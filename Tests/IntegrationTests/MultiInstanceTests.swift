@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Outpost
 import OutpostServer
+import OutpostServerTesting
 import OutpostTestSupport
 import Testing
 

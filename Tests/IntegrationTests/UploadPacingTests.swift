@@ -41,14 +41,8 @@ struct UploadPacingTests {
             // would ask for all 32 chunks at once (AsyncHTTPClient queues each write and asks for
             // the next); a paced one asks for the second only when the loop has run. Nothing
             // announces that the source was not asked, so this watches for a bounded time.
-            let deadline = ContinuousClock.now + .seconds(30)
-            while asked.withLock({ $0 }) == 0 && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(5))
-            }
-            let window = ContinuousClock.now + .milliseconds(500)
-            while asked.withLock({ $0 }) < 3 && ContinuousClock.now < window {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            _ = try await eventually(within: .seconds(30)) { asked.withLock { $0 } > 0 }
+            _ = try await eventually(within: .milliseconds(500)) { asked.withLock { $0 } >= 3 }
             let askedWhileBlocked = asked.withLock { $0 }
             gate.signal()
 

@@ -1,4 +1,5 @@
 import Foundation
+import OutpostSupport
 import Testing
 
 @testable import OutpostCallbacks
@@ -131,9 +132,9 @@ struct AnsweringTests {
     #if os(Linux)
         @Test("the Linux opener reports a program that cannot run or fails")
         func systemOpener() async {
-            #expect(await SystemURLOpener.run(executable: "/nonexistent/xdg-open", arguments: []) == false)
-            #expect(await SystemURLOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 3"]) == false)
-            #expect(await SystemURLOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 0"]) == true)
+            #expect(await SystemOpener.run(executable: "/nonexistent/xdg-open", arguments: []) != .opened)
+            #expect(await SystemOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 3"]) == .declined(status: 3))
+            #expect(await SystemOpener.run(executable: "/bin/sh", arguments: ["-c", "exit 0"]) == .opened)
         }
     #endif
 }

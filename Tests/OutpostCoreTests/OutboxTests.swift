@@ -142,6 +142,76 @@ struct OutboxTests {
         await again.close()
     }
 
+    @Test("the journal's lock is held only during each read or write: another holder can take it in between, and is waited for")
+    func lockOnlyDuringIO() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("outbox.journal")
+        let client = FakeRecordsServer().transport().client()
+        let outbox = try await Self.open(url, client: client)
+        _ = try await outbox.enqueue(.post("/records/notes", json: ["text": "one"]))
+
+        // As another process would: a descriptor of its own on the lock file.
+        let other = openFile(url.path + ".lock", O_RDWR | O_CLOEXEC)
+        #expect(other >= 0)
+        defer { close(other) }
+        #expect(flock(other, LOCK_EX | LOCK_NB) == 0, "the outbox holds no lock between operations")
+        let second = Task { try await outbox.enqueue(.post("/records/notes", json: ["text": "two"])) }
+        flock(other, LOCK_UN)
+        _ = try await second.value
+        #expect(flock(other, LOCK_EX | LOCK_NB) == 0, "nor after a write")
+        flock(other, LOCK_UN)
+        #expect(try await outbox.entries.count == 2)
+        #expect(flock(other, LOCK_EX | LOCK_NB) == 0, "nor after a read")
+        flock(other, LOCK_UN)
+        await outbox.close()
+    }
+
+    @Test("what another process appends or compacts is read before the next operation; new writes are numbered after it")
+    func sharedWithAnotherProcess() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("outbox.journal")
+        let client = FakeRecordsServer().transport().client()
+        let outbox = try await Self.open(url, client: client)
+        let first = try await outbox.enqueue(.post("/records/notes", json: ["text": "mine"]))
+
+        // Another process appends a write of its own, under the lock.
+        let theirs = OutboxEntry(
+            id: UUID(), sequence: 7, label: "theirs", method: first.method, path: first.path, query: [], headers: [],
+            body: first.body, contentType: first.contentType, idempotencyKey: UUID().uuidString,
+            recordKey: "POST theirs", ifMatch: nil, enqueuedAt: Date(), state: .pending)
+        let lock = openFile(url.path + ".lock", O_RDWR | O_CLOEXEC)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX) == 0)
+        let journal = try FileHandle(forWritingTo: url)
+        try journal.seekToEnd()
+        try journal.write(contentsOf: OutboxFraming.frame(try JournalState.encode(.enqueued(theirs))))
+        try journal.close()
+        flock(lock, LOCK_UN)
+
+        #expect(try await outbox.entries.map(\.id) == [first.id, theirs.id])
+        let next = try await outbox.enqueue(.post("/records/notes", json: ["text": "after theirs"]))
+        #expect(next.sequence == 8)
+
+        // The other process compacts: only its write is left, in a new file renamed into place.
+        #expect(flock(lock, LOCK_EX) == 0)
+        var compacted = Data(OutboxFraming.header)
+        compacted.append(OutboxFraming.frame(try JournalState.encode(.enqueued(theirs))))
+        let temporary = folder.appendingPathComponent(".outbox.journal.tmp")
+        try compacted.write(to: temporary)
+        #expect(rename(temporary.path, url.path) == 0)
+        flock(lock, LOCK_UN)
+
+        #expect(try await outbox.entries.map(\.id) == [theirs.id])
+        let last = try await outbox.enqueue(.post("/records/notes", json: ["text": "last"]))
+        #expect(last.sequence == 9)
+        await outbox.close()
+        let reopened = try await Self.open(url, client: client)
+        #expect(try await reopened.entries.map(\.id) == [theirs.id, last.id])
+        await reopened.close()
+    }
+
     @Test("a corrupt tail is reported, kept in a .corrupt file (0600), and the intact writes stay queued")
     func corruptTail() async throws {
         let folder = try Self.folder()
@@ -405,4 +475,9 @@ struct OutboxTests {
         #expect(try await outbox.entries.allSatisfy { $0.state == .pending })
         await outbox.close()
     }
+}
+
+/// `open(2)`, named apart from the outbox's `open`.
+private func openFile(_ path: String, _ flags: Int32) -> Int32 {
+    open(path, flags)
 }

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import OutpostCore
 import OutpostExpressions
+import OutpostServerTesting
 import OutpostTestSupport
 import Testing
 
@@ -126,7 +127,7 @@ struct AccessRulesTests {
         RuleCaller(signedIn: true, user: nil, client: "machine", scopes: ["records"]),
     ]
 
-    static func randomFields(_ random: inout SeededRandom) -> [String: JSONValue] {
+    static func randomFields(_ random: inout SeededGenerator) -> [String: JSONValue] {
         let pool: [String: [JSONValue?]] = [
             "status": ["published", "draft", 1, true, .null, .none, "Published", "editor"],
             "n": [1, 2, 3, .double(3.5), .double(2.0000001), -1, "3", .null, .none, .largeInteger("99999999999999999999")],
@@ -147,7 +148,7 @@ struct AccessRulesTests {
         "a list holds exactly the records the rule grants, with exact totals and keyset pages (seeded)", arguments: backends)
     func listMatchesEvaluator(_ backend: ScratchDatabase.Backend) async throws {
         try await withStorage(backend) { storage, _ in
-            var random = SeededRandom(seed: 0x5EED_0001)
+            var random = SeededGenerator(state: 0x5EED_0001)
             var records: [StoredRecord] = []
             for _ in 0..<80 {
                 let owner: String? = [nil, "u1", "u2"][Int(random.next() % 3)]
@@ -401,7 +402,7 @@ struct AccessRulesTests {
     func listAgreesWithGet(_ backend: ScratchDatabase.Backend) async throws {
         try await withRoutes(backend) { storage, client in
             try await storage.setRule(type: "posts", operation: "create", expression: "true")
-            var random = SeededRandom(seed: 42)
+            var random = SeededGenerator(state: 42)
             for index in 0..<30 {
                 let who = Who.allCases[index % Who.allCases.count]
                 let query = who != .anonymous && who != .machine && random.next() % 3 == 0 ? "?visibility=private" : ""
@@ -432,18 +433,5 @@ struct AccessRulesTests {
                 }
             }
         }
-    }
-}
-
-/// SplitMix64: the same numbers for a seed on every platform.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostServerTesting
 import OutpostTestSupport
 import PostgresNIO
 import Testing
@@ -28,12 +29,7 @@ struct ChangeFeedListenTests {
     /// Polls `condition` until it holds or 20 s pass (PostgreSQL shows a session's statement only
     /// once it ran; nothing signals that).
     func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        return try await condition()
+        try await OutpostTestSupport.eventually(within: .seconds(20), every: .milliseconds(10), condition)
     }
 
     @Test("no LISTEN without subscribers; one while subscribed, which wakes on another instance's write; none after")

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Logging
 import OutpostCore
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostServer
@@ -152,9 +153,8 @@ struct ListInPlaceTests {
             let before = Self.trips(storage)
             let waiting = Task { try await storage.listRecordText(RecordQuery(type: "notes"), from: nil, backwards: false) }
             // Released once the page has gone to a thread (only the count says so: polled, with a deadline).
-            let deadline = ContinuousClock.now + .seconds(20)
-            while Self.trips(storage).onThread == before.onThread, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(1))
+            _ = try await eventually(within: .seconds(20), every: .milliseconds(1)) {
+                Self.trips(storage).onThread != before.onThread
             }
             #expect(Self.trips(storage).onThread == before.onThread + 1)
             for _ in holds { release.signal() }

@@ -53,6 +53,108 @@ struct OpenAPIDocumentTests {
         )
         try await storage.close()
     }
+
+    /// Every operation in the document, as `METHOD path` and its object.
+    static func operations() throws -> [(name: String, operation: JSONValue)] {
+        let document = try JSONValue(parsing: Data(OpenAPIDocument.json.utf8))
+        var found: [(String, JSONValue)] = []
+        for (path, item) in document["paths"]?.objectValue ?? [:] {
+            for (method, operation) in item.objectValue ?? [:] where methods.contains(method) {
+                found.append(("\(method.uppercased()) \(path)", operation))
+            }
+        }
+        return found.sorted { $0.0 < $1.0 }
+    }
+
+    @Test("every operation has a readable camelCase operationId, and no two share one")
+    func operationIDs() throws {
+        let operations = try Self.operations()
+        #expect(operations.count >= 30)
+        var seen: [String: String] = [:]
+        for (name, operation) in operations {
+            let id = try #require(operation["operationId"]?.stringValue, "\(name) has no operationId")
+            #expect(
+                id.first?.isLowercase == true && id.count >= 4 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) },
+                "\(name): '\(id)' is not camelCase")
+            #expect(seen[id] == nil, "\(name) repeats the operationId '\(id)' of \(seen[id] ?? "")")
+            seen[id] = name
+        }
+        #expect(seen["callLambda"] == "POST /lambdas/{name}")
+        #expect(seen["listRecords"] == "GET /records/{type}")
+        #expect(seen["listChanges"] == "GET /records/{type}/changes")
+        #expect(seen["patchRecord"] == "PATCH /records/{type}/{id}")
+        #expect(seen["putFile"] == "PUT /files/{name}")
+    }
+
+    /// Walks every value of the document with its location.
+    static func walk(_ value: JSONValue, at location: String, _ visit: (String, JSONValue) -> Void) {
+        visit(location, value)
+        switch value {
+        case .object(let members): for (key, member) in members { walk(member, at: location + "/" + key, visit) }
+        case .array(let items): for (index, item) in items.enumerated() { walk(item, at: location + "/\(index)", visit) }
+        default: break
+        }
+    }
+
+    @Test("media type objects hold only what OpenAPI 3.1 allows there (a description goes on the response)")
+    func mediaTypes() throws {
+        let document = try JSONValue(parsing: Data(OpenAPIDocument.json.utf8))
+        let allowed: Set<String> = ["schema", "example", "examples", "encoding"]
+        var checked = 0
+        Self.walk(document, at: "") { location, value in
+            guard location.hasPrefix("/paths/") || location.hasPrefix("/components/"), location.hasSuffix("/content"),
+                !location.contains("/properties/"), let types = value.objectValue
+            else { return }
+            for (type, media) in types {
+                checked += 1
+                let extra = Set(media.objectValue?.keys.map { $0 } ?? []).subtracting(allowed).filter { !$0.hasPrefix("x-") }
+                #expect(extra.isEmpty, "\(location)/\(type) has \(extra.sorted())")
+            }
+        }
+        #expect(checked > 20)
+    }
+
+    @Test("the list's answer branches exclude each other: page numbers first, each with exactly its members")
+    func listBranches() throws {
+        let document = try JSONValue(parsing: Data(OpenAPIDocument.json.utf8))
+        let oneOf = document["paths"]?["/records/{type}"]?["get"]?["responses"]?["200"]?["content"]?["application/json"]?[
+            "schema"]?["oneOf"]
+        #expect(
+            oneOf == [["$ref": "#/components/schemas/NumberedPage"], ["$ref": "#/components/schemas/CursorPage"]])
+        let schemas = document["components"]?["schemas"]
+        for name in ["NumberedPage", "CursorPage"] {
+            let schema = try #require(schemas?[name])
+            #expect(schema["additionalProperties"] == false, "\(name) must allow no other member")
+            let required = Set((schema["required"]?.arrayValue ?? []).compactMap(\.stringValue))
+            let properties = Set(schema["properties"]?.objectValue?.keys.map { $0 } ?? [])
+            #expect(required == properties, "\(name): every member is always sent")
+        }
+        // What a cursor page lacks is required and never null in a numbered page, so no cursor
+        // page decodes as one even where nullable members are optional.
+        for member in ["total", "total_pages", "page", "per_page"] {
+            #expect(schemas?["NumberedPage"]?["properties"]?[member]?["type"] == "integer")
+        }
+    }
+}
+
+@Suite("Path parameters", .closesWhatItOpens)
+struct PathParameterTests {
+    @Test(
+        "percent-encoding decodes once, to UTF-8",
+        arguments: [
+            ("hello%3Asomeone", "hello:someone"), ("hello%3asomeone", "hello:someone"), ("plain", "plain"), ("a+b", "a+b"),
+            ("a%2Fb", "a/b"), ("%25", "%"), ("%253A", "%3A"), ("caf%C3%A9", "café"), ("%00", "\u{0}"),
+        ])
+    func decodes(encoded: String, decoded: String) {
+        #expect(OutpostRequestContext.percentDecoded(encoded) == decoded)
+    }
+
+    @Test(
+        "a '%' without two hex digits, or bytes that are not UTF-8, are refused",
+        arguments: ["%", "a%2", "%zz", "%G0", "%FF", "%C3", "%E9x"])
+    func refuses(encoded: String) {
+        #expect(OutpostRequestContext.percentDecoded(encoded) == nil)
+    }
 }
 
 @Suite("Plugin registration", .closesWhatItOpens)

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostServerTesting
 import OutpostTestSupport
 import Testing
 
@@ -90,17 +91,15 @@ struct PostgresSpeedPathTests {
             _ = try await storage.createRecord(type: "t", fields: ["n": 2], owner: nil, isPrivate: false)
             let reader = Task { try await storage.changes(type: nil, after: 0, limit: 10) }
             // The reader waits for the open writer (its lock request is queued behind the writer's).
-            let deadline = ContinuousClock.now + .seconds(20)
-            while try await storage.rows(
-                """
-                SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-                AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                """
-            ).isEmpty {
-                #expect(ContinuousClock.now < deadline, "the reader never waited for the open write")
-                if ContinuousClock.now >= deadline { break }
-                await Task.yield()
+            let waited = try await eventually(within: .seconds(20), every: .zero) {
+                try await !storage.rows(
+                    """
+                    SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """
+                ).isEmpty
             }
+            #expect(waited, "the reader never waited for the open write")
             releaseSignal.yield()
             try await writer.value
             let changes = try await reader.value

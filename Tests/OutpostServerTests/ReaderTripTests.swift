@@ -118,9 +118,8 @@ struct ReaderTripTests {
             let waiting = Task { try await storage.record(type: "notes", id: record.id) }
             // Released only once the read has gone to a thread (nothing signals that but the
             // count, so it is polled, with a deadline).
-            let deadline = ContinuousClock.now + .seconds(20)
-            while Self.trips(storage).onThread == queuedBefore, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(1))
+            _ = try await eventually(within: .seconds(20), every: .milliseconds(1)) {
+                Self.trips(storage).onThread != queuedBefore
             }
             release.signal()
             release.signal()

@@ -63,14 +63,14 @@ struct SQLiteWriteTests {
 
     @Test("the stored text of generated fields is JSONEncoder's, byte for byte")
     func generatedBodyTextMatches() {
-        var generator = SplitMix(seed: 12)
+        var generator = SeededGenerator(state: 12)
         for _ in 0..<500 {
             let fields = Self.object(&generator, depth: 0)
             #expect(RecordBodyText.text(fields) == JSONValue.object(fields).jsonString())
         }
     }
 
-    static func object(_ generator: inout SplitMix, depth: Int) -> [String: JSONValue] {
+    static func object(_ generator: inout SeededGenerator, depth: Int) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
         for _ in 0..<generator.next(below: 6) {
             fields[string(&generator)] = value(&generator, depth: depth + 1)
@@ -78,7 +78,7 @@ struct SQLiteWriteTests {
         return fields
     }
 
-    static func value(_ generator: inout SplitMix, depth: Int) -> JSONValue {
+    static func value(_ generator: inout SeededGenerator, depth: Int) -> JSONValue {
         switch generator.next(below: depth > 3 ? 5 : 7) {
         case 0: return .null
         case 1: return .bool(generator.next(below: 2) == 0)
@@ -91,7 +91,7 @@ struct SQLiteWriteTests {
     }
 
     /// Up to 8 characters drawn from ASCII (controls and quotes included) and a few multi-byte ones.
-    static func string(_ generator: inout SplitMix) -> String {
+    static func string(_ generator: inout SeededGenerator) -> String {
         let extra: [Unicode.Scalar] = ["é", "\u{301}", "ß", "😀", "\u{2028}", "\u{7f}", "ﬁ"]
         var scalars = String.UnicodeScalarView()
         for _ in 0..<generator.next(below: 9) {
@@ -104,20 +104,4 @@ struct SQLiteWriteTests {
         }
         return String(scalars)
     }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing case can be found again.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(below bound: UInt64) -> UInt64 { next() % bound }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import OutpostCore
+import OutpostServerTesting
 import Synchronization
 import Testing
 

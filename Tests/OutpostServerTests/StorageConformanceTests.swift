@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OutpostCore
+import OutpostServerTesting
 import OutpostTestSupport
 import Testing
 

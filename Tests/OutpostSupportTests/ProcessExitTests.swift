@@ -35,12 +35,7 @@ struct ProcessExitTests {
             #expect(posix_spawn(&pid, "/bin/sleep", nil, nil, &argv, environ) == 0)
             #expect(ProcessExit.peekExit(pid) == nil, "still running")
             _ = kill(pid, SIGKILL)
-            var seen: ChildExit?
-            let deadline = ContinuousClock.now + .seconds(10)
-            while seen == nil && ContinuousClock.now < deadline {
-                seen = ProcessExit.peekExit(pid)
-                if seen == nil { try await Task.sleep(for: .milliseconds(10)) }
-            }
+            let seen = try await eventually(within: .seconds(10)) { ProcessExit.peekExit(pid) }
             #expect(seen == ChildExit(status: SIGKILL, signalled: true))
             #expect(ProcessExit.peekExit(pid) == seen, "not reaped by looking")
             var status: Int32 = 0

@@ -12,7 +12,8 @@ enum JournalRecord: Codable {
 }
 
 /// The open journal and the queue it holds. Lives in the outbox's mutex and is used only on its
-/// dispatch queue, so every method may block on the file.
+/// dispatch queue, so every method may block on the file. Every method that reads or writes the
+/// file runs inside ``locked(_:)``: in this process's turn, after catching up with the others.
 struct JournalState {
     var file: OutboxFile?
     /// Pending and failed entries, in queue order.
@@ -25,33 +26,58 @@ struct JournalState {
 
     var pendingCount: Int { entries.count { $0.state == .pending } }
 
-    // MARK: Loading
+    // MARK: Loading and catching up
 
     /// Opens the journal and rebuilds the queue from its records. A corrupt tail is copied to a
     /// `.corrupt` file and the journal rewritten without it.
     static func load(_ url: URL) throws -> (JournalState, OutboxCorruption?) {
         let file = try OutboxFile(url: url)
         var state = JournalState(file: file)
-        let data = try file.readAll()
-        let scan = OutboxFraming.scan(data)
+        let corruption = try file.withLock { try state.catchUp() }
+        return (state, corruption)
+    }
+
+    /// Runs `body` in this process's turn at the journal (``OutboxFile/withLock(_:)``), after
+    /// reading what other processes wrote since the last turn. A closed journal runs `body` as it
+    /// is (it reports the closing).
+    mutating func locked<T>(_ body: (inout JournalState) throws -> T) throws -> T {
+        guard let file else { return try body(&self) }
+        return try file.withLock {
+            _ = try catchUp()
+            return try body(&self)
+        }
+    }
+
+    /// Under the lock: applies the records appended since this process last looked, or rebuilds
+    /// the queue when the file was replaced (another process compacted it). An unreadable tail is
+    /// set aside in a `.corrupt` file and the journal rewritten without it, so that nothing is
+    /// appended after damage.
+    mutating func catchUp() throws -> OutboxCorruption? {
+        guard let file, let (data, offset) = try file.readChanges() else { return nil }
+        let scan: OutboxFraming.Scan
+        if offset == 0 {
+            entries = []
+            frameSizes = [:]
+            scan = OutboxFraming.scan(data)
+        } else {
+            scan = OutboxFraming.scanFrames(data, at: offset)
+        }
         var corruptOffset = scan.corruptOffset
         var reason = scan.corruptReason
         let decoder = JSONDecoder()
-        for (offset, payload) in scan.frames {
+        for (frameOffset, payload) in scan.frames {
             guard let record = try? decoder.decode(JournalRecord.self, from: payload) else {
-                corruptOffset = offset
+                corruptOffset = frameOffset
                 reason = "a frame's checksum matches but it is not an outbox record (written by a newer version?)"
                 break
             }
-            state.apply(record, frameSize: payload.count + OutboxFraming.frameOverhead)
+            apply(record, frameSize: payload.count + OutboxFraming.frameOverhead)
         }
-        guard let corruptOffset else { return (state, nil) }
-        let tail = data.subdata(in: corruptOffset..<data.count)
+        guard let corruptOffset else { return nil }
+        let tail = data.subdata(in: (corruptOffset - offset)..<data.count)
         let saved = try file.setAside(tail)
-        try state.compact()
-        let corruption = OutboxCorruption(
-            offset: corruptOffset, byteCount: tail.count, reason: reason ?? "unreadable", savedAt: saved)
-        return (state, corruption)
+        try compact()
+        return OutboxCorruption(offset: corruptOffset, byteCount: tail.count, reason: reason ?? "unreadable", savedAt: saved)
     }
 
     /// Applies one record to the queue, as when it was first written.
@@ -130,7 +156,8 @@ struct JournalState {
             throw OutpostError(.outboxUnavailable, "The outbox is closed", suggestion: "Open it again with Outbox.open")
         }
         var entry = draft
-        entry.sequence = nextSequence
+        // Provisional: the flush numbers the batch after reading what other processes appended.
+        entry.sequence = nextSequence + UInt64(staged.count)
         entry.state = .pending
         let frame = OutboxFraming.frame(try Self.encode(.enqueued(entry)))
         let stagedBytes = staged.reduce(0) { $0 + $1.frame.count }
@@ -142,7 +169,6 @@ struct JournalState {
                     + "and this one needs \(frame.count) more than the bound of \(maxBytes)",
                 suggestion: "Replay the outbox when the server is reachable, cancel writes, or raise Configuration.maxBytes")
         }
-        nextSequence += 1
         staged.append((entry, frame, waiter))
     }
 
@@ -150,15 +176,24 @@ struct JournalState {
     /// with the outcome.
     mutating func flushStaged() -> (waiters: [(OutboxEntry, Waiter)], result: Result<Int, any Error>) {
         flushScheduled = false
-        let batch = staged
+        var batch = staged
         staged = []
-        let waiters = batch.map { ($0.entry, $0.waiter) }
         guard let file else {
             return (
-                waiters,
+                batch.map { ($0.entry, $0.waiter) },
                 .failure(OutpostError(.outboxUnavailable, "The outbox is closed", suggestion: "Open it again with Outbox.open"))
             )
         }
+        // Another process may have queued writes since these were staged: number them after its.
+        do {
+            for index in batch.indices where batch[index].entry.sequence != nextSequence + UInt64(index) {
+                batch[index].entry.sequence = nextSequence + UInt64(index)
+                batch[index].frame = OutboxFraming.frame(try Self.encode(.enqueued(batch[index].entry)))
+            }
+        } catch {
+            return (batch.map { ($0.entry, $0.waiter) }, .failure(error))
+        }
+        let waiters = batch.map { ($0.entry, $0.waiter) }
         var data = Data(capacity: batch.reduce(0) { $0 + $1.frame.count })
         for item in batch { data.append(item.frame) }
         do {
@@ -168,6 +203,13 @@ struct JournalState {
         }
         for item in batch { apply(.enqueued(item.entry), frameSize: item.frame.count) }
         return (waiters, .success(pendingCount))
+    }
+
+    /// Gives up every staged write (the journal's lock could not be taken) and hands back who waits.
+    mutating func dropStaged() -> [(OutboxEntry, Waiter)] {
+        flushScheduled = false
+        defer { staged = [] }
+        return staged.map { ($0.entry, $0.waiter) }
     }
 
     mutating func remove(_ id: UUID) throws -> OutboxEntry {

@@ -19,8 +19,11 @@ import Synchronization
 /// count as done rather than as conflicts. Writes to one record go out one after another; writes to
 /// different records may go out side by side. See <doc:DurableOutbox>.
 ///
-/// The journal's file work (appends with `fsync`, compaction) runs on the outbox's own dispatch
-/// queue, never on the Swift concurrency pool. One process at a time may open a journal.
+/// The journal's file work (appends flushed to disk, compaction) runs on the outbox's own dispatch
+/// queue, never on the Swift concurrency pool. One `Outbox` per journal in a process; several
+/// processes (an app and its extensions, in an App Group container) may share one journal: each
+/// read or write takes the journal's file lock, reads what the others wrote, and lets the lock go
+/// at once, so no lock is held while the app is suspended.
 public final class Outbox: Sendable {
     /// Where the journal lives and how the outbox sends.
     public struct Configuration: Sendable {
@@ -57,9 +60,11 @@ public final class Outbox: Sendable {
             self.logger = logger
         }
 
-        /// `$XDG_CONFIG_HOME/<application>/outbox.journal` (or `~/.config/...`).
+        /// `outbox.journal` in the application's folder of ``ConfigurationFolder/Location/standard``:
+        /// Application Support on Apple platforms, `$XDG_CONFIG_HOME/<application>` (or
+        /// `~/.config/<application>`) elsewhere.
         public static func defaultFileURL(application: String) -> URL {
-            ConfigurationFolder.url(application: application).appending(path: "outbox.journal")
+            ConfigurationFolder.standardURL(application: application).appending(path: "outbox.journal")
         }
     }
 
@@ -94,8 +99,8 @@ public final class Outbox: Sendable {
     /// still queued in it. An unreadable tail is set aside in a `.corrupt` file beside the journal,
     /// logged at `error`, kept in ``corruption`` and sent to every observer of ``events()``.
     ///
-    /// - Throws: ``OutpostError/Code/outboxUnavailable`` when the file cannot be opened or another
-    ///   process has it open.
+    /// - Throws: ``OutpostError/Code/outboxUnavailable`` when the file cannot be opened, or this
+    ///   process has it open already.
     public static func open(_ configuration: Configuration, client: OutpostClient) async throws -> Outbox {
         let queue = DispatchQueue(label: "outpost.outbox.journal")
         let outbox = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Outbox, any Error>) in
@@ -112,7 +117,7 @@ public final class Outbox: Sendable {
         return outbox
     }
 
-    /// Releases the journal (and its lock) and ends every ``events()`` sequence. Writes in flight
+    /// Releases the journal and ends every ``events()`` sequence. Writes in flight
     /// finish, but their results are no longer recorded: they are sent again after the next open,
     /// and the server's idempotency makes that harmless.
     public func close() async {
@@ -160,10 +165,12 @@ public final class Outbox: Sendable {
         let (entry, pending) = try await withCheckedThrowingContinuation { (waiter: JournalState.Waiter) in
             queue.async {
                 do {
-                    let flushDue = try self.state.withLock { state in
-                        try state.stage(draft, maxBytes: maxBytes, waiter: waiter)
-                        defer { state.flushScheduled = true }
-                        return !state.flushScheduled
+                    let flushDue = try self.state.withLock { journal in
+                        try journal.locked { state in
+                            try state.stage(draft, maxBytes: maxBytes, waiter: waiter)
+                            defer { state.flushScheduled = true }
+                            return !state.flushScheduled
+                        }
                     }
                     // Writes staged before this flush runs share its fsync.
                     if flushDue { self.queue.async { self.flushStaged() } }
@@ -246,15 +253,25 @@ public final class Outbox: Sendable {
 
     /// Writes the staged writes (on the queue) and resumes their callers.
     private func flushStaged() {
-        let (waiters, result) = state.withLock { $0.flushStaged() }
-        for (entry, waiter) in waiters { waiter.resume(with: result.map { (entry, $0) }) }
+        let outcome = state.withLock { journal in
+            Result { try journal.locked { $0.flushStaged() } }
+        }
+        switch outcome {
+        case .success(let (waiters, result)):
+            for (entry, waiter) in waiters { waiter.resume(with: result.map { (entry, $0) }) }
+        case .failure(let error):
+            // The lock could not be taken: nothing was written; every staged write fails with it.
+            let waiters = state.withLock { $0.dropStaged() }
+            for (_, waiter) in waiters { waiter.resume(throwing: error) }
+        }
     }
 
-    /// Runs `body` on the journal's queue, off the concurrency pool.
+    /// Runs `body` on the journal's queue, off the concurrency pool, in this process's turn at the
+    /// journal file (after reading what other processes wrote since the last turn).
     func journal<T: Sendable>(_ body: @escaping @Sendable (inout JournalState) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try self.state.withLock { try body(&$0) } })
+                continuation.resume(with: Result { try self.state.withLock { try $0.locked(body) } })
             }
         }
     }

@@ -35,31 +35,39 @@ enum OutboxFraming {
 
     /// Splits a journal file into its intact frames and its corrupt tail, if any.
     static func scan(_ data: Data) -> Scan {
-        let bytes = [UInt8](data)
-        if bytes.isEmpty { return Scan(frames: []) }
-        guard bytes.count >= header.count, Array(bytes[0..<header.count]) == header else {
+        if data.isEmpty { return Scan(frames: []) }
+        guard data.count >= header.count, Array(data.prefix(header.count)) == header else {
             return Scan(frames: [], corruptOffset: 0, corruptReason: "the file does not start with the outbox header")
         }
+        return scanFrames(data.subdata(in: data.startIndex.advanced(by: header.count)..<data.endIndex), at: header.count)
+    }
+
+    /// Splits bytes read from offset `base` of a journal (past its header: what another process
+    /// appended since this one last looked) into intact frames and a corrupt tail. Offsets are the
+    /// file's, `base` included.
+    static func scanFrames(_ data: Data, at base: Int) -> Scan {
+        let bytes = [UInt8](data)
         var frames: [(offset: Int, payload: Data)] = []
-        var offset = header.count
+        var offset = 0
         while offset < bytes.count {
             guard bytes.count - offset >= frameOverhead else {
-                return Scan(frames: frames, corruptOffset: offset, corruptReason: "a frame header is cut short (torn write)")
+                return Scan(
+                    frames: frames, corruptOffset: base + offset, corruptReason: "a frame header is cut short (torn write)")
             }
             let length = Int(readUInt32(bytes, at: offset))
             let checksum = readUInt32(bytes, at: offset + 4)
             guard length <= maxPayloadBytes else {
-                return Scan(frames: frames, corruptOffset: offset, corruptReason: "a frame claims \(length) bytes")
+                return Scan(frames: frames, corruptOffset: base + offset, corruptReason: "a frame claims \(length) bytes")
             }
             let start = offset + frameOverhead
             guard bytes.count - start >= length else {
-                return Scan(frames: frames, corruptOffset: offset, corruptReason: "a frame is cut short (torn write)")
+                return Scan(frames: frames, corruptOffset: base + offset, corruptReason: "a frame is cut short (torn write)")
             }
             let payload = bytes[start..<(start + length)]
             guard CRC32.checksum(payload) == checksum else {
-                return Scan(frames: frames, corruptOffset: offset, corruptReason: "a frame's checksum does not match")
+                return Scan(frames: frames, corruptOffset: base + offset, corruptReason: "a frame's checksum does not match")
             }
-            frames.append((offset, Data(payload)))
+            frames.append((base + offset, Data(payload)))
             offset = start + length
         }
         return Scan(frames: frames)

@@ -14,9 +14,15 @@ import Hummingbird
 struct DeclaredLengthMiddleware: RouterMiddleware {
     typealias Context = OutpostRequestContext
 
-    /// The largest body each request may send: ``ServerConfiguration/maxFileBytes`` for a file
-    /// upload, ``ServerConfiguration/maxBodyBytes`` for everything else.
-    let limit: @Sendable (Request) -> Int64
+    /// The largest body a request may send, and the answer to one that declares more.
+    struct Limit: Sendable {
+        var bytes: Int64
+        var refusal: ServerError
+    }
+
+    /// Each request's limit: ``ServerConfiguration/maxFileBytes`` for a file upload,
+    /// ``ServerConfiguration/maxBodyBytes`` for everything else.
+    let limit: @Sendable (Request) -> Limit
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -31,12 +37,9 @@ struct DeclaredLengthMiddleware: RouterMiddleware {
                 headers: [.connection: "close"])
         }
         let limit = limit(request)
-        guard declared <= limit else {
+        guard declared <= limit.bytes else {
             context.channel.close(mode: .input, promise: nil)
-            throw ServerError(
-                .contentTooLarge, code: "payload_too_large",
-                message: "The body declares \(declared) bytes; this route takes at most \(limit). Send a smaller body",
-                headers: [.connection: "close"])
+            throw limit.refusal
         }
         return try await next(request, context)
     }

@@ -253,7 +253,7 @@ struct FileRoutes: Sendable {
     }
 
     static func name(_ context: OutpostRequestContext) throws -> String {
-        guard let name = context.parameters.get("name"), FileNames.isValidName(name) else {
+        guard let name = try context.pathParameter("name"), FileNames.isValidName(name) else {
             throw ServerError.badRequest("invalid_file_name", FileNames.nameRule)
         }
         return name
@@ -304,6 +304,11 @@ struct FileRoutes: Sendable {
     }
 
     func tooLarge() -> ServerError {
+        Self.tooLarge(maxFileBytes: maxFileBytes)
+    }
+
+    /// The answer to a file over `maxFileBytes`, declared or sent.
+    static func tooLarge(maxFileBytes: Int64) -> ServerError {
         ServerError(
             .contentTooLarge, code: "file_too_large",
             message: "This server stores files of at most \(maxFileBytes) bytes (its maxFileBytes setting); send a smaller file",

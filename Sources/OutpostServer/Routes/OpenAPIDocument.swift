@@ -13,44 +13,44 @@ enum OpenAPIDocument {
           "paths": {
             "/health": {
               "get": {
-                "summary": "Liveness and database check",
+                "operationId": "getHealth", "summary": "Liveness and database check",
                 "responses": {
                   "200": {"description": "Healthy", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Health"}}}},
-                  "503": {"description": "The database does not answer"}
+                  "503": {"description": "The database does not answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/HealthUnavailable"}}}}
                 }
               }
             },
             "/openapi.json": {
               "get": {
-                "summary": "This document",
-                "responses": {"200": {"description": "The OpenAPI document"}}
+                "operationId": "getOpenAPIDocument", "summary": "This document",
+                "responses": {"200": {"description": "The OpenAPI document", "headers": {"Cache-Control": {"$ref": "#/components/headers/PublicCache"}}, "content": {"application/json": {"schema": {"type": "object", "required": ["openapi", "info", "paths"], "properties": {"openapi": {"type": "string"}, "info": {"type": "object"}, "paths": {"type": "object"}, "components": {"type": "object"}}}}}}}
               }
             },
             "/.well-known/openid-configuration": {
-              "get": {"summary": "OpenID Provider metadata (OpenID Connect Discovery 1.0)", "responses": {"200": {"description": "The metadata"}}}
+              "get": {"operationId": "getOpenIDConfiguration", "summary": "OpenID Provider metadata (OpenID Connect Discovery 1.0)", "responses": {"200": {"description": "The metadata", "headers": {"Cache-Control": {"$ref": "#/components/headers/PublicCache"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OpenIDConfiguration"}}}}}}
             },
             "/.well-known/jwks.json": {
               "get": {
-                "summary": "The keys that sign ID tokens (RFC 7517): the key in use and keys retired within the grace period",
-                "responses": {"200": {"description": "A JSON Web Key Set", "content": {"application/json": {"schema": {"type": "object", "required": ["keys"], "properties": {"keys": {"type": "array", "items": {"type": "object"}}}}}}}}
+                "operationId": "getJSONWebKeySet", "summary": "The keys that sign ID tokens (RFC 7517): the key in use and keys retired within the grace period",
+                "responses": {"200": {"description": "A JSON Web Key Set", "headers": {"Cache-Control": {"$ref": "#/components/headers/PublicCache"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/JSONWebKeySet"}}}}}
               }
             },
             "/userinfo": {
               "get": {
-                "summary": "OpenID Connect UserInfo: sub, and preferred_username with the profile scope",
+                "operationId": "getUserInfo", "summary": "OpenID Connect UserInfo: sub, and preferred_username with the profile scope",
                 "security": [{"bearer": []}],
-                "responses": {"200": {"description": "The user's claims"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+                "responses": {"200": {"description": "The user's claims", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UserInfo"}}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               },
               "post": {
-                "summary": "OpenID Connect UserInfo (the access token may also come as access_token in a form body)",
+                "operationId": "postUserInfo", "summary": "OpenID Connect UserInfo (the access token may also come as access_token in a form body)",
                 "security": [{"bearer": []}],
                 "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"access_token": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
-                "responses": {"200": {"description": "The user's claims"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+                "responses": {"200": {"description": "The user's claims", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/UserInfo"}}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/lambdas/{name}": {
               "post": {
-                "summary": "Call a remote function",
+                "operationId": "callLambda", "summary": "Call a remote function",
                 "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}, {"$ref": "#/components/parameters/IdempotencyKey"}],
                 "security": [{}, {"bearer": []}],
                 "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/LambdaCall"}}}},
@@ -70,7 +70,7 @@ enum OpenAPIDocument {
             },
             "/handlers/{name}": {
               "post": {
-                "summary": "Call a custom handler: any JSON in and out",
+                "operationId": "callHandler", "summary": "Call a custom handler: any JSON in and out",
                 "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}}, {"$ref": "#/components/parameters/IdempotencyKey"}],
                 "security": [{}, {"bearer": []}],
                 "requestBody": {"content": {"application/json": {"schema": {}}}},
@@ -89,31 +89,31 @@ enum OpenAPIDocument {
             },
             "/users": {
               "post": {
-                "summary": "Sign up with a username and password (stored with Bcrypt)",
+                "operationId": "signUp", "summary": "Sign up with a username and password (stored with Bcrypt)",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string", "pattern": "^[A-Za-z0-9._@-]{3,64}$"}, "password": {"type": "string", "minLength": 8}}}}}},
-                "responses": {"201": {"description": "The new user's id and username"}, "400": {"$ref": "#/components/responses/Error"}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
+                "responses": {"201": {"description": "The new user's id and username", "headers": {"Location": {"description": "/me", "schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewUser"}}}}, "400": {"$ref": "#/components/responses/Error"}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
               }
             },
             "/me": {
               "get": {
-                "summary": "The signed-in user (Authorization: Bearer with the profile scope; a token in the query is refused)",
+                "operationId": "getMe", "summary": "The signed-in user (Authorization: Bearer with the profile scope; a token in the query is refused)",
                 "security": [{"bearer": ["profile"]}],
-                "responses": {"200": {"description": "id, username, entitlements, client_id, scope"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+                "responses": {"200": {"description": "The token's user (id, username, entitlements) with its client_id and scope; a token without a user (client credentials) gives client_id, scope and user: null", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Me"}}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/auth/login": {
               "post": {
-                "summary": "Sign in through a custom authentication provider",
+                "operationId": "signInWithProvider", "summary": "Sign in through a custom authentication provider",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string", "minLength": 1}, "auth_data": {"type": "object"}, "client_id": {"type": "string", "minLength": 1}}}}}},
                 "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"description": "invalid_client (an unknown client_id) or provider_rejected", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "404": {"description": "unknown_provider: the server has no provider of that name", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/.well-known/oauth-authorization-server": {
-              "get": {"summary": "Authorization server metadata (RFC 8414)", "responses": {"200": {"description": "The metadata"}}}
+              "get": {"operationId": "getAuthorizationServerMetadata", "summary": "Authorization server metadata (RFC 8414)", "responses": {"200": {"description": "The metadata", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuthorizationServerMetadata"}}}}}}
             },
             "/oauth/authorize": {
               "get": {
-                "summary": "The sign-in and consent page (authorization code with PKCE S256, or implicit for clients allowed it)",
+                "operationId": "getAuthorizationPage", "summary": "The sign-in and consent page (authorization code with PKCE S256, or implicit for clients allowed it)",
                 "parameters": [
                   {"name": "response_type", "in": "query", "required": true, "schema": {"type": "string", "enum": ["code", "token"]}},
                   {"name": "client_id", "in": "query", "required": true, "schema": {"type": "string", "minLength": 1}},
@@ -126,40 +126,40 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "302": {"description": "Back to the client with an error"}, "400": {"description": "An HTML page: unknown client or redirect URI"}}
               },
               "post": {
-                "summary": "The form's submission: credentials and the decision (same-origin posts with a form token bound to the browser only)",
+                "operationId": "submitAuthorization", "summary": "The form's submission: credentials and the decision (same-origin posts with a form token bound to the browser only)",
                 "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["response_type", "client_id", "redirect_uri", "form_token"], "properties": {"response_type": {"type": "string", "enum": ["code", "token"]}, "client_id": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "state": {"type": "string"}, "code_challenge": {"type": "string"}, "code_challenge_method": {"type": "string", "enum": ["S256"]}, "nonce": {"type": "string"}, "form_token": {"type": "string", "minLength": 1}, "decision": {"type": "string", "enum": ["allow", "deny"]}, "username": {"type": "string"}, "password": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}},
                 "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error, with state and iss"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}, "403": {"description": "Posted from another origin"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}}
               }
             },
             "/oauth/token": {
               "post": {
-                "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
-                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["grant_type"], "properties": {"grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token", "password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "minLength": 1}, "code": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "code_verifier": {"type": "string", "minLength": 1}, "refresh_token": {"type": "string", "minLength": 1}, "username": {"type": "string", "minLength": 1}, "password": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "device_code": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
+                "operationId": "requestToken", "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["grant_type"], "properties": {"grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token", "password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "description": "Checked for confidential clients only; a public client's is ignored"}, "code": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "code_verifier": {"type": "string", "minLength": 1}, "refresh_token": {"type": "string", "minLength": 1}, "username": {"type": "string", "minLength": 1}, "password": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "device_code": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
                 "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}
               }
             },
             "/oauth/revoke": {
-              "post": {"summary": "Token revocation (RFC 7009)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["token", "client_id"], "properties": {"token": {"type": "string", "minLength": 1}, "token_type_hint": {"type": "string", "enum": ["access_token", "refresh_token"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}}
+              "post": {"operationId": "revokeToken", "summary": "Token revocation (RFC 7009)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["token", "client_id"], "properties": {"token": {"type": "string", "description": "The token to revoke; an unknown, expired or empty one is answered 200 too (RFC 7009 §2.2)"}, "token_type_hint": {"type": "string", "description": "access_token or refresh_token (RFC 7009 §2.1): a hint only, the server finds the token either way and ignores the value"}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "description": "Checked for confidential clients only; a public client's is ignored"}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "Revoked, or nothing to revoke"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}}
             },
             "/oauth/device_authorization": {
-              "post": {"summary": "Device authorization (RFC 8628)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["client_id"], "properties": {"client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "minLength": 1}, "scope": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}}
+              "post": {"operationId": "authorizeDevice", "summary": "Device authorization (RFC 8628)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["client_id"], "properties": {"client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "description": "Checked for confidential clients only; a public client's is ignored"}, "scope": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "The device's code and the code the user enters at verification_uri", "headers": {"Cache-Control": {"$ref": "#/components/headers/NoStore"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DeviceAuthorization"}}}}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}}
             },
             "/device": {
-              "get": {"summary": "The page where a user enters a device's code", "parameters": [{"name": "user_code", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "400": {"$ref": "#/components/responses/Error"}}},
-              "post": {"summary": "The device page's submission: the code and sign-in (purpose=device), then the confirmation (purpose=device_confirm)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["purpose", "form_token", "user_code"], "properties": {"purpose": {"type": "string", "enum": ["device", "device_confirm"]}, "form_token": {"type": "string", "minLength": 1}, "user_code": {"type": "string", "minLength": 1}, "username": {"type": "string"}, "password": {"type": "string"}, "decision": {"type": "string", "enum": ["allow", "deny"]}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}, "403": {"description": "Posted from another origin"}, "429": {"description": "Too many failed sign-ins or wrong codes, with Retry-After"}}}
+              "get": {"operationId": "getDevicePage", "summary": "The page where a user enters a device's code", "parameters": [{"name": "user_code", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "400": {"$ref": "#/components/responses/Error"}}},
+              "post": {"operationId": "submitDevicePage", "summary": "The device page's submission: the code and sign-in (purpose=device), then the confirmation (purpose=device_confirm)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["purpose", "form_token", "user_code"], "properties": {"purpose": {"type": "string", "enum": ["device", "device_confirm"]}, "form_token": {"type": "string", "minLength": 1}, "user_code": {"type": "string", "minLength": 1}, "username": {"type": "string"}, "password": {"type": "string"}, "decision": {"type": "string", "enum": ["allow", "deny"]}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "An HTML page"}, "400": {"description": "An HTML page"}, "401": {"description": "An HTML page"}, "403": {"description": "Posted from another origin"}, "429": {"description": "Too many failed sign-ins or wrong codes, with Retry-After"}}}
             },
             "/oauth/logout": {
-              "get": {"summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}, "400": {"$ref": "#/components/responses/Error"}}}
+              "get": {"operationId": "logOut", "summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}, "400": {"$ref": "#/components/responses/Error"}}}
             },
             "/records/{type}": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
               "post": {
-                "summary": "Create a record; the server assigns its id (a token needs records:write)",
+                "operationId": "createRecord", "summary": "Create a record; the server assigns its id (a token needs records:write)",
                 "security": [{}, {"bearer": ["records:write"]}],
                 "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}, {"name": "visibility", "in": "query", "description": "private: readable, listable and changeable by its owner only (others get 404 and lists leave it out); needs a signed-in user", "schema": {"type": "string", "enum": ["public", "private"], "default": "public"}}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
-                  "201": {"description": "Created (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}, "Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "201": {"description": "Created (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Location": {"schema": {"type": "string"}}, "Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
@@ -170,17 +170,20 @@ enum OpenAPIDocument {
                 }
               },
               "get": {
-                "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read). Private records of other users are left out",
+                "operationId": "listRecords", "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read). Private records of other users are left out",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
                   {"name": "cursor", "in": "query", "schema": {"type": "string"}},
                   {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 9223372036854775}},
                   {"name": "per_page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
-                  {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["created", "-created", "updated", "-updated"]}}
+                  {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["created", "-created", "updated", "-updated"]}},
+                  {"name": "filter", "in": "query", "style": "form", "explode": true, "description": "Equality filters on top-level fields: every query parameter other than limit, cursor, page, per_page and sort is one, field=value (this object's members are sent as separate parameters; the name filter itself is not sent). A value that reads as JSON (30, 2.5, true, false, null, \"30\") is compared as that JSON value, anything else as text. A field name is 1-64 letters, digits, _ or - (400 invalid_filter otherwise)", "schema": {"$ref": "#/components/schemas/ListFilter"}},
+                  {"$ref": "#/components/parameters/IfNoneMatch"}
                 ],
                 "responses": {
-                  "200": {"description": "One page", "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/CursorPage"}, {"$ref": "#/components/schemas/NumberedPage"}]}}}},
+                  "200": {"description": "One page: a NumberedPage when page is given, else a CursorPage. The two share no member but results and neither allows another, so an answer matches exactly one", "headers": {"ETag": {"description": "A weak ETag of the page; If-None-Match with it answers 304 while the page is unchanged", "schema": {"type": "string"}}, "Cache-Control": {"$ref": "#/components/headers/PrivateCache"}}, "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/NumberedPage"}, {"$ref": "#/components/schemas/CursorPage"}]}}}},
+                  "304": {"description": "Not modified: If-None-Match names the page's ETag", "headers": {"ETag": {"schema": {"type": "string"}}, "Cache-Control": {"$ref": "#/components/headers/PrivateCache"}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"}
@@ -190,7 +193,7 @@ enum OpenAPIDocument {
             "/records/{type}/changes": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
               "get": {
-                "summary": "The type's record changes as Server-Sent Events: a ready event, then one event per change (id: position; event: created, updated or deleted; data: {id, change, version, record}). Resumes after Last-Event-ID or after; private records' changes go to their owner only (a token needs records:read)",
+                "operationId": "listChanges", "summary": "The type's record changes as Server-Sent Events: a ready event, then one event per change (id: position; event: created, updated or deleted; data: {id, change, version, record}). Resumes after Last-Event-ID or after; private records' changes go to their owner only (a token needs records:read)",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "Last-Event-ID", "in": "header", "description": "Resume after this position (the id of the last event received); wins over after", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},
@@ -212,11 +215,12 @@ enum OpenAPIDocument {
                 {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}
               ],
               "get": {
-                "summary": "Read a record; If-None-Match gives 304 (a token needs records:read). Another user's private record is 404",
+                "operationId": "getRecord", "summary": "Read a record; If-None-Match gives 304 (a token needs records:read). Another user's private record is 404",
                 "security": [{}, {"bearer": ["records:read"]}],
+                "parameters": [{"$ref": "#/components/parameters/IfNoneMatch"}, {"$ref": "#/components/parameters/IfModifiedSince"}],
                 "responses": {
-                  "200": {"description": "The record", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
-                  "304": {"description": "Not modified"},
+                  "200": {"description": "The record", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Last-Modified": {"$ref": "#/components/headers/LastModified"}, "Cache-Control": {"$ref": "#/components/headers/PrivateCache"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "304": {"description": "Not modified: If-None-Match matched the ETag, or (without If-None-Match) the record is unchanged since If-Modified-Since", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Last-Modified": {"$ref": "#/components/headers/LastModified"}, "Cache-Control": {"$ref": "#/components/headers/PrivateCache"}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
@@ -224,11 +228,12 @@ enum OpenAPIDocument {
                 }
               },
               "put": {
-                "summary": "Replace a record's fields; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "operationId": "replaceRecord", "summary": "Replace a record's fields; If-Match gives 412 on a mismatch (a token needs records:write)",
                 "security": [{}, {"bearer": ["records:write"]}],
+                "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
-                  "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "200": {"description": "The record", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
@@ -239,11 +244,12 @@ enum OpenAPIDocument {
                 }
               },
               "patch": {
-                "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch (a token needs records:write)",
+                "operationId": "patchRecord", "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch (a token needs records:write)",
                 "security": [{}, {"bearer": ["records:write"]}],
+                "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
                 "responses": {
-                  "200": {"description": "The record", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
+                  "200": {"description": "The record", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
@@ -255,8 +261,9 @@ enum OpenAPIDocument {
                 }
               },
               "delete": {
-                "summary": "Delete a record; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "operationId": "deleteRecord", "summary": "Delete a record; If-Match gives 412 on a mismatch (a token needs records:write)",
                 "security": [{}, {"bearer": ["records:write"]}],
+                "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "responses": {
                   "204": {"description": "Deleted"},
                   "400": {"$ref": "#/components/responses/Error"},
@@ -275,7 +282,7 @@ enum OpenAPIDocument {
                 {"name": "upload", "in": "query", "required": false, "description": "A resumable upload's id, chosen by the client (16-64 of A-Z a-z 0-9 _ -)", "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$"}}
               ],
               "get": {
-                "summary": "Download a file, streamed, with ETag, Content-Type, Content-Length, Accept-Ranges, Repr-Digest; one byte range (Range, If-Range) gives 206; If-None-Match gives 304. With ?upload=ID: the upload's stored offset (owner only). Open to everyone (a token needs records:read)",
+                "operationId": "getFile", "summary": "Download a file, streamed, with ETag, Content-Type, Content-Length, Accept-Ranges, Repr-Digest; one byte range (Range, If-Range) gives 206; If-None-Match gives 304. With ?upload=ID: the upload's stored offset (owner only). Open to everyone (a token needs records:read)",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "Range", "in": "header", "required": false, "schema": {"type": "string"}},
@@ -283,8 +290,8 @@ enum OpenAPIDocument {
                   {"name": "If-None-Match", "in": "header", "required": false, "schema": {"type": "string"}}
                 ],
                 "responses": {
-                  "200": {"description": "The whole file (or, with ?upload=ID, {name, upload, offset} and Upload-Offset)", "headers": {"ETag": {"schema": {"type": "string"}}, "Accept-Ranges": {"schema": {"type": "string"}}, "Repr-Digest": {"schema": {"type": "string"}}, "Upload-Offset": {"schema": {"type": "integer"}}}, "content": {"application/json": {"description": "a file stored as JSON, or the upload's {name, upload, offset}", "schema": {}}, "*/*": {"description": "the file's bytes, with the Content-Type it was uploaded with", "schema": {}}}},
-                  "206": {"description": "The requested range", "headers": {"Content-Range": {"schema": {"type": "string"}}}, "content": {"*/*": {"schema": {}}}},
+                  "200": {"description": "The file's bytes, with the Content-Type it was uploaded with (a file stored as JSON comes as application/json); or, with ?upload=ID, the upload's {name, upload, offset} as JSON with Upload-Offset", "headers": {"ETag": {"schema": {"type": "string"}}, "Last-Modified": {"$ref": "#/components/headers/LastModified"}, "Accept-Ranges": {"schema": {"type": "string"}}, "Repr-Digest": {"schema": {"type": "string"}}, "Upload-Offset": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {}}, "*/*": {"schema": {}}}},
+                  "206": {"description": "The requested range", "headers": {"Content-Range": {"schema": {"type": "string"}}, "ETag": {"schema": {"type": "string"}}, "Last-Modified": {"$ref": "#/components/headers/LastModified"}}, "content": {"*/*": {"schema": {}}}},
                   "304": {"description": "Not modified"},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
@@ -293,7 +300,7 @@ enum OpenAPIDocument {
                 }
               },
               "put": {
-                "summary": "Upload a file, streamed; owner-only replace (a signed-in user's token with records:write). Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
+                "operationId": "putFile", "summary": "Upload a file, streamed; owner-only replace (a signed-in user's token with records:write). Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
                 "security": [{"bearer": ["records:write"]}],
                 "parameters": [
                   {"name": "Upload-Offset", "in": "header", "required": false, "schema": {"type": "integer", "minimum": 0}},
@@ -316,7 +323,7 @@ enum OpenAPIDocument {
                 }
               },
               "delete": {
-                "summary": "Delete a file (its owner only), or with ?upload=ID forget a pending upload",
+                "operationId": "deleteFile", "summary": "Delete a file (its owner only), or with ?upload=ID forget a pending upload",
                 "security": [{"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},
@@ -333,7 +340,17 @@ enum OpenAPIDocument {
               "bearer": {"type": "http", "scheme": "bearer"},
               "oauth2": {"type": "oauth2", "description": "How bearer tokens are obtained (RFC 6749); the device flow (RFC 8628) starts at /oauth/device_authorization", "flows": {"authorizationCode": {"authorizationUrl": "/oauth/authorize", "tokenUrl": "/oauth/token", "refreshUrl": "/oauth/token", "scopes": {"records:read": "Read and list records", "records:write": "Create, change and delete records", "profile": "Read the signed-in user's profile", "openid": "OpenID Connect sign-in"}}, "password": {"tokenUrl": "/oauth/token", "scopes": {}}, "clientCredentials": {"tokenUrl": "/oauth/token", "scopes": {}}}}
             },
+            "headers": {
+              "ETag": {"description": "The record's strong entity tag (\"v1\", \"v2\", ...): it changes with every write", "schema": {"type": "string"}},
+              "LastModified": {"description": "When it last changed (an HTTP date)", "schema": {"type": "string"}},
+              "PrivateCache": {"description": "private, max-age=0: a client's own cache may keep it but revalidates before every use", "schema": {"type": "string"}},
+              "PublicCache": {"description": "public, max-age=300", "schema": {"type": "string"}},
+              "NoStore": {"description": "no-store", "schema": {"type": "string"}}
+            },
             "parameters": {
+              "IfMatch": {"name": "If-Match", "in": "header", "required": false, "description": "Strong ETags (comma-separated) or *: the write happens only if the record's current ETag is one of them, else 412 precondition_failed with details.current_etag", "schema": {"type": "string"}},
+              "IfNoneMatch": {"name": "If-None-Match", "in": "header", "required": false, "description": "ETags (comma-separated, weak comparison) or *: 304 when the current ETag is one of them", "schema": {"type": "string"}},
+              "IfModifiedSince": {"name": "If-Modified-Since", "in": "header", "required": false, "description": "An HTTP date: 304 when the record has not changed since (ignored with If-None-Match)", "schema": {"type": "string"}},
               "IdempotencyKey": {"name": "Idempotency-Key", "in": "header", "required": false, "description": "Makes the POST safe to retry: the first answer per (caller, key) is kept 24 h and replayed with Idempotency-Replayed: true; another request with the key is 422 idempotency_key_reused; an invalid key is 400 invalid_idempotency_key. Anonymous callers share one namespace.", "schema": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[\\x20-\\x7E]+$"}}
             },
             "responses": {
@@ -357,7 +374,83 @@ enum OpenAPIDocument {
               },
               "Health": {
                 "type": "object",
-                "properties": {"status": {"type": "string"}, "version": {"type": "string"}, "schema_version": {"type": "integer"}}
+                "required": ["status", "version", "schema_version"],
+                "properties": {"status": {"type": "string", "enum": ["ok"]}, "version": {"type": "string"}, "schema_version": {"type": "integer"}}
+              },
+              "HealthUnavailable": {
+                "type": "object",
+                "required": ["status", "version"],
+                "properties": {"status": {"type": "string", "enum": ["unavailable"]}, "version": {"type": "string"}}
+              },
+              "NewUser": {
+                "type": "object",
+                "required": ["id", "username"],
+                "properties": {"id": {"type": "string"}, "username": {"type": "string"}}
+              },
+              "Me": {
+                "type": "object",
+                "description": "With a user: id, username, entitlements, client_id and scope. Without one (a client credentials token): client_id, scope and user: null",
+                "required": ["client_id", "scope"],
+                "properties": {"id": {"type": "string"}, "username": {"type": "string"}, "entitlements": {"type": "array", "items": {"type": "string"}}, "client_id": {"type": "string"}, "scope": {"type": "string"}, "user": {"const": null, "description": "Sent, as null, when the token has no user"}}
+              },
+              "UserInfo": {
+                "type": "object",
+                "description": "OpenID Connect UserInfo claims: sub always, preferred_username with the profile scope",
+                "required": ["sub"],
+                "properties": {"sub": {"type": "string"}, "preferred_username": {"type": "string"}}
+              },
+              "JSONWebKeySet": {
+                "type": "object",
+                "required": ["keys"],
+                "properties": {"keys": {"type": "array", "items": {"$ref": "#/components/schemas/JSONWebKey"}}}
+              },
+              "JSONWebKey": {
+                "type": "object",
+                "description": "An RSA public key (RFC 7517, RFC 7518 §6.3)",
+                "required": ["kty", "kid", "use", "alg", "n", "e"],
+                "properties": {"kty": {"type": "string", "enum": ["RSA"]}, "kid": {"type": "string"}, "use": {"type": "string", "enum": ["sig"]}, "alg": {"type": "string"}, "n": {"type": "string"}, "e": {"type": "string"}}
+              },
+              "OpenIDConfiguration": {
+                "type": "object",
+                "description": "OpenID Provider Metadata (OpenID Connect Discovery 1.0 §3)",
+                "required": ["issuer", "authorization_endpoint", "token_endpoint", "userinfo_endpoint", "jwks_uri", "response_types_supported", "subject_types_supported", "id_token_signing_alg_values_supported"],
+                "properties": {
+                  "issuer": {"type": "string"}, "authorization_endpoint": {"type": "string"}, "token_endpoint": {"type": "string"}, "userinfo_endpoint": {"type": "string"}, "jwks_uri": {"type": "string"},
+                  "revocation_endpoint": {"type": "string"}, "device_authorization_endpoint": {"type": "string"}, "end_session_endpoint": {"type": "string"},
+                  "response_types_supported": {"type": "array", "items": {"type": "string"}}, "response_modes_supported": {"type": "array", "items": {"type": "string"}},
+                  "subject_types_supported": {"type": "array", "items": {"type": "string"}}, "id_token_signing_alg_values_supported": {"type": "array", "items": {"type": "string"}},
+                  "scopes_supported": {"type": "array", "items": {"type": "string"}}, "claims_supported": {"type": "array", "items": {"type": "string"}},
+                  "code_challenge_methods_supported": {"type": "array", "items": {"type": "string"}}, "grant_types_supported": {"type": "array", "items": {"type": "string"}},
+                  "token_endpoint_auth_methods_supported": {"type": "array", "items": {"type": "string"}},
+                  "claims_parameter_supported": {"type": "boolean"}, "request_parameter_supported": {"type": "boolean"}, "request_uri_parameter_supported": {"type": "boolean"}
+                }
+              },
+              "AuthorizationServerMetadata": {
+                "type": "object",
+                "description": "OAuth 2.0 Authorization Server Metadata (RFC 8414 §2), with outpost_provider_login_endpoint for POST /auth/login",
+                "required": ["issuer", "authorization_endpoint", "token_endpoint", "response_types_supported"],
+                "properties": {
+                  "issuer": {"type": "string"}, "authorization_endpoint": {"type": "string"}, "token_endpoint": {"type": "string"}, "revocation_endpoint": {"type": "string"},
+                  "device_authorization_endpoint": {"type": "string"}, "end_session_endpoint": {"type": "string"}, "jwks_uri": {"type": "string"}, "userinfo_endpoint": {"type": "string"},
+                  "outpost_provider_login_endpoint": {"type": "string"},
+                  "grant_types_supported": {"type": "array", "items": {"type": "string"}}, "response_types_supported": {"type": "array", "items": {"type": "string"}},
+                  "code_challenge_methods_supported": {"type": "array", "items": {"type": "string"}}, "scopes_supported": {"type": "array", "items": {"type": "string"}},
+                  "authorization_response_iss_parameter_supported": {"type": "boolean"},
+                  "token_endpoint_auth_methods_supported": {"type": "array", "items": {"type": "string"}}, "revocation_endpoint_auth_methods_supported": {"type": "array", "items": {"type": "string"}}
+                }
+              },
+              "DeviceAuthorization": {
+                "type": "object",
+                "description": "RFC 8628 §3.2",
+                "required": ["device_code", "user_code", "verification_uri", "verification_uri_complete", "expires_in", "interval"],
+                "properties": {"device_code": {"type": "string"}, "user_code": {"type": "string"}, "verification_uri": {"type": "string"}, "verification_uri_complete": {"type": "string"}, "expires_in": {"type": "integer"}, "interval": {"type": "integer"}}
+              },
+              "ListFilter": {
+                "type": "object",
+                "description": "field=value equality filters: the names are field names, never limit, cursor, page, per_page or sort",
+                "propertyNames": {"pattern": "^[A-Za-z0-9_-]{1,64}$", "not": {"enum": ["limit", "cursor", "page", "per_page", "sort"]}},
+                "additionalProperties": {"type": "string"},
+                "maxProperties": 32
               },
               "Tokens": {
                 "type": "object",
@@ -373,7 +466,9 @@ enum OpenAPIDocument {
               },
               "CursorPage": {
                 "type": "object",
+                "description": "A keyset page: the answer without page. Exactly these members",
                 "required": ["results", "next_cursor", "prev_cursor", "next", "previous"],
+                "additionalProperties": false,
                 "properties": {
                   "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
                   "next_cursor": {"type": ["string", "null"]}, "prev_cursor": {"type": ["string", "null"]},
@@ -382,10 +477,12 @@ enum OpenAPIDocument {
               },
               "NumberedPage": {
                 "type": "object",
+                "description": "A page-numbers page: the answer with page. Exactly these members",
                 "required": ["results", "page", "per_page", "total", "total_pages"],
+                "additionalProperties": false,
                 "properties": {
                   "results": {"type": "array", "items": {"$ref": "#/components/schemas/Record"}},
-                  "page": {"type": "integer"}, "per_page": {"type": "integer"}, "total": {"type": "integer"}, "total_pages": {"type": "integer"}
+                  "page": {"type": "integer", "minimum": 1}, "per_page": {"type": "integer", "minimum": 1}, "total": {"type": "integer", "minimum": 0}, "total_pages": {"type": "integer", "minimum": 0}
                 }
               },
               "File": {

@@ -24,7 +24,7 @@ struct PluginRoutes: Sendable {
     }
 
     func callLambda(_ request: Request, context: OutpostRequestContext) async throws -> Response {
-        let name = try context.parameters.require("name")
+        let name = try context.pathParameter("name") ?? ""
         guard let lambda = lambdas[name] else {
             throw ServerError.notFound(
                 "unknown_lambda", "No lambda named '\(name)'; the server has: \(lambdas.keys.sorted().joined(separator: ", "))")
@@ -59,7 +59,7 @@ struct PluginRoutes: Sendable {
     }
 
     func callHandler(_ request: Request, context: OutpostRequestContext) async throws -> Response {
-        let name = try context.parameters.require("name")
+        let name = try context.pathParameter("name") ?? ""
         guard let handler = handlers[name] else {
             throw ServerError.notFound(
                 "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))"

@@ -361,7 +361,7 @@ struct RecordRoutes: Sendable {
         let next = hasNext ? makeCursor(page.last, "n") : nil
         let previous = hasPrevious ? makeCursor(page.first, "p") : nil
         // Both links are this request with another cursor: what comes before the cursor, once.
-        let linkStart = (next != nil || previous != nil) ? linkPrefix(request, fields: fields) : []
+        let linkStart = (next != nil || previous != nil) ? linkPrefix(request, type: query.type, fields: fields) : []
         return Self.listResponse(page) { out in
             // Cursors are base64url and a dot: nothing in them needs escaping in JSON.
             func member(_ name: String, _ cursor: [UInt8]?, link: Bool) {
@@ -422,10 +422,11 @@ struct RecordRoutes: Sendable {
         return String(decoding: body, as: UTF8.self)
     }
 
-    /// The same request (its query `fields`) as an absolute URL under the server's public URL, up
-    /// to the value of a last `cursor` parameter: the page links are this followed by a cursor.
+    /// The same request (its query `fields`) on the list of `type` as an absolute URL under the
+    /// server's public URL, up to the value of a last `cursor` parameter: the page links are this
+    /// followed by a cursor.
     /// JSON-escaped, to be written inside a string.
-    func linkPrefix(_ request: Request, fields: [String: String]) -> [UInt8] {
+    func linkPrefix(_ request: Request, type: String, fields: [String: String]) -> [UInt8] {
         var text: [UInt8] = []
         text.reserveCapacity(192)
         // The public URL as JSON string content; the path and the query are percent-encoded, so
@@ -439,13 +440,13 @@ struct RecordRoutes: Sendable {
             text.append(contentsOf: base.utf8)
         }
         let path = request.uri.path
-        // Record paths are plain names: used as they are; anything else is percent-encoded.
+        // Record paths are plain names: used as they are. A path that came percent-encoded
+        // (`/records/a%62c`) is written as the list's own path with its decoded type, which is plain.
         if path.utf8.allSatisfy({ URLEncodedForm.isUnreserved($0) || $0 == UInt8(ascii: "/") }) {
             text.append(contentsOf: path.utf8)
         } else {
-            var components = URLComponents()
-            components.path = path
-            text.append(contentsOf: components.percentEncodedPath.utf8)
+            text.append(contentsOf: "/records/".utf8)
+            text.append(contentsOf: type.utf8)
         }
         text.append(UInt8(ascii: "?"))
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) where name != "cursor" {
@@ -475,7 +476,7 @@ struct RecordRoutes: Sendable {
     // MARK: Checks
 
     static func type(_ context: OutpostRequestContext) throws -> String {
-        guard let type = context.parameters.get("type"), isValidName(type) else {
+        guard let type = try context.pathParameter("type"), isValidName(type) else {
             throw ServerError.badRequest(
                 "invalid_type", "A record type is 1–64 letters, digits, '_' or '-', e.g. /records/people")
         }
@@ -484,7 +485,7 @@ struct RecordRoutes: Sendable {
 
     static func typeAndID(_ context: OutpostRequestContext) throws -> (String, String) {
         let type = try type(context)
-        guard let id = context.parameters.get("id"), isValidName(id) else {
+        guard let id = try context.pathParameter("id"), isValidName(id) else {
             throw ServerError.badRequest(
                 "invalid_id", "A record id is 1–64 letters, digits, '_' or '-', as the server assigned it")
         }

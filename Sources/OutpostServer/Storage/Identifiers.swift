@@ -2,9 +2,9 @@ import Foundation
 
 /// Identifiers and clock readings every storage backend draws the same way, outside any one
 /// database's code.
-enum Identifiers {
+package enum Identifiers {
     /// 16 lower-case hex characters from the system's secure random source.
-    static func random() -> String {
+    package static func random() -> String {
         var random = SystemRandomNumberGenerator()
         let value = random.next() as UInt64
         let hex = String(value, radix: 16)

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostServerTesting
 import OutpostTestSupport
 import Synchronization
 import Testing

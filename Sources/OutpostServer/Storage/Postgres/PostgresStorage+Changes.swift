@@ -50,7 +50,7 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
 
     /// The trigger function: migration 2 creates it with writers serialized, migration 3 replaces
     /// it with writers sharing the lock; `outpost-bench` swaps the versions to measure their cost.
-    static func changeTriggerFunction(_ ordering: ChangeOrdering, replacing: Bool) -> String {
+    package static func changeTriggerFunction(_ ordering: ChangeOrdering, replacing: Bool) -> String {
         """
         CREATE \(replacing ? "OR REPLACE " : "")FUNCTION outpost_record_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN

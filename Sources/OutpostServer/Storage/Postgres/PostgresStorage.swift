@@ -3,7 +3,7 @@ public import Logging
 import NIOCore
 import NIOPosix
 import OutpostSupport
-import PostgresNIO
+package import PostgresNIO
 
 /// ``Storage`` in a PostgreSQL database, shared by any number of server instances.
 ///
@@ -212,7 +212,7 @@ public final class PostgresStorage: Storage {
     /// Runs `body` as one transaction on one pooled connection, which no other request uses
     /// meanwhile: `BEGIN`, then `COMMIT` when `body` returns or `ROLLBACK` when it throws (its error
     /// is rethrown as it is).
-    func withTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    package func withTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let logger = self.logger
         return try await translatingErrors {
             try await client.withConnection { connection in
@@ -230,22 +230,24 @@ public final class PostgresStorage: Storage {
     }
 
     /// The rows of one statement on any pooled connection.
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
+    package func rows(_ query: PostgresQuery) async throws -> [PostgresRandomAccessRow] {
         try await translatingErrors {
             try await client.query(query, logger: logger).collect().map { $0.makeRandomAccess() }
         }
     }
 
-    func execute(_ query: PostgresQuery) async throws {
+    package func execute(_ query: PostgresQuery) async throws {
         _ = try await rows(query)
     }
 
     /// The rows of one statement on `connection` (inside a transaction).
-    static func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRandomAccessRow] {
+    package static func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws
+        -> [PostgresRandomAccessRow]
+    {
         try await connection.query(query, logger: connection.logger).collect().map { $0.makeRandomAccess() }
     }
 
-    static func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
+    package static func execute(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
         _ = try await rows(query, on: connection)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 package import Logging
+package import OutpostServer
 import PostgresNIO
 
 /// An empty database for one test, on either backend, removed afterwards.
@@ -144,20 +145,6 @@ package struct ScratchDatabase: Sendable {
         } catch {
             try? await admin.close()
             throw error
-        }
-    }
-}
-
-extension Storage {
-    /// Marks every access token expired, as time would, on either backend. For tests of refresh behaviour.
-    package func expireAccessTokensForTesting() async throws {
-        if let sqlite = self as? SQLiteStorage {
-            try await sqlite.expireAccessTokensForTesting()
-        } else if let postgres = self as? PostgresStorage {
-            try await postgres.expireAccessTokensForTesting()
-        } else {
-            throw ServerError(
-                .internalServerError, code: "unsupported_storage", message: "Expiring tokens needs SQLite or PostgreSQL storage")
         }
     }
 }

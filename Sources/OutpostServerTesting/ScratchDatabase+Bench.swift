@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+package import OutpostServer
 import PostgresNIO
 
 extension ScratchDatabase {

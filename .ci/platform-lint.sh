@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Platform lint: the Apple-platform mistakes that can be found on Linux, without an Apple build.
+#
+#   bash .ci/platform-lint.sh              # check Sources/
+#   bash .ci/platform-lint.sh --self-test  # check the checker on samples
+#
+# Rules (see DESIGN.md, "Apple platforms"):
+# 1. `#if canImport(X)` only for C libraries and Foundation's split: Glibc, Musl, Darwin,
+#    FoundationNetworking, WinSDK. `canImport` of any other module is true whenever that module is
+#    in the build folder (e.g. AsyncHTTPClient built for the server on a Mac, AppKit on Mac
+#    Catalyst), so it picks the wrong platform: use `#if os(...)`.
+# 2. In the client modules (every Sources/ folder but the server, the CLI and the benchmark),
+#    platform-only APIs must sit inside a matching `#if os(...)` branch (an `#else` never counts):
+#    homeDirectoryForCurrentUser and Process( (macOS and Linux), NSWorkspace (macOS only, not
+#    Mac Catalyst), UIApplication (iOS, tvOS, visionOS).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec python3 - "$@" <<'PY'
+import os
+import re
+import sys
+
+ALLOWED_CAN_IMPORT = {"Glibc", "Musl", "Darwin", "FoundationNetworking", "WinSDK"}
+# Not client modules: never built for iOS, tvOS, watchOS or visionOS.
+NOT_CLIENT = {"OutpostServer", "outpost", "outpost-bench"}
+# Findings reported, not failed: none.
+PENDING = set()
+APPLE_ONLY = {"iOS", "tvOS", "watchOS", "visionOS"}
+DESKTOPS = {"macOS", "Linux", "Windows", "FreeBSD", "OpenBSD", "Android"}
+
+# API pattern, the os() names a matching branch may name (at least one, and no other), advice.
+RULES = [
+    (re.compile(r"\bhomeDirectoryForCurrentUser\b"), DESKTOPS,
+     "homeDirectoryForCurrentUser exists on macOS and Linux only (not iOS, tvOS, watchOS, visionOS): "
+     "use ConfigurationFolder, or put it under #if os(macOS) || os(Linux)"),
+    (re.compile(r"\bNSWorkspace\b"), {"macOS"},
+     "NSWorkspace is macOS only (not Mac Catalyst, where canImport(AppKit) is true): put it under #if os(macOS)"),
+    (re.compile(r"\bProcess\s*\("), DESKTOPS,
+     "Process exists on macOS and Linux only (not iOS, tvOS, watchOS, visionOS): "
+     "put it under #if os(macOS) || os(Linux)"),
+    (re.compile(r"\bUIApplication\b"), {"iOS", "tvOS", "visionOS"},
+     "UIApplication is for iOS, tvOS and visionOS (not watchOS or macOS; unavailable in app extensions): "
+     "put it under #if os(iOS) || os(tvOS) || os(visionOS)"),
+]
+
+STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+COMMENT = re.compile(r"(?<![:\"])//.*$")
+POSITIVE_OS = re.compile(r"(?<!!)\bos\((\w+)\)")
+CATALYST = re.compile(r"(?<!!)targetEnvironment\(macCatalyst\)")
+
+
+def positives(condition):
+    """The os() names a branch condition names without a `!`, and whether it names Mac Catalyst."""
+    return set(POSITIVE_OS.findall(condition)), bool(CATALYST.search(condition))
+
+
+def matches(condition, allowed):
+    names, catalyst = positives(condition)
+    if not names or not names <= allowed:
+        return False
+    return not (catalyst and allowed == {"macOS"})
+
+
+def check(path, text, client):
+    """Problems in one file: (line number, message)."""
+    problems = []
+    stack = []  # the condition of the branch we are in, per #if level ("" for #else)
+    in_block_comment = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if in_block_comment:
+            if "*/" in line:
+                in_block_comment = False
+            continue
+        if line.startswith("/*"):
+            in_block_comment = "*/" not in line
+            continue
+        if line.startswith("//"):
+            continue
+        directive = re.match(r"#(if|elseif|else|endif)\b(.*)", line)
+        if directive:
+            kind, condition = directive.group(1), COMMENT.sub("", directive.group(2)).strip()
+            if kind in ("if", "elseif"):
+                for name in re.findall(r"canImport\(\s*(\w+)", condition):
+                    if name in ALLOWED_CAN_IMPORT:
+                        continue
+                    if (path, name) in PENDING:
+                        print(f"{path}:{number}: pending: #if canImport({name}) (the edit is handed over; "
+                              "it stays a warning until it lands)")
+                        continue
+                    problems.append((number, f"#if canImport({name}) picks a platform by what is in the build "
+                                             f"folder; use #if os(...) (only {', '.join(sorted(ALLOWED_CAN_IMPORT))} "
+                                             "may be tested with canImport)"))
+            if kind == "if":
+                stack.append(condition)
+            elif kind == "elseif" and stack:
+                stack[-1] = condition
+            elif kind == "else" and stack:
+                stack[-1] = ""
+            elif kind == "endif" and stack:
+                stack.pop()
+            continue
+        if not client:
+            continue
+        code = COMMENT.sub("", STRING.sub('""', line))
+        for pattern, allowed, advice in RULES:
+            if pattern.search(code) and not any(matches(condition, allowed) for condition in stack):
+                problems.append((number, advice))
+    return problems
+
+
+def lint(root="Sources"):
+    count, failures = 0, 0
+    for folder, _, files in sorted(os.walk(root)):
+        parts = folder.split(os.sep)
+        client = len(parts) < 2 or parts[1] not in NOT_CLIENT
+        for name in sorted(files):
+            if not name.endswith(".swift"):
+                continue
+            path = os.path.join(folder, name)
+            count += 1
+            with open(path, encoding="utf-8") as handle:
+                for number, message in check(path, handle.read(), client):
+                    failures += 1
+                    print(f"{path}:{number}: error: {message}")
+    if failures:
+        print(f"platform-lint: {failures} problem(s) in {count} files")
+        return 1
+    print(f"platform-lint: ok ({count} files)")
+    return 0
+
+
+def self_test():
+    good = """
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+#if os(macOS)
+    NSWorkspace.shared.open(url)
+#elseif os(iOS) || os(tvOS) || os(visionOS)
+    await UIApplication.shared.open(url)
+#elseif os(Linux) || os(FreeBSD)
+    let process = Process()
+    let home = FileManager.default.homeDirectoryForCurrentUser
+#endif
+/// NSWorkspace in a comment, and "UIApplication" in a string, are fine.
+let text = "Process() is fine here"  // and UIApplication in a comment
+"""
+    bad = """
+#if canImport(AppKit)
+    NSWorkspace.shared.open(url)
+#elseif canImport(UIKit) && !os(watchOS)
+    UIApplication.shared.open(url)
+#else
+    let process = Process()
+#endif
+#if os(macOS) || targetEnvironment(macCatalyst)
+    NSWorkspace.shared.open(url)
+#endif
+#if !os(iOS)
+    let home = FileManager.default.homeDirectoryForCurrentUser
+#endif
+#if os(iOS) || os(macOS)
+    let process = Process()
+#endif
+"""
+    assert check("good.swift", good, True) == [], check("good.swift", good, True)
+    found = [number for number, _ in check("bad.swift", bad, True)]
+    assert found == [2, 3, 4, 5, 7, 10, 13, 16], found
+    assert [n for n, _ in check("server.swift", bad, False)] == [2, 4], "server code: only the canImport rule"
+    print("platform-lint: self-test ok")
+    return 0
+
+
+sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else lint())
+PY
