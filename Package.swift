@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "OutpostCallbacks", targets: ["OutpostCallbacks"]),
         .library(name: "OutpostPlugins", targets: ["OutpostPlugins"]),
         .library(name: "OutpostTesting", targets: ["OutpostTesting"]),
+        .library(name: "OutpostExpressions", targets: ["OutpostExpressions"]),
         .library(name: "OutpostServer", targets: ["OutpostServer"]),
         .executable(name: "outpost", targets: ["outpost"]),
         .executable(name: "outpost-bench", targets: ["outpost-bench"]),
@@ -77,6 +78,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "OutpostCallbacks", dependencies: ["OutpostSupport"], swiftSettings: strict),
+        .target(name: "OutpostExpressions", swiftSettings: strict),
         .target(
             name: "OutpostPlugins",
             dependencies: ["OutpostCore", "OutpostAuth", "OutpostCallbacks", "OutpostSupport"],
@@ -105,7 +107,7 @@ let package = Package(
         .target(
             name: "OutpostServer",
             dependencies: [
-                "OutpostCore", "OutpostSupport",
+                "OutpostCore", "OutpostExpressions", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -127,7 +129,7 @@ let package = Package(
         .executableTarget(
             name: "outpost",
             dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostServer",
+                "Outpost", "OutpostCallbacks", "OutpostExpressions", "OutpostServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -187,6 +189,7 @@ let package = Package(
         .testTarget(
             name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport", "OutpostTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "OutpostExpressionsTests", dependencies: ["OutpostExpressions"], swiftSettings: strict),
         .testTarget(
             name: "OutpostPluginsTests",
             dependencies: [
@@ -197,7 +200,7 @@ let package = Package(
         .testTarget(
             name: "OutpostServerTests",
             dependencies: [
-                "OutpostServer", "OutpostServerTesting", "OutpostCore", "OutpostSupport",
+                "OutpostServer", "OutpostServerTesting", "OutpostCore", "OutpostExpressions", "OutpostSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -212,7 +215,7 @@ let package = Package(
         .testTarget(name: "OutpostUmbrellaTests", dependencies: ["Outpost"], swiftSettings: strict),
         .testTarget(
             name: "OutpostCLITests",
-            dependencies: ["outpost", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

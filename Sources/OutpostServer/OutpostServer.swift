@@ -79,9 +79,11 @@ public final class OutpostServer: Sendable {
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
         let feed = changeFeed ?? makeChangeFeed(storage: storage)
         // Before the records' routes: `/records/{type}/changes` is not a record id.
-        ChangeRoutes(feed: feed, auth: auth).add(to: router)
+        let access = AccessControl(
+            storage: storage, maxAge: configuration.accessRulesMaxAge, logger: configuration.logger)
+        ChangeRoutes(feed: feed, auth: auth, access: access).add(to: router)
         RecordRoutes(
-            storage: storage, auth: auth, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
+            storage: storage, auth: auth, access: access, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
             maxJSONDepth: configuration.maxJSONDepth, changes: feed
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
@@ -146,7 +148,16 @@ public final class OutpostServer: Sendable {
     }
 
     func openStorage() async throws -> any Storage {
-        try await DatabaseLocation.migrated(try await configuration.openStorage())
+        let storage = try await DatabaseLocation.migrated(try await configuration.openStorage())
+        if let rules = configuration.accessRules {
+            do {
+                try await rules.store(in: storage)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+        }
+        return storage
     }
 
     /// Bcrypt's own threads, so password hashing never holds the threads that run queries.

@@ -50,6 +50,13 @@ public struct ServerConfiguration: Sendable {
     public var maxFileBytes: Int64 = 1 << 30
     /// The change feed (`GET /records/{type}/changes`): retention, subscriber limit, heartbeats.
     public var changes = ChangeFeedConfiguration()
+    /// How long an instance keeps the access rules and users' roles it read from storage before
+    /// reading them again: a rule changed in storage applies to every instance within this long.
+    /// Default: 1 s.
+    public var accessRulesMaxAge: Duration = .seconds(1)
+    /// Access rules written to storage at start, replacing the stored ones (`outpost serve
+    /// --rules FILE`). Default `nil`: the stored rules stay as they are.
+    public var accessRules: AccessRuleSet? = nil
     /// JSON request bodies with arrays and objects nested deeper than this are refused with 400
     /// `json_too_deep` before any parsing. Default: 64.
     public var maxJSONDepth: Int

@@ -18,7 +18,7 @@ enum AuthBench {
         let path = folder.appendingPathComponent("auth.sqlite").path
         var quiet = Logger(label: "outpost.bench")
         quiet.logLevel = .critical
-        let server = try OutpostServer(
+        let server = try OutpostServer.bench(
             configuration: ServerConfiguration(
                 port: 0, databasePath: path, logger: quiet, auth: AuthConfiguration(passwordCost: 4)))
         let running = try await server.start()

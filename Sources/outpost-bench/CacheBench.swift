@@ -18,7 +18,7 @@ enum CacheBench {
         defer { try? FileManager.default.removeItem(at: folder) }
         var quiet = Logger(label: "outpost.bench")
         quiet.logLevel = .critical
-        let running = try await OutpostServer(
+        let running = try await OutpostServer.bench(
             configuration: ServerConfiguration(
                 port: 0, databasePath: folder.appendingPathComponent("cache.sqlite").path, logger: quiet)
         ).start()

@@ -30,7 +30,7 @@ enum ChangesBench {
         var configuration = ServerConfiguration(
             port: 0, databasePath: folder.appendingPathComponent("bench.sqlite").path, logger: quiet)
         configuration.changes.maxSubscribers = 100_000
-        let running = try await OutpostServer(configuration: configuration).start()
+        let running = try await OutpostServer.bench(configuration: configuration).start()
         var results: [BenchResult] = []
         do {
             results += try await latency(running.baseURL, options)

@@ -53,7 +53,7 @@ enum FilesBench {
         let setup = try Setup(options)
         defer { setup.remove() }
         let secret = UUID().uuidString
-        let running = try await OutpostServer(configuration: serverConfiguration(setup, secret: secret)).start()
+        let running = try await OutpostServer.bench(configuration: serverConfiguration(setup, secret: secret)).start()
         let (plain, signed) = try await clients(running.baseURL, secret: secret)
         let copyRate = try setup.copyRate()
         DownloadMeter.shared.watch(setup.remoteName)
@@ -125,7 +125,7 @@ enum FilesBench {
         let setup = try Setup(options, writesSource: false)
         defer { setup.remove() }
         let secret = ProcessInfo.processInfo.environment[secretVariable] ?? UUID().uuidString
-        let running = try await OutpostServer(configuration: serverConfiguration(setup, secret: secret)).start()
+        let running = try await OutpostServer.bench(configuration: serverConfiguration(setup, secret: secret)).start()
         FileHandle.standardOutput.write(Data("\(running.baseURL.absoluteString)\n".utf8))
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {

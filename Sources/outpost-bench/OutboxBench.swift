@@ -28,7 +28,7 @@ enum OutboxBench {
         defer { try? FileManager.default.removeItem(at: folder) }
         var quiet = Logger(label: "outpost.bench")
         quiet.logLevel = .critical
-        let server = try OutpostServer(
+        let server = try OutpostServer.bench(
             configuration: ServerConfiguration(
                 port: 0, databasePath: folder.appendingPathComponent("bench.sqlite").path, logger: quiet))
         let running = try await server.start()

@@ -38,7 +38,7 @@ enum RecordsStreamBench {
         }
         try await seeding.close()
 
-        let server = try OutpostServer(configuration: ServerConfiguration(port: 0, databasePath: path, logger: quiet))
+        let server = try OutpostServer.bench(configuration: ServerConfiguration(port: 0, databasePath: path, logger: quiet))
         let running = try await server.start()
         let client = OutpostClient(configuration: .init(baseURL: running.baseURL))
         let store = client.entities(.outpost)

@@ -44,7 +44,7 @@ enum ServerBench {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let databasePath = folder.appendingPathComponent("bench.sqlite").path
-        let server = try OutpostServer(
+        let server = try OutpostServer.bench(
             configuration: ServerConfiguration(
                 host: "127.0.0.1", port: 0, databasePath: databasePath, logger: servingLogger(),
                 auth: AuthConfiguration(passwordCost: 4)),

@@ -62,7 +62,7 @@ enum StorageBench {
     ) async throws -> [BenchResult] {
         let scratch = try await ScratchDatabase.make(backend)
         do {
-            let server = try OutpostServer(
+            let server = try OutpostServer.bench(
                 configuration: ServerConfiguration(
                     host: "127.0.0.1", port: 0, databasePath: scratch.argument, logger: ServerBench.servingLogger()),
                 plugins: [])

@@ -35,6 +35,7 @@ struct ChangeFeedInstancesTests {
                     logger: logger)
                 configuration.storageFactory = { [logger] in try await scratch.location.open(logger: logger) }
                 configuration.changes.pollInterval = .seconds(3600)
+                configuration.accessRules = try LiveServer.permissiveRules()
                 let running = try await OutpostServer(configuration: configuration).start()
                 instances.append(
                     Instance(running: running, client: OutpostClient(configuration: .init(baseURL: running.baseURL))))

@@ -29,10 +29,11 @@ struct CrashRecoveryTests {
         let exit: ProcessExit
         let baseURL: URL
 
-        static func start(_ binary: URL, database: String) async throws -> Child {
+        static func start(_ binary: URL, database: String, rules: String? = nil) async throws -> Child {
             let process = Process()
             process.executableURL = binary
-            process.arguments = ["serve", "--port", "0", "--database", database, "--log-level", "error"]
+            process.arguments =
+                ["serve", "--port", "0", "--database", database, "--log-level", "error"] + (rules.map { ["--rules", $0] } ?? [])
             let pipe = Pipe()
             process.standardOutput = pipe
             process.standardError = pipe
@@ -114,7 +115,11 @@ struct CrashRecoveryTests {
     func killUnderLoad(database: String) async throws {
         let binary = try #require(Self.binary)
 
-        let first = try await Child.start(binary, database: database)
+        // The load writes without signing in: a rules file (`serve --rules`) allows it.
+        let rules = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-crash-rules-\(UUID().uuidString).json")
+        try Data(#"{"types": {"*": {"create": "true"}}}"#.utf8).write(to: rules)
+        defer { try? FileManager.default.removeItem(at: rules) }
+        let first = try await Child.start(binary, database: database, rules: rules.path)
         let ledger = Ledger(threshold: 40)
         var configuration = OutpostClient.Configuration(baseURL: first.baseURL)
         configuration.retry = .none

@@ -43,7 +43,13 @@ struct MultiInstanceTests {
                 for result in started { _ = try result.get() }
                 // The admin command through the same seam: a user made with `outpost users add`.
                 try await Self.run(binary, ["users", "add", "ada", "--database", scratch.argument], input: password + "\n")
+                // The tests write without signing in: rules in the shared database allow it, on every instance.
+                try await Self.run(binary, ["rules", "set", "*", "create", "true", "--database", scratch.argument], input: "")
                 let storage = try await scratch.open()
+                for operation in ["update", "delete"] {
+                    try await storage.setRule(
+                        type: "*", operation: operation, expression: "record.owner == null || record.owner == caller.user")
+                }
                 let (client, _) = try await storage.registerClient(
                     name: "Cluster test", redirectURIs: [], grants: ["password", "refresh_token"],
                     scopes: ["records", "profile"],

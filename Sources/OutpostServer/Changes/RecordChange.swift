@@ -41,12 +41,14 @@ public struct RecordChange: Sendable, Hashable {
         return text
     }
 
-    /// Whether a caller (`viewer`, the signed-in user's id) may see this change: the change of a
-    /// private record goes to its owner only.
-    func isVisible(to viewer: String?) -> Bool {
-        guard record.isPrivate else { return true }
-        guard let viewer else { return false }
-        return record.owner == viewer
+    /// Whether `caller` may see this change: the type's `subscribe` and `read` rules both grant
+    /// the record (as it is after the change; a deleted record without its fields).
+    func isVisible(to caller: RuleCaller, under rules: AccessRules) -> Bool {
+        let subscribe = rules.rule(for: record.type, .subscribe)
+        let read = rules.rule(for: record.type, .read)
+        guard let value = try? record.ruleValue(for: subscribe, read) else { return false }
+        let environment = AccessRules.environment(caller: caller, record: value)
+        return subscribe.condition.decide(in: environment) && read.condition.decide(in: environment)
     }
 }
 

@@ -15,6 +15,8 @@ struct ChangeRoutes: Sendable {
     /// `nil` when the storage keeps no change feed (every route then answers 501).
     let feed: ChangeFeed?
     let auth: AuthService
+    /// Each change goes out only when the subscribe and read rules in force at that moment grant it.
+    let access: AccessControl
     /// Changes read per step, and so per write to the connection at most.
     static let batchSize = 100
     /// `Last-Event-ID` and `?after=` are decimal positions of at most this many digits.
@@ -47,13 +49,13 @@ struct ChangeRoutes: Sendable {
         // HEAD runs no body: take no place among the subscribers.
         if request.method == .head { return Response(status: .ok, headers: headers) }
         let ticket = try feed.join()
-        let viewer = caller?.userID
+        let access = self.access
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
                 defer { feed.leave(ticket) }
                 try await Self.pump(
-                    feed: feed, ticket: ticket, type: type, viewer: viewer, from: start,
+                    feed: feed, ticket: ticket, type: type, caller: caller, access: access, from: start,
                     until: feed.configuration.maxStreamDuration.map { ContinuousClock.now + $0 }, into: &writer)
                 try await writer.finish(nil)
             })
@@ -62,7 +64,8 @@ struct ChangeRoutes: Sendable {
     /// Writes events until the feed closes (shutdown), the stream's time is up (checked at each
     /// heartbeat) or a write fails (the client left).
     static func pump(
-        feed: ChangeFeed, ticket: ChangeFeed.Ticket, type: String, viewer: String?, from start: Int64,
+        feed: ChangeFeed, ticket: ChangeFeed.Ticket, type: String, caller: AuthenticatedCaller?, access: AccessControl,
+        from start: Int64,
         until deadline: ContinuousClock.Instant?, into writer: inout any ResponseBodyWriter
     ) async throws {
         var position = start
@@ -73,7 +76,15 @@ struct ChangeRoutes: Sendable {
             let seen = feed.seen
             let (changes, through) = try await feed.read(type: type, after: position, limit: batchSize)
             var text = ""
-            for change in changes where change.isVisible(to: viewer) {
+            // The rules and roles in force now (kept up to a second), so a changed rule applies to
+            // streams already open.
+            var rules = AccessRules()
+            var ruleCaller = RuleCaller.anonymous
+            if !changes.isEmpty {
+                rules = try await access.current()
+                ruleCaller = try await access.caller(caller)
+            }
+            for change in changes where change.isVisible(to: ruleCaller, under: rules) {
                 text += "id: \(change.position)\nevent: \(change.kind.rawValue)\ndata: \(change.eventData)\n\n"
                 sent = change.position
             }

@@ -270,6 +270,7 @@ enum OpenAPIDocument {
                   "401": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
                   "503": {"$ref": "#/components/responses/Busy"}
                 }

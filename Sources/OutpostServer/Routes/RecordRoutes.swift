@@ -3,12 +3,15 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import OutpostCore
+import OutpostExpressions
 
 /// `/records/{type}` and `/records/{type}/{id}`: schemaless JSON records with ETags, conditional
 /// writes, JSON Merge Patch, and keyset or page-number lists. See docs/PROTOCOL.md.
 struct RecordRoutes: Sendable {
     let storage: any Storage
     let auth: AuthService
+    /// The access rules every route here checks (docs/PROTOCOL.md, "Access rules").
+    let access: AccessControl
     let cursors: CursorCodec
     let maxBodyBytes: Int
     let maxJSONDepth: Int
@@ -37,7 +40,15 @@ struct RecordRoutes: Sendable {
         let isPrivate = try Self.isPrivate(request, owner: caller?.userID)
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
-        let fields = try Self.fields(from: try Request.parseJSON(body, maxDepth: maxJSONDepth))
+        let json = try Request.parseJSON(body, maxDepth: maxJSONDepth)
+        let fields = try Self.fields(from: json)
+        // Checked before anything is stored or replayed: a repeat of an idempotent create is
+        // checked again, under the rules in force now.
+        let rules = try await access.current()
+        let ruleCaller = try await access.caller(caller)
+        let wouldBe = ExpressionValue.ruleRecord(
+            fields: fields, id: nil, owner: caller?.userID, isPrivate: isPrivate, createdAt: nil, updatedAt: nil)
+        try Self.authorize(rules, .create, type: type, caller: ruleCaller, record: wouldBe, body: ExpressionValue(json))
         guard let key else {
             let record = try await storage.createRecord(
                 type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate)
@@ -83,10 +94,45 @@ struct RecordRoutes: Sendable {
         }
     }
 
-    /// A private record of someone else is answered as missing, so its existence is not revealed.
-    static func visible(_ record: StoredRecord?, to caller: AuthenticatedCaller?) -> StoredRecord? {
-        guard let record, record.isPrivate else { return record }
-        guard let user = caller?.userID, user == record.owner else { return nil }
+    /// Throws when the rule of `operation` on `type` does not grant `caller` the record: 403
+    /// `forbidden_by_rule` naming the rule, or, for a create refused by the default rule to a caller
+    /// who is not signed in, 401 `sign_in_required`.
+    static func authorize(
+        _ rules: AccessRules, _ operation: RuleOperation, type: String, caller: RuleCaller, record: ExpressionValue,
+        body: ExpressionValue = .null
+    ) throws {
+        let rule = rules.rule(for: type, operation)
+        let environment = AccessRules.environment(caller: caller, record: record, body: body)
+        guard !rule.condition.decide(in: environment) else { return }
+        throw refusal(rule, type: type, caller: caller)
+    }
+
+    static func refusal(_ rule: AccessRule, type: String, caller: RuleCaller) -> ServerError {
+        if rule.isDefault && rule.operation == .create && !caller.signedIn {
+            return ServerError(
+                .unauthorized, code: "sign_in_required",
+                message:
+                    "Creating a \(type) record needs a signed-in caller: sign in (send 'Authorization: Bearer <access token>'), "
+                    + "or ask the server's operator for a rule that allows anonymous creates (outpost rules set \(type) create true)",
+                headers: [.wwwAuthenticate: "Bearer"])
+        }
+        let name = rule.isDefault ? "\(type).\(rule.operation.rawValue)" : rule.name
+        var details: [String: JSONValue] = ["rule": .string(name)]
+        if rule.isDefault { details["default"] = .bool(true) }
+        return ServerError(
+            .forbidden, code: "forbidden_by_rule",
+            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this record"
+                + (caller.signedIn ? "" : "; sign in, or ask the server's operator for a rule that allows it"),
+            details: .object(details))
+    }
+
+    /// The record, when the read rule lets `caller` see it; `nil` when it is missing or hidden (both
+    /// are answered 404, so a hidden record's existence is not revealed).
+    func readable(type: String, id: String, caller: RuleCaller, rules: AccessRules) async throws -> StoredRecord? {
+        guard let record = try await storage.record(type: type, id: id) else { return nil }
+        let rule = rules.rule(for: type, .read)
+        let value = try record.ruleValue(for: rule)
+        guard rule.condition.decide(in: AccessRules.environment(caller: caller, record: value)) else { return nil }
         return record
     }
 
@@ -96,8 +142,8 @@ struct RecordRoutes: Sendable {
 
     func read(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        let caller = try context.caller(requiring: Scope.recordsRead)
-        guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
+        let caller = try await access.caller(try context.caller(requiring: Scope.recordsRead))
+        guard let record = try await readable(type: type, id: id, caller: caller, rules: try await access.current()) else {
             throw Self.notFound(type, id)
         }
         if let notModified = Self.notModified(request, record: record) { return notModified }
@@ -106,18 +152,26 @@ struct RecordRoutes: Sendable {
 
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await checkOwnership(context, type: type, id: id)
-        let fields = try await Self.fields(of: request, limit: maxBodyBytes, maxDepth: maxJSONDepth)
+        let (rules, caller) = try await checkWritable(context, type: type, id: id)
+        let json = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+        let fields = try Self.fields(from: json)
         let expected = try await expectedVersion(request, type: type, id: id)
+        // The update rule is checked inside the write's transaction, against the record as it is
+        // there: no concurrent change slips between the check and the write.
+        let body = ExpressionValue(json)
         let record = try await write(type, id) {
-            try await storage.replaceRecord(type: type, id: id, fields: fields, expectedVersion: expected)
+            try await storage.updateRecord(type: type, id: id, expectedVersion: expected) { current in
+                let value = try current.ruleValue(for: rules.rule(for: type, .update))
+                try Self.authorize(rules, .update, type: type, caller: caller, record: value, body: body)
+                return fields
+            }
         }
         return Self.recordResponse(record, headers: [.eTag: record.etag])
     }
 
     func patch(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await checkOwnership(context, type: type, id: id)
+        let (rules, caller) = try await checkWritable(context, type: type, id: id)
         let contentType = request.headers[.contentType]?.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
@@ -137,6 +191,8 @@ struct RecordRoutes: Sendable {
         // other writer, of this instance or another on the same database: no patch is lost.
         let record = try await write(type, id) {
             try await storage.updateRecord(type: type, id: id, expectedVersion: expected) { current in
+                try Self.authorize(
+                    rules, .update, type: type, caller: caller, record: try current.ruleValue, body: ExpressionValue(patchValue))
                 let patched = MergePatch.apply(patchValue, to: .object(try current.fields))
                 guard case .object(var fields) = patched else {
                     throw ServerError.badRequest("invalid_patch", "The patch must leave the record a JSON object")
@@ -150,32 +206,45 @@ struct RecordRoutes: Sendable {
 
     func remove(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
-        try await checkOwnership(context, type: type, id: id)
+        let (rules, caller) = try await checkWritable(context, type: type, id: id)
         let expected = try await expectedVersion(request, type: type, id: id)
-        _ = try await write(type, id) {
-            try await storage.deleteRecord(type: type, id: id, expectedVersion: expected)
-            return 0
+        // The delete rule is checked against a version, and that version is what is deleted: when
+        // the record changed in between (and the client did not ask for a version itself), it is
+        // read and checked again.
+        for _ in 1...Self.deleteAttempts {
+            guard let record = try await readable(type: type, id: id, caller: caller, rules: rules) else {
+                throw Self.notFound(type, id)
+            }
+            try Self.authorize(
+                rules, .delete, type: type, caller: caller, record: try record.ruleValue(for: rules.rule(for: type, .delete)))
+            if let expected, expected != record.version { throw Self.preconditionFailed(type, id, current: record.version) }
+            do {
+                _ = try await write(type, id) {
+                    try await storage.deleteRecord(type: type, id: id, expectedVersion: record.version)
+                    return 0
+                }
+                return Response(status: .noContent)
+            } catch let error as ServerError where error.code == "precondition_failed" && expected == nil {
+                continue
+            }
         }
-        return Response(status: .noContent)
+        throw ServerError(
+            .conflict, code: "record_busy", message: "Record \(type)/\(id) kept changing while it was being deleted; try again")
     }
 
-    /// A record that belongs to a user may be changed or deleted by that user only (403 otherwise);
-    /// records without an owner may be changed by anyone. Reading is open to everyone. A token must
-    /// carry `records:write`.
-    func checkOwnership(_ context: OutpostRequestContext, type: String, id: String) async throws {
-        let caller = try context.caller(requiring: Scope.recordsWrite)
-        guard let record = Self.visible(try await storage.record(type: type, id: id), to: caller) else {
+    /// How often a delete reads a record that keeps changing before it gives up (409).
+    static let deleteAttempts = 5
+
+    /// The rules and the caller for a change of a record: a token must carry `records:write`, and
+    /// a record the caller may not read is answered 404, as missing. The update and delete rules
+    /// themselves are checked against the record the write finds.
+    func checkWritable(_ context: OutpostRequestContext, type: String, id: String) async throws -> (AccessRules, RuleCaller) {
+        let caller = try await access.caller(try context.caller(requiring: Scope.recordsWrite))
+        let rules = try await access.current()
+        guard try await readable(type: type, id: id, caller: caller, rules: rules) != nil else {
             throw Self.notFound(type, id)
         }
-        guard let owner = record.owner else { return }
-        guard let caller else {
-            throw AuthService.unauthorized("Record \(type)/\(id) belongs to a user; sign in as that user to change it")
-        }
-        guard caller.userID == owner else {
-            throw ServerError(
-                .forbidden, code: "forbidden",
-                message: "Record \(type)/\(id) belongs to another user; only they can change or delete it")
-        }
+        return (rules, caller)
     }
 
     /// Runs a conditional write, turning storage failures into 404 and 412.
@@ -233,8 +302,9 @@ struct RecordRoutes: Sendable {
         if cursor != nil && page != nil {
             throw ServerError.badRequest("conflicting_pagination", "Use cursor (keyset) or page (page numbers), not both")
         }
-        let query = RecordQuery(
+        var query = RecordQuery(
             type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize, viewer: caller?.userID)
+        query.access = try await listAccess(type: type, caller: caller)
         if let page {
             let (records, total) = try await storage.listRecords(query, page: page)
             return Self.listResponse(
@@ -245,6 +315,30 @@ struct RecordRoutes: Sendable {
                 ])
         }
         return try await keysetPage(query, cursor: cursor, request: request, fields: fields)
+    }
+
+    /// What the caller may list: records both the list and the read rules grant, as a condition
+    /// the storage puts in the query, so pages, totals and cursors count only those. `nil` when
+    /// both rules are the defaults (the storage's own visibility, which is the same condition).
+    func listAccess(type: String, caller: AuthenticatedCaller?) async throws -> RecordPredicate? {
+        let rules = try await access.current()
+        let list = rules.rule(for: type, .list)
+        let read = rules.rule(for: type, .read)
+        if list.isDefault && read.isDefault { return nil }
+        let ruleCaller = try await access.caller(caller)
+        var predicate = RecordPredicate.constant(true)
+        for rule in [list, read] {
+            do {
+                predicate = .conjunction(predicate, try RecordPredicate.compile(rule.condition, caller: ruleCaller))
+            } catch {
+                throw ServerError(
+                    .internalServerError, code: "rule_not_listable",
+                    message: "The access rule \(rule.name) cannot select records for a list: \(error.description). "
+                        + "The server's operator must rewrite it (outpost rules set)",
+                    details: ["rule": .string(rule.name)])
+            }
+        }
+        return predicate
     }
 
     nonisolated(nonsending) func keysetPage(

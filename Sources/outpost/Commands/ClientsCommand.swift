@@ -100,8 +100,8 @@ struct ClientsCommand: AsyncParsableCommand {
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Add users and set their entitlements (works on the database directly).",
-        subcommands: [Add.self, Entitle.self])
+        commandName: "users", abstract: "Add users, set their entitlements and roles (works on the database directly).",
+        subcommands: [Add.self, Entitle.self, RolesCommand.self])
 
     struct Entitle: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

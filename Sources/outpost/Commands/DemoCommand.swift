@@ -9,6 +9,15 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Start the server on a free loopback port with a temporary database, tour the SDK, and stop.")
 
+    /// Anonymous writes, which the tour makes, and records with an owner changed by that owner only.
+    static let demoRules: [String: [String: String]] = [
+        "*": [
+            "create": "true",
+            "update": "record.owner == null || record.owner == caller.user",
+            "delete": "record.owner == null || record.owner == caller.user",
+        ]
+    ]
+
     func run() async throws {
         let log = TourLog()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-demo-\(UUID().uuidString)")
@@ -21,13 +30,17 @@ struct DemoCommand: AsyncParsableCommand {
         // A fresh secret for the built-in test provider, and a lower Bcrypt cost so the tour is quick.
         let providerSecret = UUID().uuidString
         let auth = AuthConfiguration(passwordCost: 8, testProviderSecret: providerSecret)
-        let server = try OutpostServer(
-            configuration: ServerConfiguration(
-                host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger, auth: auth),
-            plugins: [DemoPlugin()])
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, databasePath: databasePath, logger: serverLogger, auth: auth)
+        // The tour writes records without signing in, which a server allows only by rule.
+        configuration.accessRules = try AccessRuleSet(Self.demoRules)
+        let server = try OutpostServer(configuration: configuration, plugins: [DemoPlugin()])
         let running = try await server.start()
         log.section("Outpost demo")
         log.step("Server listening on \(running.baseURL) with database \(databasePath)")
+        log.detail(
+            "access rules for every type (*): create \(Self.demoRules["*"]!["create"]!); update and delete "
+                + "\(Self.demoRules["*"]!["update"]!) (a fresh `outpost serve` needs a signed-in caller to write)")
 
         let client = OutpostClient(configuration: .init(baseURL: running.baseURL))
         do {

@@ -56,6 +56,14 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Serve the demo plugin (lambda hello:someone, handler time). Off by default: a fresh server runs no plugin code.")
     var demo = false
 
+    @Option(
+        name: .customLong("rules"),
+        help: """
+            A JSON file of access rules, {"types": {"TYPE": {"read": "EXPR", "create": "EXPR", ...}, "*": {...}}}, written \
+            to the database at start in place of the stored rules. Without it the stored rules (outpost rules) apply.
+            """)
+    var rulesFile: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         do {
@@ -90,6 +98,15 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxFileBytes = maxFileBytes
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
+        if let rulesFile {
+            // Every expression is checked before the server starts: a bad one stops it here.
+            do {
+                configuration.accessRules = try AccessRuleSet(contentsOf: rulesFile)
+            } catch {
+                FileHandle.standardError.write(Data("error: --rules \(error.message)\n".utf8))
+                throw ExitCode.failure
+            }
+        }
         let server = try OutpostServer(configuration: configuration, plugins: demo ? [DemoPlugin()] : [])
         let host = self.host
         let database = (try? DatabaseLocation(self.database).description) ?? self.database

@@ -21,6 +21,21 @@ struct LiveServer {
     /// The secret of the built-in `outpost.test` provider in test servers.
     static let providerSecret = "test-provider-secret"
 
+    /// The rules live servers start with unless a test sets its own (`configuration.accessRules`):
+    /// anyone creates, and records without an owner may be changed by anyone, as before access
+    /// rules existed, so the suites that write records without signing in keep doing so. Reads,
+    /// lists and subscriptions keep the defaults. Tests of the defaults set `accessRules` to an
+    /// empty set (`AccessRuleSet()`).
+    static func permissiveRules() throws -> AccessRuleSet {
+        try AccessRuleSet([
+            "*": [
+                "create": "true",
+                "update": "record.owner == null || record.owner == caller.user",
+                "delete": "record.owner == null || record.owner == caller.user",
+            ]
+        ])
+    }
+
     /// The backend live servers run on, from `OUTPOST_TEST_LIVE_BACKEND` (default SQLite).
     static var backend: ScratchDatabase.Backend {
         ProcessInfo.processInfo.environment["OUTPOST_TEST_LIVE_BACKEND"].flatMap(ScratchDatabase.Backend.init) ?? .sqlite
@@ -40,6 +55,7 @@ struct LiveServer {
             host: "127.0.0.1", port: 0, databasePath: folder.appendingPathComponent("test.sqlite").path, logger: logger)
         configuration.auth.passwordCost = 4
         configuration.auth.testProviderSecret = LiveServer.providerSecret
+        configuration.accessRules = try LiveServer.permissiveRules()
         let scratch = backend == .postgres ? try await ScratchDatabase.make(.postgres) : nil
         if let scratch {
             configuration.storageFactory = { [logger] in try await scratch.location.open(logger: logger) }

@@ -162,7 +162,11 @@ public struct RecordQuery: Sendable {
     public var sort: RecordSort
     public var limit: Int
     /// Who lists: private records of other users are left out. `nil` (anonymous) sees no private record.
+    /// Ignored when ``access`` is set.
     public var viewer: String?
+    /// The records the caller may list, from the access rules (``RecordPredicate``); `nil` keeps
+    /// the default, ``viewer``'s visibility.
+    public var access: RecordPredicate?
 
     public init(
         type: String, filters: [(field: String, value: JSONValue)] = [], sort: RecordSort = .created, limit: Int = 20,

@@ -101,7 +101,7 @@ extension PostgresStorage {
     public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
     {
         let descending = query.sort.descending != backwards
-        if query.filters.isEmpty {
+        if query.filters.isEmpty && query.access == nil {
             return try await keysetPage(query, from: position, descending: descending)
         }
         return try await rows(Self.keysetStatement(query, from: position, descending: descending).query).map(Self.record(from:))
@@ -162,7 +162,13 @@ extension PostgresStorage {
     /// Visibility (private records of others are left out) and equality on top-level fields,
     /// compared as JSON values (`1` equals `1.0`, as in SQLite). Names and values are bound.
     static func appendConditions(_ query: RecordQuery, to statement: inout PostgresStatement) {
-        if let viewer = query.viewer {
+        if let access = query.access {
+            let sql = accessSQL(access, into: &statement)
+            statement.sql += " AND " + sql
+            if access.comparesFieldStrings {
+                statement.sql += " AND strpos(body, " + statement.bind(RecordPredicate.escapedNull) + "::text) = 0"
+            }
+        } else if let viewer = query.viewer {
             statement.sql += " AND (NOT private OR owner = " + statement.bind(viewer) + ")"
         } else {
             statement.sql += " AND NOT private"

@@ -226,7 +226,7 @@ extension SQLiteStorage {
         let descending = query.sort.descending != backwards
         var conditions = ""
         var binds: [SQLiteData] = []
-        appendVisibility(query.viewer, to: &conditions, binds: &binds)
+        appendVisibility(query, to: &conditions, binds: &binds)
         appendFilters(query.filters, to: &conditions, binds: &binds)
         var sql: String
         if shownAsColumn {
@@ -256,7 +256,7 @@ extension SQLiteStorage {
         let direction = query.sort.descending ? "DESC" : "ASC"
         var filterSQL = ""
         var binds: [SQLiteData] = [.text(query.type)]
-        appendVisibility(query.viewer, to: &filterSQL, binds: &binds)
+        appendVisibility(query, to: &filterSQL, binds: &binds)
         appendFilters(query.filters, to: &filterSQL, binds: &binds)
         let reader = self.reader
         let countRows = try await reader.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
@@ -267,9 +267,16 @@ extension SQLiteStorage {
         return (try rows.map(Self.record(from:)), total)
     }
 
-    /// Private records of others are left out; `viewer` sees its own.
-    private func appendVisibility(_ viewer: String?, to sql: inout String, binds: inout [SQLiteData]) {
-        if let viewer {
+    /// The records the access rules let the caller list (``RecordQuery/access``); without rules,
+    /// private records of others are left out and `viewer` sees its own.
+    private func appendVisibility(_ query: RecordQuery, to sql: inout String, binds: inout [SQLiteData]) {
+        if let access = query.access {
+            sql += " AND " + Self.accessSQL(access, binds: &binds)
+            if access.comparesFieldStrings {
+                sql += " AND instr(body, ?) = 0"
+                binds.append(.text(RecordPredicate.escapedNull))
+            }
+        } else if let viewer = query.viewer {
             sql += " AND (private = 0 OR owner = ?)"
             binds.append(.text(viewer))
         } else {

@@ -280,6 +280,8 @@ public final class SQLiteStorage: Storage {
         (7, ["ALTER TABLE records ADD COLUMN private INTEGER NOT NULL DEFAULT 0"]),
         // The change feed (record_changes, written by triggers on records).
         (8, changesMigration),
+        // Access rules per record type and operation; users' roles.
+        (9, rulesMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
