@@ -4,7 +4,7 @@ import HTTPTypesFoundation
 public import OutpostCore
 import Synchronization
 
-/// A ``ClientTransport`` for tests of code that uses an ``OutpostClient``: every request goes to a
+/// A `ClientTransport` for tests of code that uses an `OutpostClient`: every request goes to a
 /// closure you write, which answers it as the server would, and is recorded.
 ///
 /// ```swift
@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// Nothing goes over a network and nothing is retried unless the client's configuration says so
 /// (``client(baseURL:configure:)`` turns retries off). Streams (file transfers, change feeds) get the
-/// closure's whole answer as one piece, as ``ClientTransport``'s default `stream` gives.
+/// closure's whole answer as one piece, as `ClientTransport`'s default `stream` gives.
 public final class ScriptedTransport: ClientTransport {
     /// Answers one request: the response and its body, or an error thrown as the transport's.
     public typealias Responder = @Sendable (HTTPRequest, Data?) async throws -> (HTTPResponse, Data)
