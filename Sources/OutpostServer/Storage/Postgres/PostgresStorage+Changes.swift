@@ -10,7 +10,7 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
     /// a reader exclusively for its read (migration 3; migration 2 had writers hold it exclusively).
     static let changesLock: Int64 = 0x6F75_7470_6F73_75  // "outpost" + 1
 
-    /// Migration 2 (issue 14): the change feed, as SQLite's migration 8.
+    /// Migration 2: the change feed, as SQLite's migration 8.
     ///
     /// One trigger on `records` writes a `record_changes` row per record write, inside the write's
     /// own transaction, whichever instance makes it. An identity column hands out positions before
