@@ -1,4 +1,7 @@
 // swift-tools-version:6.2
+// The client kit: the package an app adds. Its graph holds only what the client modules use; the
+// reference server, the `outpost` CLI, the benchmark and the integration tests are the package in
+// `Server/`, which depends on this one by path.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -21,33 +24,23 @@ let package = Package(
         .library(name: "OutpostPlugins", targets: ["OutpostPlugins"]),
         .library(name: "OutpostTesting", targets: ["OutpostTesting"]),
         .library(name: "OutpostExpressions", targets: ["OutpostExpressions"]),
-        .library(name: "OutpostServer", targets: ["OutpostServer"]),
-        .executable(name: "outpost", targets: ["outpost"]),
-        .executable(name: "outpost-bench", targets: ["outpost-bench"]),
+        // Outpost's shared internals, for the server package in `Server/`; every declaration is SPI
+        // (`@_spi(OutpostInternal)`), so the product offers no API of its own.
+        .library(name: "_OutpostSupport", targets: ["OutpostSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        // 3.x or 4.x: jwt-kit 5 needs swift-crypto 4.
+        // 3.x or 4.x (the server's jwt-kit 5 needs 4).
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
-        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
-        // The PostgreSQL storage backend.
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        // `swift package generate-documentation` (CI builds the DocC catalogs with warnings as errors).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // AsyncHTTPClient's tracer, turned off in the default transport when none is bootstrapped.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
     ],
     targets: [
-        // Shared internals (`package` access): the deadline race, atomic file writes, file locks,
-        // a thread pool for blocking work, `Duration` conversions. Not a product.
+        // Shared internals (SPI, for this package and `Server/`): the deadline race, atomic file
+        // writes, file locks, a thread pool for blocking work, `Duration` conversions.
         .target(name: "OutpostSupport", swiftSettings: strict),
         .target(
             name: "OutpostCore",
@@ -70,8 +63,10 @@ let package = Package(
             name: "OutpostAuth",
             dependencies: [
                 "OutpostCore", "OutpostSupport",
+                // ID token signatures: CryptoKit and Security on Apple platforms; swift-crypto's RSA
+                // (BoringSSL, already built by swift-crypto there) elsewhere.
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto", condition: .when(platforms: nonApple)),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -104,63 +99,6 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .target(
-            name: "OutpostServer",
-            dependencies: [
-                "OutpostCore", "OutpostExpressions", "OutpostSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "_NIOFileSystem", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "outpost",
-            dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostExpressions", "OutpostServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
-        ),
-        // Scratch databases on either backend for the tests and the benchmark (not a product).
-        .target(
-            name: "OutpostServerTesting",
-            dependencies: [
-                "OutpostServer",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ],
-            swiftSettings: strict
-        ),
-        .executableTarget(
-            name: "outpost-bench",
-            dependencies: [
-                "Outpost", "OutpostCallbacks", "OutpostCore", "OutpostServer", "OutpostServerTesting", "OutpostSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
         // Helpers shared by the test targets (`Gate`).
         .target(
             name: "OutpostTestSupport", dependencies: ["OutpostSupport"], path: "Tests/OutpostTestSupport",
@@ -181,7 +119,6 @@ let package = Package(
                 "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -197,43 +134,13 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict),
-        .testTarget(
-            name: "OutpostServerTests",
-            dependencies: [
-                "OutpostServer", "OutpostServerTesting", "OutpostCore", "OutpostExpressions", "OutpostSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                "OutpostTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            swiftSettings: strict),
         // Compiles a middleware, a transport and a log handler with `import Outpost` alone.
         .testTarget(name: "OutpostUmbrellaTests", dependencies: ["Outpost"], swiftSettings: strict),
-        .testTarget(
-            name: "OutpostCLITests",
-            dependencies: ["outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: strict),
-        .testTarget(
-            name: "IntegrationTests",
-            dependencies: [
-                "Outpost", "OutpostCore", "OutpostServer", "OutpostServerTesting", "OutpostTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                "OutpostSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            ],
-            swiftSettings: strict
-        ),
     ]
 )
+
+// DocC (`swift package generate-documentation`) only where asked for, so that an app resolving this
+// package does not fetch the plugin: `OUTPOST_DOCS=1 swift package generate-documentation ...`.
+if Context.environment["OUTPOST_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
+}

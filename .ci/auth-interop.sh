@@ -3,12 +3,12 @@
 # (selenium), OAuth 2.0 / OpenID Connect conformance with Authlib, and files and live changes with
 # curl, Python requests and Chromium's EventSource. Screenshots of every page go
 # to $OUTPOST_SCREENSHOTS (default .build-screenshots/).
-# Usage: .ci/auth-interop.sh            (OUTPOST_BINARY overrides .build/debug/outpost)
+# Usage: .ci/auth-interop.sh            (OUTPOST_BINARY overrides Server/.build/debug/outpost)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-binary="${OUTPOST_BINARY:-$PWD/.build/debug/outpost}"
-[ -x "$binary" ] || { echo "auth-interop: no outpost binary at $binary (swift build first)"; exit 1; }
+binary="${OUTPOST_BINARY:-$PWD/Server/.build/debug/outpost}"
+[ -x "$binary" ] || { echo "auth-interop: no outpost binary at $binary (swift build --package-path Server first)"; exit 1; }
 export OUTPOST_BINARY="$binary"
 export OUTPOST_SCREENSHOTS="${OUTPOST_SCREENSHOTS:-$PWD/.build-screenshots}"
 
@@ -29,10 +29,10 @@ python=$(bash .ci/python-venv.sh)
 
 status=0
 echo "== auth interop: browser pages (headless Chromium)"
-"$python" Tests/Interop/auth/browser_test.py || status=1
+"$python" Server/Tests/Interop/auth/browser_test.py || status=1
 echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
-"$python" Tests/Interop/auth/authlib_test.py || status=1
+"$python" Server/Tests/Interop/auth/authlib_test.py || status=1
 echo "== files and live changes interop (curl, requests, Chromium EventSource)"
-"$python" Tests/Interop/live/live_test.py || status=1
+"$python" Server/Tests/Interop/live/live_test.py || status=1
 [ "$status" -eq 0 ] && echo "auth interop: all suites passed" || echo "auth interop: FAILED (see above)"
 exit "$status"

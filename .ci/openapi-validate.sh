@@ -4,12 +4,12 @@
 # fails the run (Python warnings count as errors too). Also checks what the schema leaves open but
 # clients generated from the document (Apple's swift-openapi-generator) need: an operationId on
 # every operation, each unique.
-# Usage: .ci/openapi-validate.sh   (OUTPOST_BINARY overrides .build/debug/outpost)
+# Usage: .ci/openapi-validate.sh   (OUTPOST_BINARY overrides Server/.build/debug/outpost)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-binary="${OUTPOST_BINARY:-$PWD/.build/debug/outpost}"
-[ -x "$binary" ] || { echo "openapi-validate: no outpost binary at $binary (swift build first)"; exit 1; }
+binary="${OUTPOST_BINARY:-$PWD/Server/.build/debug/outpost}"
+[ -x "$binary" ] || { echo "openapi-validate: no outpost binary at $binary (swift build --package-path Server first)"; exit 1; }
 python=$(bash .ci/python-venv.sh)
 
 source .ci/outpost-server.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Platform lint: the Apple-platform mistakes that can be found on Linux, without an Apple build.
 #
-#   bash .ci/platform-lint.sh              # check Sources/
+#   bash .ci/platform-lint.sh              # check Sources/ (the client) and Server/Sources/
 #   bash .ci/platform-lint.sh --self-test  # check the checker on samples
 #
 # Rules (see DESIGN.md, "Apple platforms"):
@@ -9,7 +9,7 @@
 #    FoundationNetworking, WinSDK. `canImport` of any other module is true whenever that module is
 #    in the build folder (e.g. AsyncHTTPClient built for the server on a Mac, AppKit on Mac
 #    Catalyst), so it picks the wrong platform: use `#if os(...)`.
-# 2. In the client modules (every Sources/ folder but the server, the CLI and the benchmark),
+# 2. In the client modules (every folder of the root package's Sources/; not Server/Sources/),
 #    platform-only APIs must sit inside a matching `#if os(...)` branch (an `#else` never counts):
 #    homeDirectoryForCurrentUser and Process( (macOS and Linux), NSWorkspace (macOS only, not
 #    Mac Catalyst), UIApplication (iOS, tvOS, visionOS).
@@ -21,8 +21,8 @@ import re
 import sys
 
 ALLOWED_CAN_IMPORT = {"Glibc", "Musl", "Darwin", "FoundationNetworking", "WinSDK"}
-# Not client modules: never built for iOS, tvOS, watchOS or visionOS.
-NOT_CLIENT = {"OutpostServer", "outpost", "outpost-bench"}
+# Folders of modules never built for iOS, tvOS, watchOS or visionOS: the server package.
+NOT_CLIENT_ROOTS = {os.path.join("Server", "Sources")}
 # Findings reported, not failed: none.
 PENDING = set()
 APPLE_ONLY = {"iOS", "tvOS", "watchOS", "visionOS"}
@@ -109,11 +109,10 @@ def check(path, text, client):
     return problems
 
 
-def lint(root="Sources"):
+def lint(roots=("Sources", os.path.join("Server", "Sources"))):
     count, failures = 0, 0
-    for folder, _, files in sorted(os.walk(root)):
-        parts = folder.split(os.sep)
-        client = len(parts) < 2 or parts[1] not in NOT_CLIENT
+    walked = [(folder, files, root not in NOT_CLIENT_ROOTS) for root in roots for folder, _, files in sorted(os.walk(root))]
+    for folder, files, client in walked:
         for name in sorted(files):
             if not name.endswith(".swift"):
                 continue

@@ -2,13 +2,13 @@
 # Schemathesis (PyPI) with every check against a real `outpost serve` and the OpenAPI document it
 # serves at /openapi.json. Requests carry a bearer token of a registered user (profile, records:read,
 # records:write), so the routes behind sign-in are exercised too. Exits non-zero on any finding.
-# Usage: .ci/schemathesis.sh   (OUTPOST_BINARY overrides .build/debug/outpost;
+# Usage: .ci/schemathesis.sh   (OUTPOST_BINARY overrides Server/.build/debug/outpost;
 #        SCHEMATHESIS_MAX_EXAMPLES, SCHEMATHESIS_SEED and SCHEMATHESIS_WORKERS tune the run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-binary="${OUTPOST_BINARY:-$PWD/.build/debug/outpost}"
-[ -x "$binary" ] || { echo "schemathesis: no outpost binary at $binary (swift build first)"; exit 1; }
+binary="${OUTPOST_BINARY:-$PWD/Server/.build/debug/outpost}"
+[ -x "$binary" ] || { echo "schemathesis: no outpost binary at $binary (swift build --package-path Server first)"; exit 1; }
 python=$(bash .ci/python-venv.sh)
 schemathesis="$(dirname "$python")/schemathesis"
 max_examples="${SCHEMATHESIS_MAX_EXAMPLES:-100}"

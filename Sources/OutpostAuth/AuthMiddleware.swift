@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTPTypes
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// Signs every request of an `OutpostClient` with the authenticator's access token.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// Completion-handler forms of the ``Authenticator`` operations, for callers that are not async.
 ///

@@ -1,7 +1,7 @@
 public import Foundation
 public import Logging
-public import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) public import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 extension Authenticator {
     /// Everything an authenticator needs. Every field but the registration and the endpoints has a default.

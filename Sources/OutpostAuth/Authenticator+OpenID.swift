@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 extension Authenticator {
     /// The scope that turns an OAuth sign-in into an OpenID Connect one.

@@ -1,7 +1,7 @@
 public import Foundation
 public import Logging
-public import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) public import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Signs a user or a client in with OAuth 2.0, keeps the credential fresh and stored, and signs out.
 ///

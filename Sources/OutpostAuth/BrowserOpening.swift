@@ -1,5 +1,5 @@
 public import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Opens a URL in the user's browser: the seam the browser flows go through.
 ///

@@ -1,5 +1,5 @@
 public import Foundation
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// Where the authorization server's endpoints are. Build it by hand, or from discovery
 /// metadata with ``Endpoints/discover(issuer:client:overrides:)``.

@@ -1,6 +1,6 @@
 public import Foundation
-import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Keeps credentials in a JSON file readable by its owner only: for Linux desktops, CLIs and servers.
 ///

@@ -1,5 +1,5 @@
 public import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 #if canImport(Glibc)
     import Glibc

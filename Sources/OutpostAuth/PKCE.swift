@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Proof Key for Code Exchange (RFC 7636) with the S256 method, the only one Outpost sends.
 public struct PKCE: Sendable, Hashable {

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPTypes
 import Logging
-import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Talks to the token, device and revocation endpoints. It sends through its own middlewares and the
 /// client's transport: not the client's middlewares (an auth middleware on the same client must not

@@ -1,5 +1,5 @@
 public import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 /// Calls other apps over x-callback-url and awaits their answers.

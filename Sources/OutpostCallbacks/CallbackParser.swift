@@ -1,4 +1,4 @@
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// The x-callback-url parser, on the URL's UTF-8 bytes.
 ///

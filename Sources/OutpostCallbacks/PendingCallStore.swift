@@ -1,5 +1,5 @@
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 /// One outgoing call that waits for its answer.

@@ -1,5 +1,5 @@
 public import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Opens URLs with the platform: `NSWorkspace` on macOS, `UIApplication` on iOS, iPadOS, Mac
 /// Catalyst, tvOS and visionOS, `xdg-open` on Linux and the BSDs (false when it cannot be launched

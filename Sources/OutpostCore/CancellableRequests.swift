@@ -6,7 +6,7 @@ import Synchronization
 /// The whole-exchange deadline is the underlying client's (AsyncHTTPClient's deadline bounds the
 /// head and the body of a request made through its delegate API), so unlike ``InFlightExchanges``
 /// nothing here runs per request but two or three short locked sections: no task, no timer.
-package final class CancellableRequests<Handle: Sendable>: Sendable {
+@_spi(OutpostInternal) public final class CancellableRequests<Handle: Sendable>: Sendable {
     private struct State {
         var next = 0
         var running: [Int: Handle] = [:]
@@ -17,12 +17,12 @@ package final class CancellableRequests<Handle: Sendable>: Sendable {
     private let cancel: @Sendable (Handle) -> Void
 
     /// `cancel` ends one request; it is called outside the lock, at most once per handle.
-    package init(cancel: @escaping @Sendable (Handle) -> Void) {
+    @_spi(OutpostInternal) public init(cancel: @escaping @Sendable (Handle) -> Void) {
         self.cancel = cancel
     }
 
     /// A number for a request about to start, or `nil` once ``cancelAll()`` has run.
-    package func reserve() -> Int? {
+    @_spi(OutpostInternal) public func reserve() -> Int? {
         state.withLock { state in
             guard !state.isShutDown else { return nil }
             defer { state.next &+= 1 }
@@ -33,7 +33,7 @@ package final class CancellableRequests<Handle: Sendable>: Sendable {
     /// Records the started request `id`. Returns `false`, having cancelled it, when ``cancelAll()``
     /// ran since ``reserve()``.
     @discardableResult
-    package func attach(_ handle: Handle, to id: Int) -> Bool {
+    @_spi(OutpostInternal) public func attach(_ handle: Handle, to id: Int) -> Bool {
         let isShutDown = state.withLock { state in
             if !state.isShutDown { state.running[id] = handle }
             return state.isShutDown
@@ -43,13 +43,13 @@ package final class CancellableRequests<Handle: Sendable>: Sendable {
     }
 
     /// Forgets request `id` once it has finished.
-    package func remove(_ id: Int) {
+    @_spi(OutpostInternal) public func remove(_ id: Int) {
         _ = state.withLock { $0.running.removeValue(forKey: id) }
     }
 
     /// Cancels every request in flight and refuses new ones. Returns at once; the cancelled requests
     /// fail on their own threads.
-    package func cancelAll() {
+    @_spi(OutpostInternal) public func cancelAll() {
         let running = state.withLock { state in
             state.isShutDown = true
             defer { state.running = [:] }

@@ -51,7 +51,7 @@ public enum ConfigurationFolder {
     }
 
     /// The folder of ``Location/standard``.
-    package static func standardURL(application: String) -> URL {
+    @_spi(OutpostInternal) public static func standardURL(application: String) -> URL {
         #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
             applicationSupport().appending(path: application, directoryHint: .isDirectory)
         #else

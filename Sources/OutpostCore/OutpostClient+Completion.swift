@@ -3,7 +3,7 @@
 public struct OperationHandle: Sendable {
     private let task: Task<Void, Never>
 
-    package init(task: Task<Void, Never>) { self.task = task }
+    @_spi(OutpostInternal) public init(task: Task<Void, Never>) { self.task = task }
 
     public func cancel() { task.cancel() }
 
@@ -11,7 +11,7 @@ public struct OperationHandle: Sendable {
 
     /// Runs `body` in a new task and hands `completion` its result, or its error as `mapError` makes
     /// it, exactly once: the one body of every completion-handler form in the client modules.
-    package static func start<Output: Sendable, Failure: Error>(
+    @_spi(OutpostInternal) public static func start<Output: Sendable, Failure: Error>(
         _ completion: @escaping @Sendable (Result<Output, Failure>) -> Void,
         mapError: @escaping @Sendable (any Error) -> Failure,
         _ body: @escaping @Sendable () async throws -> Output

@@ -1,4 +1,4 @@
-package import Foundation
+public import Foundation
 import HTTPTypes
 import HTTPTypesFoundation
 import Logging
@@ -120,7 +120,7 @@ public final class OutpostClient: Sendable {
     }
 
     /// Decodes with `decoder`, reporting failures as ``decode(_:from:method:path:)`` does.
-    package static func decode<T: Decodable>(
+    @_spi(OutpostInternal) public static func decode<T: Decodable>(
         _ type: T.Type, from response: ClientResponse, decoder: JSONDecoder, method: String, path: String
     ) throws -> T {
         // Untyped JSON is read from the bytes in one pass (see JSONValue.init(from:) for why).

@@ -1,6 +1,6 @@
 /// Where an error that is not an ``OutpostError`` came from, so that it is reported as such and
 /// not as a network failure (in the manner of swift-openapi-runtime's `ClientError`).
-package enum FailingLayer: Sendable {
+@_spi(OutpostInternal) public enum FailingLayer: Sendable {
     /// The middleware of this type.
     case middleware(String)
     /// The transport of this type.
@@ -13,7 +13,9 @@ extension OutpostError {
     /// Turns an error thrown by `layer` into an `OutpostError` that names the layer and keeps the
     /// cause; an `OutpostError` stays as it is, a cancellation becomes ``Code/cancelled`` and a
     /// `DecodingError` becomes ``Code/decodingFailed``.
-    package static func wrap(_ error: any Error, layer: FailingLayer, method: String?, path: String?) -> OutpostError {
+    @_spi(OutpostInternal) public static func wrap(_ error: any Error, layer: FailingLayer, method: String?, path: String?)
+        -> OutpostError
+    {
         if let error = error as? OutpostError {
             guard let method, let path else { return error }
             return error.attributed(method: method, path: path)

@@ -168,7 +168,7 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
 
     /// A request path for errors: always with its leading slash, never with its query (which may
     /// hold secrets); for an absolute URL, the URL's path.
-    package static func normalizedPath(_ path: String) -> String {
+    @_spi(OutpostInternal) public static func normalizedPath(_ path: String) -> String {
         var text = Substring(path)
         if let end = text.firstIndex(where: { $0 == "?" || $0 == "#" }) { text = text[..<end] }
         if let scheme = text.range(of: "://") {
@@ -187,7 +187,7 @@ public struct OutpostError: Error, Sendable, CustomStringConvertible {
 
 extension OutpostError {
     /// Fills in the request's method and path where they are not yet known.
-    package func attributed(method: String, path: String) -> OutpostError {
+    @_spi(OutpostInternal) public func attributed(method: String, path: String) -> OutpostError {
         var copy = self
         if copy.method == nil { copy.method = method }
         if copy.path == nil { copy.path = Self.normalizedPath(path) }
@@ -195,7 +195,7 @@ extension OutpostError {
     }
 
     /// Turns any error into an `OutpostError`, keeping an `OutpostError` as it is.
-    package static func wrap(_ error: any Error, method: String, path: String) -> OutpostError {
+    @_spi(OutpostInternal) public static func wrap(_ error: any Error, method: String, path: String) -> OutpostError {
         if let error = error as? OutpostError { return error.attributed(method: method, path: path) }
         if error is CancellationError {
             return OutpostError(.cancelled, "The request was cancelled", method: method, path: path, underlying: error)
@@ -208,7 +208,7 @@ extension OutpostError {
     }
 
     /// A readable coding path such as `results[3].author`.
-    package static func describe(codingPath: [any CodingKey]) -> String {
+    @_spi(OutpostInternal) public static func describe(codingPath: [any CodingKey]) -> String {
         var text = ""
         for key in codingPath {
             if let index = key.intValue {
@@ -222,7 +222,7 @@ extension OutpostError {
     }
 
     /// Builds a decoding failure from a `DecodingError`, keeping the coding path.
-    package static func decoding(_ error: any Error, type: Any.Type) -> OutpostError {
+    @_spi(OutpostInternal) public static func decoding(_ error: any Error, type: Any.Type) -> OutpostError {
         var codingPath: String?
         var reason = "\(error)"
         if let error = error as? DecodingError {

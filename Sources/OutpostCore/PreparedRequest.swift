@@ -2,7 +2,7 @@ public import Foundation
 public import HTTPTypes
 import HTTPTypesFoundation
 import Logging
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// A request built by ``OutpostClient/prepare(_:operationName:)`` and not yet sent: inspect it,
 /// keep it, and ``start()`` it when the time comes.
@@ -64,7 +64,7 @@ public struct PreparedRequest: Sendable {
     /// Runs `request` through `middlewares`, in order, then `terminal`; an error of a middleware's
     /// own becomes ``OutpostError/Code/middlewareFailed`` naming it. Shared with OutpostAuth's token
     /// endpoint, which runs its own middlewares.
-    package static func chain(
+    @_spi(OutpostInternal) public static func chain(
         _ middlewares: ArraySlice<any ClientMiddleware>, request: HTTPRequest, body: Data?, context: MiddlewareContext,
         terminal: @escaping @Sendable (HTTPRequest, Data?) async throws -> ClientResponse
     ) async throws -> ClientResponse {

@@ -1,5 +1,5 @@
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// When and how the client tries a request again.
 ///

@@ -1,4 +1,4 @@
-package import Foundation
+public import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -14,11 +14,11 @@ package import Foundation
 /// (``FileSync``: `F_FULLFSYNC` on Apple platforms, `fsync` elsewhere) and renamed over the target;
 /// then the folder is flushed so that the rename itself is durable.
 /// It blocks its thread: call it from ``BlockingPool``, not from a task on the cooperative pool.
-package enum AtomicFile {
+@_spi(OutpostInternal) public enum AtomicFile {
     /// Writes `data` to `url`, readable by its owner only. With `sync` (the default) the file and its
     /// folder are flushed to disk, so the new contents survive a power cut; a cache that can lose an
     /// entry passes `false`.
-    package static func write(_ data: Data, to url: URL, sync: Bool = true) throws(AtomicFileError) {
+    @_spi(OutpostInternal) public static func write(_ data: Data, to url: URL, sync: Bool = true) throws(AtomicFileError) {
         let folder = url.deletingLastPathComponent().path
         let temporary = folder + "/." + url.lastPathComponent + ".tmp-" + UUID().uuidString
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -47,14 +47,14 @@ package enum AtomicFile {
     }
 
     /// Creates `folder` (and its parents) with mode 0700 when it does not exist.
-    package static func createFolder(_ folder: URL) throws {
+    @_spi(OutpostInternal) public static func createFolder(_ folder: URL) throws {
         guard !FileManager.default.fileExists(atPath: folder.path) else { return }
         try FileManager.default.createDirectory(
             at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
     /// The contents of `url`, `nil` when there is no such file, refusing files over `maxBytes`.
-    package static func read(_ url: URL, maxBytes: Int) throws(AtomicFileError) -> Data? {
+    @_spi(OutpostInternal) public static func read(_ url: URL, maxBytes: Int) throws(AtomicFileError) -> Data? {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -111,17 +111,17 @@ private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, 
 }
 
 /// A system call of ``AtomicFile`` failed, or a file was refused.
-package struct AtomicFileError: Error, CustomStringConvertible {
+@_spi(OutpostInternal) public struct AtomicFileError: Error, CustomStringConvertible {
     /// What was being done: "create", "write", "flush", "rename into place", …
-    package var operation: String
+    @_spi(OutpostInternal) public var operation: String
     /// The file it was done to.
-    package var path: String
+    @_spi(OutpostInternal) public var path: String
     /// The `errno` it failed with.
-    package var errno: Int32
+    @_spi(OutpostInternal) public var errno: Int32
     /// Why, when it is not the system's error alone (a file over its size limit).
-    package var reason: String? = nil
+    @_spi(OutpostInternal) public var reason: String? = nil
 
-    package var description: String {
+    @_spi(OutpostInternal) public var description: String {
         if let reason { return "could not \(operation) \(path): \(reason)" }
         return "could not \(operation) \(path): \(String(cString: strerror(errno))) (errno \(errno))"
     }

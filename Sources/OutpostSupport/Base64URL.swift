@@ -1,15 +1,15 @@
 /// Base64 with the URL and file name safe alphabet and no padding (RFC 4648 §5): the one codec of
 /// the package for tokens, PKCE, cursors, JWK members and JWT parts.
-package enum Base64URL {
+@_spi(OutpostInternal) public enum Base64URL {
     /// `bytes` encoded, without padding.
-    package static func encode(_ bytes: some Collection<UInt8>) -> String {
+    @_spi(OutpostInternal) public static func encode(_ bytes: some Collection<UInt8>) -> String {
         var out: [UInt8] = []
         append(bytes, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// `bytes` encoded without padding, appended to `out`, in one pass.
-    package static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
+    @_spi(OutpostInternal) public static func append(_ bytes: some Collection<UInt8>, to out: inout [UInt8]) {
         let alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
         alphabet.withUTF8Buffer { alphabet in
             out.reserveCapacity(out.count + (bytes.count * 4 + 2) / 3)
@@ -38,7 +38,7 @@ package enum Base64URL {
 
     /// The bytes of unpadded base64url text, or `nil` when it holds another character (padding,
     /// `+` and `/` included) or has a length no encoding produces (a remainder of one character).
-    package static func decode(_ text: some StringProtocol) -> [UInt8]? {
+    @_spi(OutpostInternal) public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let utf8 = text.utf8
         guard utf8.count % 4 != 1 else { return nil }
         var bytes: [UInt8] = []

@@ -15,18 +15,18 @@ import Synchronization
 /// a network file system) stalls every other task on it. Work submitted here runs on the pool's
 /// own threads instead, and the awaiting task is resumed when it is done. The jobs are short; a
 /// wait of unbounded length (a file lock) gets a thread of its own (``FileLock``).
-package final class BlockingPool: Sendable {
+@_spi(OutpostInternal) public final class BlockingPool: Sendable {
     /// The pool the client modules share: two threads.
-    package static let shared = BlockingPool(threads: 2, name: "outpost-blocking-io")
+    @_spi(OutpostInternal) public static let shared = BlockingPool(threads: 2, name: "outpost-blocking-io")
 
     /// The prefix of the pool's thread names (`name-0`, `name-1`, …).
-    package let name: String
+    @_spi(OutpostInternal) public let name: String
     private let jobs = Mutex<[@Sendable () -> Void]>([])
     private let available = DispatchSemaphore(value: 0)
     private let members = Mutex<[pthread_t]>([])
 
     /// Starts `threads` threads that live as long as the process.
-    package init(threads: Int, name: String) {
+    @_spi(OutpostInternal) public init(threads: Int, name: String) {
         self.name = name
         for index in 0..<max(1, threads) {
             // Named from inside: on Linux a name given before `start()` does not reach `Thread.current`.
@@ -39,13 +39,14 @@ package final class BlockingPool: Sendable {
     }
 
     /// Runs `job` on one of the pool's threads, in submission order.
-    package func submit(_ job: @escaping @Sendable () -> Void) {
+    @_spi(OutpostInternal) public func submit(_ job: @escaping @Sendable () -> Void) {
         jobs.withLock { $0.append(job) }
         available.signal()
     }
 
     /// Runs `body` on one of the pool's threads and returns its result to the awaiting task.
-    package func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    @_spi(OutpostInternal) public func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value
+    {
         let result: Result<Value, any Error> = await withCheckedContinuation { continuation in
             submit { continuation.resume(returning: Result { try body() }) }
         }
@@ -53,7 +54,7 @@ package final class BlockingPool: Sendable {
     }
 
     /// Whether the calling thread is one of the pool's.
-    package var isCurrentThreadInPool: Bool {
+    @_spi(OutpostInternal) public var isCurrentThreadInPool: Bool {
         let current = pthread_self()
         return members.withLock { $0.contains { pthread_equal($0, current) != 0 } }
     }

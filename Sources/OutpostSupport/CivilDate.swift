@@ -1,9 +1,9 @@
 /// Days since 1970-01-01 to and from proleptic Gregorian dates (Howard Hinnant's algorithms),
 /// for the HTTP dates and the RFC 3339 timestamps written by hand: no calendar object, no
 /// allocation, any year.
-package enum CivilDate {
+@_spi(OutpostInternal) public enum CivilDate {
     /// The date `days` days after 1970-01-01 (before it, when negative); months and days from 1.
-    package static func date(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    @_spi(OutpostInternal) public static func date(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -16,7 +16,7 @@ package enum CivilDate {
     }
 
     /// The days from 1970-01-01 to a date; months and days from 1.
-    package static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+    @_spi(OutpostInternal) public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400

@@ -16,9 +16,9 @@ import Synchronization
 /// thread of its own, never on the cooperative pool and never polling. A wait that outlives its
 /// time limit (or its task) is abandoned: the caller gets the error at once, and should the lock
 /// come later, the waiting thread releases it straight away.
-package final class FileLock: Sendable {
+@_spi(OutpostInternal) public final class FileLock: Sendable {
     /// The lock file.
-    package let path: String
+    @_spi(OutpostInternal) public let path: String
     private let descriptor: Int32
     private let released = Mutex(false)
 
@@ -28,7 +28,7 @@ package final class FileLock: Sendable {
     }
 
     /// Opens (creating with mode 0600) and locks `path`, waiting at most `timeout`.
-    package static func acquire(path: String, timeout: Duration) async throws(FileLockError) -> FileLock {
+    @_spi(OutpostInternal) public static func acquire(path: String, timeout: Duration) async throws(FileLockError) -> FileLock {
         let opened: Result<(descriptor: Int32, locked: Bool), FileLockError>
         do {
             opened = .success(try await BlockingPool.shared.run { try openAndTryLock(path) })
@@ -57,7 +57,7 @@ package final class FileLock: Sendable {
     }
 
     /// Unlocks and closes the file; later calls do nothing.
-    package func release() {
+    @_spi(OutpostInternal) public func release() {
         let first = released.withLock { released in
             defer { released = true }
             return !released
@@ -90,7 +90,9 @@ extension FileLock {
     /// For callers on a thread of their own (a serial dispatch queue), never on the cooperative
     /// pool: a wait polls with growing pauses (1 to 50 ms), which suits locks held for the length
     /// of one write, not for a lifetime.
-    package static func lockBriefly(_ descriptor: Int32, path: String, timeout: Duration) throws(FileLockError) {
+    @_spi(OutpostInternal) public static func lockBriefly(_ descriptor: Int32, path: String, timeout: Duration)
+        throws(FileLockError)
+    {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         var pause: UInt32 = 1_000
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -104,7 +106,7 @@ extension FileLock {
     }
 
     /// Lets go of a lock taken with ``lockBriefly(_:path:timeout:)``.
-    package static func unlock(_ descriptor: Int32) {
+    @_spi(OutpostInternal) public static func unlock(_ descriptor: Int32) {
         flock(descriptor, LOCK_UN)
     }
 }
@@ -184,7 +186,7 @@ private final class LockWait: Sendable {
 }
 
 /// Why ``FileLock/acquire(path:timeout:)`` failed.
-package enum FileLockError: Error, CustomStringConvertible {
+@_spi(OutpostInternal) public enum FileLockError: Error, CustomStringConvertible {
     /// A system call failed.
     case system(operation: String, path: String, errno: Int32)
     /// Another holder kept the lock past the time limit.
@@ -192,7 +194,7 @@ package enum FileLockError: Error, CustomStringConvertible {
     /// The waiting task was cancelled.
     case cancelled(path: String)
 
-    package var description: String {
+    @_spi(OutpostInternal) public var description: String {
         switch self {
         case .system(let operation, let path, let code):
             "could not \(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"

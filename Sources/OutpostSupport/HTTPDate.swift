@@ -1,11 +1,11 @@
-package import Foundation
+public import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7): the IMF-fixdate form every server must send,
 /// `Sun, 06 Nov 1994 08:49:37 GMT`. The obsolete forms are read as invalid, as a recipient may.
-package enum HTTPDate {
+@_spi(OutpostInternal) public enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    package static func parse(_ text: String?) -> Date? {
+    @_spi(OutpostInternal) public static func parse(_ text: String?) -> Date? {
         guard let text else { return nil }
         let bytes = Array(text.utf8)
         // "Sun, 06 Nov 1994 08:49:37 GMT" is 29 bytes.
@@ -33,7 +33,7 @@ package enum HTTPDate {
                     * 60 + second))
     }
 
-    package static func format(_ date: Date) -> String {
+    @_spi(OutpostInternal) public static func format(_ date: Date) -> String {
         let total = Int(date.timeIntervalSince1970.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secondsOfDay = total - days * 86_400

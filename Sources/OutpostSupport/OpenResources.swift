@@ -8,23 +8,23 @@ import Synchronization
 /// unstructured `Task {}` work, and counts per test even when tests run in parallel). A test binds
 /// a fresh tally around what it runs and checks that it is back at zero afterwards: a helper that
 /// forgets to close a storage or stop a server fails it.
-package final class OpenResources: Sendable {
+@_spi(OutpostInternal) public final class OpenResources: Sendable {
     private let count = Atomic<Int>(0)
 
-    package init() {}
+    @_spi(OutpostInternal) public init() {}
 
     /// Resources opened under this tally and not closed yet.
-    package var open: Int { count.load(ordering: .acquiring) }
+    @_spi(OutpostInternal) public var open: Int { count.load(ordering: .acquiring) }
 
     /// The tally of the current task, if one is bound.
-    @TaskLocal package static var current: OpenResources?
+    @TaskLocal @_spi(OutpostInternal) public static var current: OpenResources?
 
     /// Every resource of the process opened and not closed yet.
-    package static let process = OpenResources()
+    @_spi(OutpostInternal) public static let process = OpenResources()
 
     /// Counts one opening in the process's tally and the current task's; closing the returned
     /// handle takes it back (once, however often it is called).
-    package static func opened() -> Opened {
+    @_spi(OutpostInternal) public static func opened() -> Opened {
         let scope = current
         process.count.add(1, ordering: .acquiringAndReleasing)
         scope?.count.add(1, ordering: .acquiringAndReleasing)
@@ -32,14 +32,14 @@ package final class OpenResources: Sendable {
     }
 
     /// One counted opening.
-    package final class Opened: Sendable {
+    @_spi(OutpostInternal) public final class Opened: Sendable {
         private let scope: OpenResources?
         private let closed = Atomic(false)
 
         fileprivate init(scope: OpenResources?) { self.scope = scope }
 
         /// Takes the opening back from the tallies it was counted in; later calls do nothing.
-        package func close() {
+        @_spi(OutpostInternal) public func close() {
             guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
             OpenResources.process.count.subtract(1, ordering: .acquiringAndReleasing)
             scope?.count.subtract(1, ordering: .acquiringAndReleasing)

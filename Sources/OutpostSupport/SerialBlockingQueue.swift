@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// The queue holds no thread: while it has work, one job of the pool runs its jobs in turn, then
 /// returns the thread to the pool.
-package final class SerialBlockingQueue: Sendable {
+@_spi(OutpostInternal) public final class SerialBlockingQueue: Sendable {
     private struct State {
         var pending: [@Sendable () -> Void] = []
         var isRunning = false
@@ -15,12 +15,12 @@ package final class SerialBlockingQueue: Sendable {
     private let state = Mutex(State())
 
     /// A queue whose jobs run on `pool` (by default the pool the client modules share).
-    package init(pool: BlockingPool = .shared) {
+    @_spi(OutpostInternal) public init(pool: BlockingPool = .shared) {
         self.pool = pool
     }
 
     /// Runs `job` after every job queued before it, without waiting for it.
-    package func start(_ job: @escaping @Sendable () -> Void) {
+    @_spi(OutpostInternal) public func start(_ job: @escaping @Sendable () -> Void) {
         let startRunner = state.withLock { state in
             state.pending.append(job)
             defer { state.isRunning = true }
@@ -30,7 +30,8 @@ package final class SerialBlockingQueue: Sendable {
     }
 
     /// Runs `body` after every job queued before it and returns its result.
-    package func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    @_spi(OutpostInternal) public func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value
+    {
         let result: Result<Value, any Error> = await withCheckedContinuation { continuation in
             start { continuation.resume(returning: Result { try body() }) }
         }
@@ -38,7 +39,7 @@ package final class SerialBlockingQueue: Sendable {
     }
 
     /// Returns once every job queued before it has run.
-    package func drain() async {
+    @_spi(OutpostInternal) public func drain() async {
         await withCheckedContinuation { continuation in start { continuation.resume() } }
     }
 

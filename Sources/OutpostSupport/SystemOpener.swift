@@ -1,4 +1,4 @@
-package import Foundation
+public import Foundation
 
 #if os(macOS)
     import AppKit
@@ -9,9 +9,9 @@ package import Foundation
 /// Opens a URL with the platform, for the browser sign-in and for x-callback-url calls:
 /// `NSWorkspace` on macOS, `UIApplication` on iOS, iPadOS, Mac Catalyst, tvOS and visionOS, a
 /// program such as `xdg-open` on Linux and the BSDs. watchOS opens no other app's URLs.
-package enum SystemOpener {
+@_spi(OutpostInternal) public enum SystemOpener {
     /// How opening a URL ended.
-    package enum Outcome: Sendable, Equatable {
+    @_spi(OutpostInternal) public enum Outcome: Sendable, Equatable {
         case opened
         /// The platform or the program declined (on Linux, with the program's exit status).
         case declined(status: Int32?)
@@ -22,7 +22,7 @@ package enum SystemOpener {
     }
 
     /// Opens `url`; off Apple platforms through `program` (looked up in `PATH`).
-    package static func open(_ url: URL, program: String = "xdg-open") async -> Outcome {
+    @_spi(OutpostInternal) public static func open(_ url: URL, program: String = "xdg-open") async -> Outcome {
         #if os(macOS)
             return await MainActor.run { NSWorkspace.shared.open(url) } ? .opened : .declined(status: nil)
         #elseif os(iOS) || os(tvOS) || os(visionOS)
@@ -44,7 +44,7 @@ package enum SystemOpener {
 
     #if os(Linux) || os(FreeBSD) || os(OpenBSD)
         /// Runs a program and waits for it to exit, without holding a thread.
-        package static func run(executable: String, arguments: [String]) async -> Outcome {
+        @_spi(OutpostInternal) public static func run(executable: String, arguments: [String]) async -> Outcome {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: executable)

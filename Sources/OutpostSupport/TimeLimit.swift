@@ -1,7 +1,7 @@
 import Synchronization
 
 /// How work run under a time limit ended.
-package enum TimeLimited<Value: Sendable>: Sendable {
+@_spi(OutpostInternal) public enum TimeLimited<Value: Sendable>: Sendable {
     case value(Value)
     case error(any Error)
     case timedOut
@@ -15,7 +15,7 @@ package enum TimeLimited<Value: Sendable>: Sendable {
 /// On time-out the work is cancelled and left behind: a body that ignores cancellation cannot hold
 /// its caller past the limit. Cancelling the caller cancels the work and returns
 /// `.error(CancellationError())`.
-package func withTimeLimit<Value: Sendable>(
+@_spi(OutpostInternal) public func withTimeLimit<Value: Sendable>(
     _ limit: Duration, _ body: @escaping @Sendable () async throws -> Value
 ) async -> TimeLimited<Value> {
     let race = Race<Value>()

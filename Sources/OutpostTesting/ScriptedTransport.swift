@@ -1,7 +1,7 @@
 public import Foundation
 public import HTTPTypes
 import HTTPTypesFoundation
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 import Synchronization
 
 /// A `ClientTransport` for tests of code that uses an `OutpostClient`: every request goes to a

@@ -1,9 +1,8 @@
 import Crypto
 import CryptoExtras
 import Foundation
-import JWTKit
-import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 import Testing
 
@@ -19,7 +18,7 @@ struct TestIssuer {
         (try _RSA.Signing.PrivateKey(keySize: .bits2048), try _RSA.Signing.PrivateKey(keySize: .bits2048))
     }
 
-    struct Claims: JWTPayload {
+    struct Claims: Codable, Sendable {
         var iss: String? = TestIssuer.issuer
         var sub: String? = "u_ada"
         var aud: JSONValue? = .string(TestIssuer.clientID)
@@ -30,8 +29,6 @@ struct TestIssuer {
         var at_hash: String?
         var azp: String?
         var preferred_username: String? = "ada"
-
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
     static func jwk(_ key: _RSA.Signing.PrivateKey, kid: String) throws -> JSONValue {
@@ -46,11 +43,21 @@ struct TestIssuer {
         JSONValue.object(["keys": .array(try entries.map { try jwk($0.key, kid: $0.kid) })]).jsonData()
     }
 
-    static func sign(_ claims: Claims, key: _RSA.Signing.PrivateKey, kid: String) async throws -> String {
-        let collection = JWTKeyCollection()
-        await collection.add(
-            rsa: try Insecure.RSA.PrivateKey(backing: key), digestAlgorithm: .sha256, kid: JWKIdentifier(string: kid))
-        return try await collection.sign(claims, kid: JWKIdentifier(string: kid))
+    /// A JWS compact serialization of `claims` (RFC 7515 §7.1), signed by `sign` over `header.payload`.
+    static func compact(_ claims: Claims, alg: String, kid: String, sign: ([UInt8]) throws -> [UInt8]) throws -> String {
+        let header = Base64URL.encode(Data(#"{"alg":"\#(alg)","kid":"\#(kid)","typ":"JWT"}"#.utf8))
+        let input = "\(header).\(Base64URL.encode(try JSONEncoder().encode(claims)))"
+        return "\(input).\(Base64URL.encode(try sign(Array(input.utf8))))"
+    }
+
+    /// An RS256 token (or PS256 when `alg` says so) signed by `key` under `kid`.
+    static func sign(_ claims: Claims, key: _RSA.Signing.PrivateKey, kid: String, alg: String = "RS256") async throws
+        -> String
+    {
+        try compact(claims, alg: alg, kid: kid) { input in
+            let padding: _RSA.Signing.Padding = alg.hasPrefix("PS") ? .PSS : .insecurePKCS1v1_5
+            return Array(try key.signature(for: SHA256.hash(data: input), padding: padding).rawRepresentation)
+        }
     }
 
     static func verifier(keySets: [Data], leeway: Duration = .seconds(60)) -> IDTokenVerifier {
@@ -260,5 +267,84 @@ struct IDTokenVerifierTests {
         let old = try JSONDecoder().decode(
             Credential.self, from: Data(#"{"accessToken":"a","tokenType":"Bearer","scopes":[]}"#.utf8))
         #expect(old.idToken == nil)
+    }
+
+    @Test("ES256, EdDSA and PS256 tokens verify with their keys; a key of another type than alg never does")
+    func otherAlgorithms() async throws {
+        let (rsa, _) = try TestIssuer.keys.get()
+        let p256 = P256.Signing.PrivateKey()
+        let ed = Curve25519.Signing.PrivateKey()
+        let point = p256.publicKey.rawRepresentation
+        let primitives = try rsa.publicKey.getKeyPrimitives()
+        let jwks = JSONValue.object([
+            "keys": [
+                try TestIssuer.jwk(rsa, kid: "rsa"),
+                [
+                    "kty": "EC", "crv": "P-256", "kid": "ec", "use": "sig",
+                    "x": .string(Base64URL.encode(point.prefix(32))), "y": .string(Base64URL.encode(point.suffix(32))),
+                ],
+                ["kty": "OKP", "crv": "Ed25519", "kid": "ed", "x": .string(Base64URL.encode(ed.publicKey.rawRepresentation))],
+                [
+                    "kty": "RSA", "kid": "ps", "alg": "PS256", "n": .string(Base64URL.encode(primitives.modulus)),
+                    "e": .string(Base64URL.encode(primitives.publicExponent)),
+                ],
+            ]
+        ]).jsonData()
+        let verifier = TestIssuer.verifier(keySets: [jwks])
+        let es256 = try TestIssuer.compact(.init(), alg: "ES256", kid: "ec") {
+            Array(try p256.signature(for: $0).rawRepresentation)
+        }
+        let eddsa = try TestIssuer.compact(.init(), alg: "EdDSA", kid: "ed") { Array(try ed.signature(for: $0)) }
+        var psClaims = TestIssuer.Claims()
+        psClaims.at_hash = IDTokenVerifier.accessTokenHash("opa_access", alg: "PS256")
+        let ps256 = try await TestIssuer.sign(psClaims, key: rsa, kid: "ps", alg: "PS256")
+        for token in [es256, eddsa, ps256] {
+            let verified = try await verifier.verify(token, nonce: "n-0S6_WzA2Mj", accessToken: "opa_access")
+            #expect(verified.claims.subject == "u_ada")
+        }
+        // The EC signature presented under the RSA key's kid, and an RS256 token under the EC kid.
+        let parts = es256.split(separator: ".")
+        let mislabeled = try TestIssuer.compact(.init(), alg: "ES256", kid: "rsa") { _ in
+            Array(try #require(Base64URL.decode(parts[2])))
+        }
+        let rsUnderEC = try await TestIssuer.sign(.init(), key: rsa, kid: "ec")
+        for token in [mislabeled, rsUnderEC] {
+            do {
+                _ = try await verifier.verify(token, nonce: "n-0S6_WzA2Mj")
+                Issue.record("a token verified with a key of another type")
+            } catch let error as AuthError {
+                #expect(error.code == .idTokenBadSignature)
+            }
+        }
+    }
+
+    @Test("RSA keys under 2048 bits, and JWKS entries that are not keys, are skipped")
+    func weakAndMalformedKeys() throws {
+        let small: JSONValue = ["kty": "RSA", "n": .string(Base64URL.encode([UInt8](repeating: 0xC5, count: 128))), "e": "AQAB"]
+        #expect(JSONWebKey(small) == nil)
+        let (rsa, _) = try TestIssuer.keys.get()
+        #expect(JSONWebKey(try TestIssuer.jwk(rsa, kid: "k1")) != nil)
+        for entry: JSONValue in [
+            ["kty": "RSA", "n": "%%%", "e": "AQAB"], ["kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA"],
+            ["kty": "EC", "crv": "secp256k1", "x": "AAAA", "y": "AAAA"], ["kty": "oct", "k": "c2VjcmV0"], "not an object",
+            ["kty": "OKP", "crv": "X25519", "x": .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))],
+        ] {
+            #expect(JSONWebKey(entry) == nil, "\(entry)")
+        }
+    }
+
+    @Test("the PKCS #1 DER of an RSA key, which Apple's Security reads, matches swift-crypto's encoding")
+    func pkcs1DER() throws {
+        let (one, two) = try TestIssuer.keys.get()
+        for key in [one.publicKey, two.publicKey] {
+            let primitives = try key.getKeyPrimitives()
+            let built = RSASignatureCheck.pkcs1DER(modulus: Array(primitives.modulus), exponent: Array(primitives.publicExponent))
+            #expect(built == Array(key.pkcs1DERRepresentation))
+        }
+        // Short forms: a high first bit gains a zero byte; leading zeros go.
+        #expect(
+            RSASignatureCheck.pkcs1DER(modulus: [0x80], exponent: [0, 0, 3]) == [
+                0x30, 0x07, 0x02, 0x02, 0x00, 0x80, 0x02, 0x01, 0x03,
+            ])
     }
 }

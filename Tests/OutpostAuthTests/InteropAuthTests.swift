@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Logging
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import Testing
 
 @testable import OutpostAuth

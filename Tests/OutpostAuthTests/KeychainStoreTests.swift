@@ -1,6 +1,6 @@
 import Foundation
-import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import Testing
 
 @testable import OutpostAuth

@@ -1,7 +1,7 @@
 import Synchronization
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 /// What ``CancellableRequests`` promises the AsyncHTTPClient transport at shutdown, without a network.
 @Suite("Cancellable requests")

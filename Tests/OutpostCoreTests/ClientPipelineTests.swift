@@ -5,7 +5,7 @@ import OutpostTesting
 import Synchronization
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 /// A ``ScriptedTransport`` whose answer also gets the request's number (1 for the first).
 private func scripted(

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 @Suite("Configuration folder")
 struct ConfigurationFolderTests {

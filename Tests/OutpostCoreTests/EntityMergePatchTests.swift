@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 private func json(_ text: String) -> JSONValue {
     // Test fixtures are literals written in this file; a typo should fail loudly.

@@ -3,7 +3,7 @@ import HTTPTypes
 import OutpostTesting
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 struct Address: Codable, Sendable, Equatable {
     var city: String

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 @Suite("Error codes are declared in one place")
 struct ErrorCodeTests {

@@ -5,7 +5,7 @@ import OutpostTesting
 import Synchronization
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 private struct OwnError: Error, CustomStringConvertible {
     var description: String { "own error" }

@@ -1,11 +1,11 @@
 import Foundation
 import HTTPTypes
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import OutpostTesting
 import Synchronization
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import OutpostTesting
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 @Suite("JSONValue numbers")
 struct JSONValueNumberTests {

@@ -4,7 +4,7 @@ import OutpostTesting
 import Synchronization
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 #if canImport(Glibc)
     import Glibc

@@ -4,7 +4,7 @@ import HTTPTypesFoundation
 import OutpostTesting
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 /// `prepare` builds the common request from the base URL's parts without parsing a URL; it must
 /// build exactly what parsing builds.

@@ -3,7 +3,7 @@ import HTTPTypes
 import OutpostTesting
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 /// A Django REST framework model as the SDK sees it.
 struct Note: Entity, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import Synchronization
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 @Suite("Top-level key scan for service errors")
 struct TopLevelKeysTests {

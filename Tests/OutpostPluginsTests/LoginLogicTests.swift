@@ -1,4 +1,4 @@
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import OutpostPlugins
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import OutpostPlugins
 import OutpostTestSupport
 import Testing

@@ -1,6 +1,6 @@
 import Foundation
 import OutpostCallbacks
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import OutpostPlugins
 import OutpostTesting
 import Synchronization

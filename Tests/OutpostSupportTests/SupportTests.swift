@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import OutpostTestSupport
 import Testing
 

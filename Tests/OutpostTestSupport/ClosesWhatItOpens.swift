@@ -1,4 +1,4 @@
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 package import Testing
 

@@ -1,6 +1,6 @@
 public import Foundation
-import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 /// Several signed-in accounts, on one server or several, one of them active.
 ///

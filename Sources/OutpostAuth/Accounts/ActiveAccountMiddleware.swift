@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTPTypes
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// Signs every request with the active account of an ``AccountManager``, as ``AuthMiddleware``
 /// does for one authenticator: switching accounts (``AccountManager/use(_:)``) takes effect from

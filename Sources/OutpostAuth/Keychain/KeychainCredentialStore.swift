@@ -1,6 +1,6 @@
 #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
     public import Foundation
-    import OutpostSupport
+    @_spi(OutpostInternal) import OutpostSupport
 
     /// Keeps credentials in the Keychain (Apple platforms): one generic-password item of
     /// ``service`` per account, in the data-protection Keychain (on macOS too: no legacy keychain,

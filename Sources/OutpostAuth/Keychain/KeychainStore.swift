@@ -1,5 +1,5 @@
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// The credential store over a set of Keychain items: what `KeychainCredentialStore` does on
 /// Apple platforms, written against ``KeychainItems`` so that it runs (and is tested) everywhere.

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// One stored response: its status, header fields and body, when it was requested and received,
 /// and the hashed values of the request fields its `Vary` names.

@@ -1,5 +1,5 @@
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 /// Where a stored response lives: its key (a hash of the account, method and URI) and a hash of

@@ -1,5 +1,5 @@
-package import Foundation
-package import HTTPTypes
+public import Foundation
+public import HTTPTypes
 import Synchronization
 
 extension PreparedRequest {
@@ -19,7 +19,7 @@ extension PreparedRequest {
     /// - Parameters:
     ///   - body: makes the request body each time the transport is called (a middleware may call
     ///     it again); `nil` sends the prepared body, if any.
-    package func stream(
+    @_spi(OutpostInternal) public func stream(
         options: TransportOptions, body makeBody: (@Sendable () throws -> ByteStream)? = nil,
         receive: @escaping @Sendable (HTTPResponse, ByteStream) async throws -> Data
     ) async throws -> ClientResponse {
@@ -62,7 +62,7 @@ extension PreparedRequest {
 
     /// Opens the response as a stream that may never end (a change feed): the head must come within
     /// the request's timeout, then each silence of the body lasts at most 90 s.
-    package func startStream() async throws -> (ClientResponse, ByteStream) {
+    @_spi(OutpostInternal) public func startStream() async throws -> (ClientResponse, ByteStream) {
         let opened = Mutex<ByteStream?>(nil)
         let options = TransportOptions(
             timeout: timeout, maxResponseBytes: client.configuration.maxResponseBytes, idleTimeout: Self.changeStreamIdleTimeout)

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 /// How far a transfer has come.

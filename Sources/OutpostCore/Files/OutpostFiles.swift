@@ -1,7 +1,7 @@
 import Crypto
 public import Foundation
 import HTTPTypes
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 extension OutpostClient {

@@ -42,7 +42,7 @@ public final class Outbox: Sendable {
         public var logger: Logger
         /// Called after a response arrives and before it is recorded in the journal (tests use it to
         /// kill the process in that window).
-        package var afterResponse: (@Sendable (OutboxEntry, Int) async -> Void)?
+        @_spi(OutpostInternal) public var afterResponse: (@Sendable (OutboxEntry, Int) async -> Void)?
 
         public init(
             fileURL: URL,

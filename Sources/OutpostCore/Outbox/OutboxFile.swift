@@ -1,5 +1,5 @@
 import Foundation
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 #if canImport(Glibc)

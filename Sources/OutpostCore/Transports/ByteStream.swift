@@ -14,7 +14,7 @@ public struct ByteStream: AsyncSequence, Sendable {
     private let next: @Sendable () async throws -> Data?
     /// The transport's exchange this body comes from, when a built-in transport streamed it: its
     /// buffer can be observed (tests, benchmarks).
-    package let exchange: StreamedExchange?
+    @_spi(OutpostInternal) public let exchange: StreamedExchange?
 
     /// A stream whose chunks come from `next`, which returns `nil` at the end.
     public init(length: Int64?, next: @escaping @Sendable () async throws -> Data?) {
@@ -24,9 +24,9 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// For a stream read from a file: reads its next bytes straight into memory the caller
     /// provides, so that a transport can reuse one buffer instead of a new `Data` per chunk. A
     /// consumer uses either this or the iterator, never both.
-    package let direct: DirectRead?
+    @_spi(OutpostInternal) public let direct: DirectRead?
 
-    package init(
+    @_spi(OutpostInternal) public init(
         length: Int64?, exchange: StreamedExchange?, direct: DirectRead? = nil,
         next: @escaping @Sendable () async throws -> Data?
     ) {
@@ -70,7 +70,7 @@ public struct ByteStream: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(next: next) }
 
     /// The next chunk, as an iterator would return it.
-    package func nextChunk() async throws -> Data? { try await next() }
+    @_spi(OutpostInternal) public func nextChunk() async throws -> Data? { try await next() }
 
     /// All the chunks as one `Data`.
     ///
@@ -89,9 +89,9 @@ public struct ByteStream: AsyncSequence, Sendable {
 
 /// Reads a stream's next bytes into the memory given (at most its size), returning how many; 0 at
 /// the end. `chunkSize` is the size the source reads in.
-package struct DirectRead: Sendable {
-    package let chunkSize: Int
-    package let read: @Sendable (UnsafeMutableRawBufferPointer) throws -> Int
+@_spi(OutpostInternal) public struct DirectRead: Sendable {
+    @_spi(OutpostInternal) public let chunkSize: Int
+    @_spi(OutpostInternal) public let read: @Sendable (UnsafeMutableRawBufferPointer) throws -> Int
 }
 
 /// Holds a sequence's iterator so that `ByteStream`'s sendable closure can advance it.

@@ -69,23 +69,24 @@ extension ClientTransport {
 
 /// The failures every transport reports, worded once.
 extension OutpostError {
-    package static func transportTimeout(_ options: TransportOptions, underlying: any Error) -> OutpostError {
+    @_spi(OutpostInternal) public static func transportTimeout(_ options: TransportOptions, underlying: any Error) -> OutpostError
+    {
         OutpostError(
             .timeout, "No complete response within \(options.timeout)",
             suggestion: "Retry later, or raise Configuration.timeout if the operation is slow by nature", underlying: underlying)
     }
 
-    package static func transportCancelled(underlying: any Error) -> OutpostError {
+    @_spi(OutpostInternal) public static func transportCancelled(underlying: any Error) -> OutpostError {
         OutpostError(.cancelled, "The request was cancelled", underlying: underlying)
     }
 
-    package static func connectionLost(underlying: any Error) -> OutpostError {
+    @_spi(OutpostInternal) public static func connectionLost(underlying: any Error) -> OutpostError {
         OutpostError(
             .connectionLost, "The connection closed before the response was complete",
             suggestion: "The server may have stopped mid-request; check its logs, then retry", underlying: underlying)
     }
 
-    package static func malformedResponse(underlying: any Error) -> OutpostError {
+    @_spi(OutpostInternal) public static func malformedResponse(underlying: any Error) -> OutpostError {
         OutpostError(
             .malformedResponse, "The server's reply is not a valid HTTP response",
             suggestion:
@@ -93,13 +94,15 @@ extension OutpostError {
             underlying: underlying)
     }
 
-    package static func cannotConnect(_ detail: String, underlying: any Error) -> OutpostError {
+    @_spi(OutpostInternal) public static func cannotConnect(_ detail: String, underlying: any Error) -> OutpostError {
         OutpostError(
             .cannotConnect, "Could not connect to the server (\(detail))",
             suggestion: "Check that the server is running and that the base URL is right", underlying: underlying)
     }
 
-    package static func responseTooLarge(_ options: TransportOptions, underlying: (any Error)?) -> OutpostError {
+    @_spi(OutpostInternal) public static func responseTooLarge(_ options: TransportOptions, underlying: (any Error)?)
+        -> OutpostError
+    {
         OutpostError(
             .responseTooLarge, "The response was larger than \(options.maxResponseBytes) bytes",
             suggestion: "Raise Configuration.maxResponseBytes or ask for less (a smaller page)", underlying: underlying)

@@ -13,7 +13,7 @@ import Synchronization
 /// the exchanges whose time is up: a request adds one task and two short locked sections, not a timer
 /// of its own. (With one timeout for every request, a new deadline is never earlier than the armed
 /// one, so the watchdog wakes about once per timeout period, not once per request.)
-package final class InFlightExchanges<Value: Sendable>: Sendable {
+@_spi(OutpostInternal) public final class InFlightExchanges<Value: Sendable>: Sendable {
     private struct Exchange {
         var task: Task<Value, any Error>
         var deadline: ContinuousClock.Instant
@@ -34,12 +34,12 @@ package final class InFlightExchanges<Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    package init() {}
+    @_spi(OutpostInternal) public init() {}
 
     /// Runs `exchange`, failing with ``OutpostError/Code/timeout`` when it takes longer than
     /// `options.timeout`, and with ``OutpostError/Code/cancelled`` when the caller's task is cancelled
     /// or ``cancelAll()`` is called first. The exchange is cancelled in both cases.
-    package func run(
+    @_spi(OutpostInternal) public func run(
         options: TransportOptions, _ exchange: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         let deadline = ContinuousClock.now.advanced(by: options.timeout)
@@ -146,7 +146,7 @@ package final class InFlightExchanges<Value: Sendable>: Sendable {
 
     /// Cancels every exchange in flight, refuses new ones, and returns when the cancelled ones have
     /// stopped (at once, unless the underlying client ignores cancellation).
-    package func cancelAll() async {
+    @_spi(OutpostInternal) public func cancelAll() async {
         let (running, watchdog) = state.withLock { state in
             state.isShutDown = true
             state.generation &+= 1
@@ -162,11 +162,11 @@ package final class InFlightExchanges<Value: Sendable>: Sendable {
 }
 
 /// Waiting for a shutdown that may hang.
-package enum ShutdownWait {
+@_spi(OutpostInternal) public enum ShutdownWait {
     /// Waits for `task` for at most `grace`, rethrowing its error if it ended in time; otherwise lets
     /// it finish in the background. (Awaiting `task.value` alone would not stop at the grace: an
     /// unstructured task's value ignores the waiter's cancellation.)
-    package static func waitBriefly(for task: Task<Void, any Error>, grace: Duration) async throws {
+    @_spi(OutpostInternal) public static func waitBriefly(for task: Task<Void, any Error>, grace: Duration) async throws {
         let (outcomes, outcome) = AsyncStream<Result<Void, any Error>?>.makeStream()
         let waiter = Task { outcome.yield(await task.result) }
         let timer = Task {

@@ -1,6 +1,6 @@
-package import Foundation
-package import HTTPTypes
-import OutpostSupport
+public import Foundation
+public import HTTPTypes
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 /// One streamed exchange between a transport (the producer: it delivers the response head, then the
@@ -17,19 +17,19 @@ import Synchronization
 ///   buffer has room, lasts at most `idleTimeout`. One watchdog task per exchange enforces both.
 /// - **Cancellation.** Cancelling the task that waits for the head or reads the body, or dropping
 ///   the body stream, cancels the exchange: the transport's `onCancel` action stops the request.
-package final class StreamedExchange: Sendable {
+@_spi(OutpostInternal) public final class StreamedExchange: Sendable {
     /// Above this many buffered bytes the producer is asked to pause.
-    package let highWatermark: Int
+    @_spi(OutpostInternal) public let highWatermark: Int
     /// The producer resumes once the buffer is down to this many bytes.
-    package let lowWatermark: Int
+    @_spi(OutpostInternal) public let lowWatermark: Int
     /// Whether bytes past the bound go to a temporary file instead of pausing the producer: for a
     /// producer that cannot pause (FoundationNetworking's URLSession).
-    package let spills: Bool
+    @_spi(OutpostInternal) public let spills: Bool
     private let options: TransportOptions
     private let state: Mutex<State>
 
     /// 1 MiB: a few network reads ahead of the consumer, enough to keep a fast link busy.
-    package static var defaultHighWatermark: Int { 1 << 20 }
+    @_spi(OutpostInternal) public static var defaultHighWatermark: Int { 1 << 20 }
 
     struct State {
         var head: HTTPResponse?
@@ -75,7 +75,7 @@ package final class StreamedExchange: Sendable {
         }
     }
 
-    package init(
+    @_spi(OutpostInternal) public init(
         options: TransportOptions, highWatermark: Int = StreamedExchange.defaultHighWatermark, spills: Bool = false
     ) {
         self.options = options
@@ -89,7 +89,7 @@ package final class StreamedExchange: Sendable {
 
     /// Sets what stops the underlying request (called at most once, outside any lock). When the
     /// exchange is already over, `action` runs at once.
-    package func onCancel(_ action: @escaping @Sendable () -> Void) {
+    @_spi(OutpostInternal) public func onCancel(_ action: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             guard state.end == nil else { return true }
             state.onCancel = action
@@ -99,7 +99,7 @@ package final class StreamedExchange: Sendable {
     }
 
     /// The response head arrived; `length` is the body's length when announced.
-    package func receive(head: HTTPResponse, length: Int64?) {
+    @_spi(OutpostInternal) public func receive(head: HTTPResponse, length: Int64?) {
         let waiter = state.withLock { state -> CheckedContinuation<(HTTPResponse, Int64?), any Error>? in
             guard state.end == nil, state.head == nil else { return nil }
             state.head = head
@@ -113,7 +113,7 @@ package final class StreamedExchange: Sendable {
     /// Hands over a chunk of the body. Returns `true` when the buffer is full: the producer should
     /// pause and go on when ``whenDrained(_:)`` runs its action.
     @discardableResult
-    package func append(_ chunk: Data) -> Bool {
+    @_spi(OutpostInternal) public func append(_ chunk: Data) -> Bool {
         guard !chunk.isEmpty else { return false }
         var watchers: [CheckedContinuation<Void, Never>] = []
         var failure: (any Error)?
@@ -163,7 +163,7 @@ package final class StreamedExchange: Sendable {
 
     /// Runs `action` once the consumer has made room (at once when there is room already, or when
     /// the exchange is over).
-    package func whenDrained(_ action: @escaping @Sendable () -> Void) {
+    @_spi(OutpostInternal) public func whenDrained(_ action: @escaping @Sendable () -> Void) {
         let runNow = state.withLock { state -> Bool in
             guard state.paused, state.end == nil else { return true }
             state.drainedActions.append(action)
@@ -173,23 +173,23 @@ package final class StreamedExchange: Sendable {
     }
 
     /// Suspends until the consumer has made room: for producers that pull (`whenDrained` as `await`).
-    package func drained() async {
+    @_spi(OutpostInternal) public func drained() async {
         await withCheckedContinuation { continuation in whenDrained { continuation.resume() } }
     }
 
     /// The producer ended: `error` is `nil` for a complete body, else already what the caller
     /// should see (a transport classifies its errors first).
-    package func finish(_ error: (any Error)?) {
+    @_spi(OutpostInternal) public func finish(_ error: (any Error)?) {
         close(error, cancel: false)
     }
 
     /// Whether the exchange is over (the producer can stop).
-    package var isOver: Bool { state.withLock { $0.end != nil } }
+    @_spi(OutpostInternal) public var isOver: Bool { state.withLock { $0.end != nil } }
 
     // MARK: Consumer
 
     /// Starts the watchdog, then waits for the head and returns it with the body as a ``ByteStream``.
-    package func open() async throws -> (HTTPResponse, ByteStream) {
+    @_spi(OutpostInternal) public func open() async throws -> (HTTPResponse, ByteStream) {
         startWatchdog()
         let (head, length) = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -209,7 +209,7 @@ package final class StreamedExchange: Sendable {
     }
 
     /// The next chunk of the body, `nil` at its end.
-    package func next() async throws -> Data? {
+    @_spi(OutpostInternal) public func next() async throws -> Data? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 var drained: [@Sendable () -> Void] = []
@@ -255,28 +255,28 @@ package final class StreamedExchange: Sendable {
     }
 
     /// Ends the exchange with `error` and stops the request.
-    package func cancel(_ error: any Error) {
+    @_spi(OutpostInternal) public func cancel(_ error: any Error) {
         close(error, cancel: true)
     }
 
     // MARK: Observation (tests and benchmarks)
 
     /// The bytes waiting in the buffer now.
-    package var bufferedBytes: Int { state.withLock { $0.buffered } }
+    @_spi(OutpostInternal) public var bufferedBytes: Int { state.withLock { $0.buffered } }
 
     /// The most bytes that ever waited in the buffer.
-    package var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
+    @_spi(OutpostInternal) public var peakBufferedBytes: Int { state.withLock { $0.peakBuffered } }
 
     /// The length of the queue of chunks, counting the slots already read that it has not dropped
     /// yet: bounded by the chunks buffered, not by the length of the body.
-    package var queueSlots: Int { state.withLock { $0.chunks.count } }
+    @_spi(OutpostInternal) public var queueSlots: Int { state.withLock { $0.chunks.count } }
 
     /// The most bytes that ever waited in the overflow file (spilling exchanges only).
-    package var peakSpilledBytes: Int64 { state.withLock { $0.peakSpilled } }
+    @_spi(OutpostInternal) public var peakSpilledBytes: Int64 { state.withLock { $0.peakSpilled } }
 
     /// Returns once the producer has been asked to pause (the buffer is full; for an exchange that
     /// spills, once a chunk went to the file) or the exchange is over.
-    package func waitUntilPausedOrOver() async {
+    @_spi(OutpostInternal) public func waitUntilPausedOrOver() async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
                 if state.paused || state.end != nil { return true }
@@ -423,7 +423,7 @@ private final class Reader: Sendable {
 
 extension OutpostError {
     /// A streamed body that stayed silent for longer than ``TransportOptions/idleTimeout``.
-    package static func streamIdle(_ idle: Duration) -> OutpostError {
+    @_spi(OutpostInternal) public static func streamIdle(_ idle: Duration) -> OutpostError {
         OutpostError(
             .timeout, "No bytes of the streamed response for \(idle)",
             suggestion: "The server or the network stalled; retry, or raise TransportOptions.idleTimeout",

@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// A screen hook that lets only signed-in users, or users who meet some policies, see a screen;
 /// a signed-out user is asked to sign in.

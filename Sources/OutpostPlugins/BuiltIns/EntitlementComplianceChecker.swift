@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 import Synchronization
 
 /// A ``UserCompliance`` that asks the server which entitlements the signed-in user has

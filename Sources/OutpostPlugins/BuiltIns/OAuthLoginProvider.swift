@@ -1,5 +1,5 @@
 public import Foundation
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 import Synchronization
 
 /// A ``LoginProvider`` over an ``OAuthSession``: sign-in in a browser or with a device code, silent

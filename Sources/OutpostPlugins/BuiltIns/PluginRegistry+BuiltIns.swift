@@ -1,6 +1,6 @@
 public import Foundation
 public import OutpostCallbacks
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 extension PluginRegistry {
     /// Registers ``OAuthLoginProvider`` under `type`. `makeSession` gives each provider its

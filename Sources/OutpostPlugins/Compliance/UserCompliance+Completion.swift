@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 extension UserCompliance {
     /// Completion-handler form of the async `isCompliant(policies:)`.

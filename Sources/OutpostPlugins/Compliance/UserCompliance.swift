@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// Decides whether the current user may have something: play an item, open a screen.
 ///

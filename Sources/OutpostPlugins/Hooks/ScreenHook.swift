@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// When a screen hook runs.
 public enum ScreenHookStage: String, Sendable, Hashable, CaseIterable {

@@ -1,5 +1,5 @@
-public import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) public import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 /// What running a screen's hooks came to.
 public struct ScreenHookOutcome: Sendable {

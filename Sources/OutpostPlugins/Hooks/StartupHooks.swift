@@ -1,4 +1,4 @@
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 /// The phases of an app's life at which startup hooks run.
 public enum StartupPhase: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 extension LoginProvider {
     /// Completion-handler form of ``login(parameters:)``. The handler runs on an arbitrary thread.

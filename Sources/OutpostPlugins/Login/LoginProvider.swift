@@ -1,5 +1,5 @@
 public import Foundation
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// How a login or a logout ended.
 public enum LoginStatus: String, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 extension LoginProviderLogic {
     /// The completion handler of the callback forms: `(success, errorMessage)`.

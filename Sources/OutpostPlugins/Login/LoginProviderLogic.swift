@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// How one step of a sign-in screen's logic ended: success, or a message to show the user.
 public struct LoginLogicResult: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// ``LoginProviderLogic`` over a ``LoginProvider``: what a sign-in screen built elsewhere calls.
 ///

@@ -1,4 +1,4 @@
-public import OutpostCore
+@_spi(OutpostInternal) public import OutpostCore
 
 /// A plugin's configuration (a JSON object) with typed readers that report a wrong or missing
 /// value as ``PluginError/Code/invalidConfiguration``, naming the key and what it should be.

@@ -1,6 +1,6 @@
 public import Foundation
-public import OutpostCore
-import OutpostSupport
+@_spi(OutpostInternal) public import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
 
 /// A JSON document that lists plugins, with their type and configuration, and screens, with their
 /// hooks. A ``PluginRegistry`` builds a ``PluginSet`` from it.

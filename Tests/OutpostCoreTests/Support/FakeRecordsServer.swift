@@ -3,7 +3,7 @@ import HTTPTypes
 import HTTPTypesFoundation
 import OutpostTesting
 
-@testable import OutpostCore
+@_spi(OutpostInternal) @testable import OutpostCore
 
 /// An in-memory backend that speaks the Outpost records protocol (or, with `restFramework`, the
 /// Django REST framework shape), for unit tests of entities and pagination.

@@ -1,6 +1,6 @@
 import Foundation
 import HTTPTypes
-import OutpostCore
+@_spi(OutpostInternal) import OutpostCore
 import OutpostPlugins
 import OutpostTestSupport
 import OutpostTesting

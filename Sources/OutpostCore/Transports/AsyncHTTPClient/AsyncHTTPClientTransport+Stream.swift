@@ -2,8 +2,8 @@
     import AsyncHTTPClient
     import Foundation
     public import HTTPTypes
-    package import NIOCore
-    import OutpostSupport
+    public import NIOCore
+    @_spi(OutpostInternal) import OutpostSupport
 
     extension AsyncHTTPClientTransport {
         /// Streams both bodies (see ``ClientTransport/stream(_:body:options:)``): the request body is
@@ -73,17 +73,17 @@
     /// chunk, the iterator waits for every loop of the client's group to have run what was queued
     /// before (a task submitted to each: a loop runs its tasks in order), which includes the
     /// previous chunk's write; from then on AsyncHTTPClient's own writability check is current.
-    package struct ByteBufferChunks: AsyncSequence, Sendable {
-        package typealias Element = ByteBuffer
+    @_spi(OutpostInternal) public struct ByteBufferChunks: AsyncSequence, Sendable {
+        @_spi(OutpostInternal) public typealias Element = ByteBuffer
         let base: ByteStream
         let loops: any EventLoopGroup
 
-        package init(base: ByteStream, loops: any EventLoopGroup) {
+        @_spi(OutpostInternal) public init(base: ByteStream, loops: any EventLoopGroup) {
             self.base = base
             self.loops = loops
         }
 
-        package struct AsyncIterator: AsyncIteratorProtocol {
+        @_spi(OutpostInternal) public struct AsyncIterator: AsyncIteratorProtocol {
             var base: ByteStream.AsyncIterator
             let loops: any EventLoopGroup
             var handedOver = false
@@ -92,7 +92,7 @@
             /// The buffer a file is read into, reused from chunk to chunk (see ``next()``).
             var piece: ByteBuffer?
 
-            package mutating func next() async throws -> ByteBuffer? {
+            @_spi(OutpostInternal) public mutating func next() async throws -> ByteBuffer? {
                 if handedOver {
                     let taken = loops.makeIterator().map { $0.submit {} }
                     for future in taken { try await future.get() }
@@ -115,7 +115,7 @@
             }
         }
 
-        package func makeAsyncIterator() -> AsyncIterator {
+        @_spi(OutpostInternal) public func makeAsyncIterator() -> AsyncIterator {
             AsyncIterator(base: base.makeAsyncIterator(), loops: loops, direct: base.direct)
         }
     }

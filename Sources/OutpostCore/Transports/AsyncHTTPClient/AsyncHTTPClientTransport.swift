@@ -4,7 +4,7 @@
     public import HTTPTypes
     import NIOCore
     import NIOHTTP1
-    import OutpostSupport
+    @_spi(OutpostInternal) import OutpostSupport
     import Synchronization
     import Tracing
 
@@ -50,7 +50,7 @@
         /// `exchangesOnEventLoop`: each exchange runs on the transport's event loop (a task executor
         /// preference), so that AsyncHTTPClient starts it there without waking the loop from
         /// another thread (for the benchmark's comparison).
-        package init(configuration: HTTPClient.Configuration, exchangesOnEventLoop: Bool) {
+        @_spi(OutpostInternal) public init(configuration: HTTPClient.Configuration, exchangesOnEventLoop: Bool) {
             self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             self.owned = true
             self.eventStreams = EventStreamPool(configuration: configuration)

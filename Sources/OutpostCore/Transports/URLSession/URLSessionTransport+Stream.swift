@@ -1,6 +1,6 @@
 import Foundation
 public import HTTPTypes
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,6 @@
 public import Foundation
 public import HTTPTypes
-import OutpostSupport
+@_spi(OutpostInternal) import OutpostSupport
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking

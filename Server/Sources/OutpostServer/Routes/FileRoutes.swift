@@ -1,0 +1,362 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+@_spi(OutpostInternal) import OutpostCore
+@_spi(OutpostInternal) import OutpostSupport
+import Synchronization
+
+/// `/files/{name}`: files of any size, streamed to and from ``FileStorage`` without being held in
+/// memory, with ETags, single byte ranges and resumable uploads. See docs/PROTOCOL.md.
+///
+/// Reading is open to everyone (a token, when sent, needs `records:read`). Writing needs a signed-in
+/// user whose token carries `records:write`; a file belongs to the user who first uploaded it, and
+/// only they may replace or delete it. The server's ``ServerConfiguration/maxBodyBytes`` does not
+/// apply here: ``ServerConfiguration/maxFileBytes`` does.
+struct FileRoutes: Sendable {
+    let files: any FileStorage
+    let auth: AuthService
+    let maxFileBytes: Int64
+    /// One request at a time per upload (so an offset is never read while bytes are still arriving),
+    /// and one completion at a time per name. In-process: several instances need a store that locks.
+    let locks = KeyedLock()
+    let hashes = UploadHashes()
+
+    static let uploadOffset = HTTPField.Name("Upload-Offset")!
+    static let uploadComplete = HTTPField.Name("Upload-Complete")!
+    static let reprDigest = HTTPField.Name("Repr-Digest")!
+
+    func add(to router: Router<OutpostRequestContext>) {
+        let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
+        router.put("/files/{name}") { request, context in try await put(request, context) }
+        router.get("/files/{name}") { request, context in try await get(request, context) }
+        router.delete("/files/{name}") { request, context in try await delete(request, context) }
+    }
+
+    // MARK: Reading
+
+    func get(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
+        let name = try Self.name(context)
+        let caller = try context.caller(requiring: Scope.recordsRead)
+        if let id = try Self.uploadID(request) {
+            return try await uploadStatus(UploadKey(owner: try Self.user(caller), name: name, id: id))
+        }
+        guard let file = try await files.file(named: name) else { throw Self.notFound(name) }
+        var headers: HTTPFields = [
+            .eTag: file.etag, .acceptRanges: "bytes", .contentType: file.contentType, Self.reprDigest: file.reprDigest,
+            .lastModified: Self.httpDate(file.updatedAt),
+        ]
+        if let condition = request.headers[.ifNoneMatch], RecordRoutes.matches(condition, etag: file.etag, weak: true) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        var range: Range<Int64> = 0..<file.size
+        var status = HTTPResponse.Status.ok
+        // If-Range: the range only while the client's copy is still this file (strong comparison);
+        // a date or another tag means "send it all".
+        if let header = request.headers[.range], request.headers[.ifRange].map({ $0 == file.etag }) ?? true {
+            switch ByteRange.parse(header, size: file.size) {
+            case .whole: break
+            case .partial(let bytes):
+                range = bytes
+                status = .partialContent
+                headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(file.size)"
+            case .unsatisfiable:
+                throw ServerError(
+                    .rangeNotSatisfiable, code: "range_not_satisfiable",
+                    message: "The file has \(file.size) bytes; ask for a range that starts before its end, e.g. Range: bytes=0-",
+                    headers: [.contentRange: "bytes */\(file.size)"])
+            }
+        }
+        let files = files
+        let bytes = range
+        let channel = context.channel
+        let meter = DownloadMeter.shared.isWatching(name) ? DownloadMeter.shared : nil
+        // Bounded per download whatever the reader's speed. `write` waits while the connection is
+        // not writable, but while it is, it only queues the piece for the connection's event loop
+        // and returns: a reader and disk faster than that loop would pile pieces up in its queue
+        // (a 1 GiB download to a fast local reader peaked at 100 MB over the server's base). So after
+        // each piece the download waits for the loop to have taken it (asking it how many bytes it
+        // holds unsent) before reading the next: at most one piece queued, and NIO's own buffer,
+        // which stops accepting at its high watermark.
+        let body = ResponseBody(contentLength: Int(bytes.count)) { writer in
+            try await files.read(file, range: bytes) { chunk in
+                try await writer.write(chunk)
+                let unsent = try await channel.getOption(.bufferedWritableBytes).get()
+                meter?.record(name, unsentBytes: unsent)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    func uploadStatus(_ key: UploadKey) async throws -> Response {
+        let offset = try await locks.withLock("upload:" + key.digest) { try await files.uploadOffset(key) }
+        guard let offset else { throw Self.uploadNotFound(key) }
+        return Response.json(
+            ["name": .string(key.name), "upload": .string(key.id), "offset": .int(Int(offset))],
+            headers: [Self.uploadOffset: "\(offset)", .cacheControl: "no-store"])
+    }
+
+    // MARK: Writing
+
+    func put(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
+        let name = try Self.name(context)
+        let user = try Self.user(try writer(context))
+        let uploadID = try Self.uploadID(request)
+        let contentType = request.headers[.contentType] ?? "application/octet-stream"
+        guard FileNames.isValidContentType(contentType) else {
+            throw ServerError.badRequest(
+                "invalid_content_type",
+                "Content-Type must be a media type of at most 255 visible ASCII characters, e.g. image/png")
+        }
+        let complete = try Self.isComplete(request)
+        if !complete && uploadID == nil {
+            throw ServerError.badRequest(
+                "upload_id_required",
+                "Upload-Complete: ?0 continues later, which needs an upload id: PUT /files/\(name)?upload=ID")
+        }
+        let expected = try Self.expectedDigest(request)
+        let offset = try Self.offset(request, max: maxFileBytes)
+        if uploadID == nil && offset != 0 {
+            throw ServerError.badRequest("upload_id_required", "Upload-Offset needs an upload id: PUT /files/\(name)?upload=ID")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > maxFileBytes - offset {
+            throw tooLarge()
+        }
+        try await checkOwner(name, user: user)
+        let key = UploadKey(owner: user, name: name, id: uploadID ?? UUID().uuidString)
+        return try await locks.withLock("upload:" + key.digest) {
+            try await receive(request, key: key, resumable: uploadID != nil, offset: offset, complete: complete) { sha256, size in
+                guard expected == nil || expected == sha256 else {
+                    try await files.deleteUpload(key)
+                    throw ServerError(
+                        .unprocessableContent, code: "checksum_mismatch",
+                        message:
+                            "The bytes received do not match Repr-Digest; the upload was discarded: upload the file again from the start",
+                        details: ["received_sha256": .string(sha256)])
+                }
+                return try await commit(key, sha256: sha256, size: size, contentType: contentType)
+            }
+        }
+    }
+
+    /// Streams the body into the pending upload, then completes it or reports the new offset.
+    func receive(
+        _ request: Request, key: UploadKey, resumable: Bool, offset: Int64, complete: Bool,
+        finish: (String, Int64) async throws -> Response
+    ) async throws -> Response {
+        let stored = try await files.uploadOffset(key)
+        if resumable {
+            if stored == nil && offset != 0 { throw Self.uploadNotFound(key) }
+            if let stored, stored != offset {
+                throw ServerError(
+                    .conflict, code: "upload_offset_mismatch",
+                    message: "This upload holds \(stored) bytes; send the rest with Upload-Offset: \(stored)",
+                    details: ["offset": .int(Int(stored))], headers: [Self.uploadOffset: "\(stored)"])
+            }
+        }
+        var hasher = try await hasher(for: key, offset: offset)
+        var size = offset
+        let limit = maxFileBytes
+        let written: Int64
+        do {
+            written = try await files.appendUpload(key, at: offset, body: request.body) { chunk in
+                size += Int64(chunk.readableBytes)
+                guard size <= limit else { throw FileTooLarge() }
+                chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
+            }
+        } catch is FileTooLarge {
+            try await files.deleteUpload(key)
+            hashes.forget(key)
+            throw tooLarge()
+        } catch {
+            // A resumable upload keeps what arrived; anything else is discarded.
+            hashes.forget(key)
+            if !resumable { try? await files.deleteUpload(key) }
+            throw error
+        }
+        guard complete else {
+            hashes.keep(key, hasher, bytes: written)
+            return Response(status: .noContent, headers: [Self.uploadOffset: "\(written)"])
+        }
+        hashes.forget(key)
+        return try await finish(hasher.finalize().hexString, written)
+    }
+
+    /// The checksum state for an upload at `offset`: kept from its last request when this process
+    /// has it, otherwise computed again from the stored bytes.
+    func hasher(for key: UploadKey, offset: Int64) async throws -> SHA256 {
+        if let kept = hashes.take(key, bytes: offset) { return kept }
+        var hasher = SHA256()
+        guard offset > 0 else { return hasher }
+        try await files.readUpload(key) { chunk in chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) } }
+        return hasher
+    }
+
+    func commit(_ key: UploadKey, sha256: String, size: Int64, contentType: String) async throws -> Response {
+        try await locks.withLock("name:" + key.name) {
+            let previous = try await files.file(named: key.name)
+            if let previous, previous.owner != key.owner {
+                try await files.deleteUpload(key)
+                throw Self.notOwner(key.name)
+            }
+            let file = StoredFile(
+                name: key.name, size: size, contentType: contentType, sha256: sha256, owner: key.owner, updatedAt: Date(),
+                location: "")
+            try await files.completeUpload(key, as: file)
+            return Response.json(
+                file.json, status: previous == nil ? .created : .ok,
+                headers: [.eTag: file.etag, .location: "/files/\(key.name)", Self.reprDigest: file.reprDigest])
+        }
+    }
+
+    func delete(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
+        let name = try Self.name(context)
+        let user = try Self.user(try writer(context))
+        if let id = try Self.uploadID(request) {
+            let key = UploadKey(owner: user, name: name, id: id)
+            try await locks.withLock("upload:" + key.digest) { try await files.deleteUpload(key) }
+            hashes.forget(key)
+            return Response(status: .noContent)
+        }
+        try await locks.withLock("name:" + name) {
+            guard let file = try await files.file(named: name) else { throw Self.notFound(name) }
+            guard file.owner == user else { throw Self.notOwner(name) }
+            _ = try await files.deleteFile(named: name)
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: Checks
+
+    /// The caller of a write: a signed-in user's token with `records:write`.
+    func writer(_ context: OutpostRequestContext) throws -> AuthenticatedCaller? {
+        try context.caller(requiring: Scope.recordsWrite)
+    }
+
+    func checkOwner(_ name: String, user: String) async throws {
+        if let existing = try await files.file(named: name), existing.owner != user { throw Self.notOwner(name) }
+    }
+
+    static func user(_ caller: AuthenticatedCaller?) throws -> String {
+        guard let caller else {
+            throw AuthService.unauthorized("Uploading, replacing and deleting files needs a signed-in user; send a bearer token")
+        }
+        guard let user = caller.userID else {
+            throw ServerError(
+                .forbidden, code: "user_required",
+                message: "A file belongs to a user, and this token has none (a client credentials token); sign in as a user")
+        }
+        return user
+    }
+
+    static func name(_ context: OutpostRequestContext) throws -> String {
+        guard let name = try context.pathParameter("name"), FileNames.isValidName(name) else {
+            throw ServerError.badRequest("invalid_file_name", FileNames.nameRule)
+        }
+        return name
+    }
+
+    static func uploadID(_ request: Request) throws -> String? {
+        guard let id = try request.queryFields()["upload"] else { return nil }
+        guard FileNames.isValidUploadID(id) else { throw ServerError.badRequest("invalid_upload_id", FileNames.uploadIDRule) }
+        return id
+    }
+
+    /// `Upload-Complete`: `?1` (the default) ends the upload with this request; `?0` leaves it open.
+    static func isComplete(_ request: Request) throws -> Bool {
+        switch request.headers[uploadComplete] {
+        case nil, "?1"?: return true
+        case "?0"?: return false
+        default:
+            throw ServerError.badRequest("invalid_upload_complete", "Upload-Complete is ?1 (this request ends the upload) or ?0")
+        }
+    }
+
+    static func offset(_ request: Request, max: Int64) throws -> Int64 {
+        guard let text = request.headers[uploadOffset] else { return 0 }
+        guard text.utf8.count <= 19, let value = Int64(text), value >= 0, value <= max else {
+            throw ServerError.badRequest("invalid_upload_offset", "Upload-Offset is a byte count from 0 to \(max)")
+        }
+        return value
+    }
+
+    /// The SHA-256 that `Repr-Digest: sha-256=:BASE64:` (RFC 9530) announces, as hex; other
+    /// algorithms in the field are ignored.
+    static func expectedDigest(_ request: Request) throws -> String? {
+        guard let field = request.headers[reprDigest] else { return nil }
+        guard field.utf8.count <= 512 else {
+            throw ServerError.badRequest("invalid_repr_digest", "Repr-Digest is longer than 512 bytes; send sha-256 only")
+        }
+        for member in field.split(separator: ",") {
+            let member = member.trimmingCharacters(in: .whitespaces)
+            guard member.lowercased().hasPrefix("sha-256=:"), member.hasSuffix(":"), member.count > 10 else { continue }
+            guard let bytes = Data(base64Encoded: String(member.dropFirst(9).dropLast())), bytes.count == 32 else {
+                throw ServerError.badRequest(
+                    "invalid_repr_digest",
+                    "Repr-Digest's sha-256 must be the 32-byte digest in base64 between colons: sha-256=:…=:")
+            }
+            return Hex.string(bytes)
+        }
+        throw ServerError.badRequest("invalid_repr_digest", "Repr-Digest must carry sha-256, e.g. sha-256=:…=:")
+    }
+
+    func tooLarge() -> ServerError {
+        Self.tooLarge(maxFileBytes: maxFileBytes)
+    }
+
+    /// The answer to a file over `maxFileBytes`, declared or sent.
+    static func tooLarge(maxFileBytes: Int64) -> ServerError {
+        ServerError(
+            .contentTooLarge, code: "file_too_large",
+            message: "This server stores files of at most \(maxFileBytes) bytes (its maxFileBytes setting); send a smaller file",
+            details: ["max_bytes": .int(Int(maxFileBytes))], headers: [.connection: "close"])
+    }
+
+    static func notFound(_ name: String) -> ServerError {
+        ServerError.notFound("file_not_found", "No file named \(name); it may have been deleted")
+    }
+
+    static func uploadNotFound(_ key: UploadKey) -> ServerError {
+        ServerError.notFound(
+            "upload_not_found", "No pending upload \(key.id) of \(key.name) for this user; start it again with Upload-Offset: 0")
+    }
+
+    static func notOwner(_ name: String) -> ServerError {
+        ServerError(
+            .forbidden, code: "forbidden", message: "File \(name) belongs to another user; only they can replace or delete it")
+    }
+
+    static func httpDate(_ date: Date) -> String {
+        HTTPDate.format(date)
+    }
+}
+
+/// The SHA-256 state of uploads left open (`Upload-Complete: ?0`), so finishing one does not read
+/// its bytes again. A cache: when it misses (another instance, a restart, too many uploads) the
+/// state is computed again from storage. At most ``capacity`` entries.
+final class UploadHashes: Sendable {
+    static let capacity = 1024
+    private let states = Mutex<[UploadKey: (bytes: Int64, hasher: SHA256)]>([:])
+
+    func keep(_ key: UploadKey, _ hasher: SHA256, bytes: Int64) {
+        states.withLock { states in
+            if states.count >= Self.capacity, states[key] == nil, let any = states.keys.first { states[any] = nil }
+            states[key] = (bytes, hasher)
+        }
+    }
+
+    /// The state if it covers exactly `bytes` bytes; removed either way.
+    func take(_ key: UploadKey, bytes: Int64) -> SHA256? {
+        states.withLock { states in
+            guard let state = states.removeValue(forKey: key), state.bytes == bytes else { return nil }
+            return state.hasher
+        }
+    }
+
+    func forget(_ key: UploadKey) {
+        _ = states.withLock { $0.removeValue(forKey: key) }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+@_spi(OutpostInternal) import OutpostCore
+
+/// `POST /users` (sign-up), `GET /me`, and `POST /auth/login` (custom providers).
+struct UserRoutes: Sendable {
+    let auth: AuthService
+    let maxBodyBytes: Int
+    let maxJSONDepth: Int
+    /// Sign-ups per client address, counted in storage so every instance sees the same count.
+    let signUps: AttemptLimiter
+    let signUpsPerAddress: Int
+
+    init(auth: AuthService, configuration: ServerConfiguration) {
+        self.auth = auth
+        self.maxBodyBytes = configuration.maxBodyBytes
+        self.maxJSONDepth = configuration.maxJSONDepth
+        self.signUps = AttemptLimiter(storage: auth.storage, window: AuthService.milliseconds(configuration.signUpWindow))
+        self.signUpsPerAddress = configuration.signUpsPerAddress
+    }
+
+    func add(to router: Router<OutpostRequestContext>) {
+        router.post("/users") { request, context in
+            // Every attempt counts, successful or not: the cost being limited is the Bcrypt hash.
+            let key = "signup-address:\(context.clientAddress)"
+            if let wait = try await signUps.wait([(key, signUpsPerAddress)]) {
+                throw ServerError(
+                    .tooManyRequests, code: "rate_limited",
+                    message: "Too many sign-ups from this address; try again in \(wait) s",
+                    headers: [.retryAfter: "\(wait)"])
+            }
+            try await signUps.fail([key])
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+            guard let username = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
+                throw ServerError.badRequest("invalid_user", "Send {\"username\": ..., \"password\": ...}")
+            }
+            let user = try await auth.signUp(username: username, password: password)
+            return Response.json(
+                ["id": .string(user.id), "username": .string(user.username)], status: .created,
+                headers: [.location: "/me"])
+        }
+        let signedIn = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
+            .add(middleware: RequireCallerMiddleware(scope: Scope.profile))
+        signedIn.get("/me") { _, context in
+            let caller = try context.requireCaller()
+            guard let userID = caller.userID, let user = try await auth.storage.user(id: userID) else {
+                return Response.json(["client_id": .string(caller.clientID), "scope": .string(caller.scope), "user": nil])
+            }
+            return Response.json([
+                "id": .string(user.id), "username": .string(user.username),
+                "entitlements": .array(user.entitlements.map(JSONValue.string)),
+                "client_id": .string(caller.clientID), "scope": .string(caller.scope),
+            ])
+        }
+        router.post("/auth/login") { request, context in
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+            guard let provider = body["provider"]?.stringValue, let authData = body["auth_data"], case .object = authData,
+                let clientID = body["client_id"]?.stringValue
+            else {
+                throw ServerError.badRequest(
+                    "invalid_login", "Send {\"provider\": \"com.example\", \"auth_data\": {...}, \"client_id\": \"...\"}")
+            }
+            guard let client = try await auth.storage.client(id: clientID) else {
+                // 401, as RFC 6749 §5.2 answers an unknown client at the token endpoint.
+                throw ServerError(
+                    .unauthorized, code: "invalid_client",
+                    message: "Unknown client '\(clientID)'; register it with `outpost clients add`")
+            }
+            let tokens = try await auth.signIn(
+                provider: provider, authData: authData, client: client, address: context.clientAddress)
+            return Response.json(tokens, headers: [.cacheControl: "no-store"])
+        }
+    }
+}

@@ -1,0 +1,141 @@
+public import Foundation
+@_spi(OutpostInternal) import OutpostCore
+public import OutpostExpressions
+
+/// A whole set of access rules, as `outpost serve --rules FILE` reads it:
+///
+/// ```json
+/// {"types": {"posts": {"read": "record.status == \"published\" || record.owner == caller.user"},
+///            "*": {"create": "caller.signed_in"}}}
+/// ```
+///
+/// Every expression is checked when the set is made, so a bad one stops the server before it
+/// serves anything.
+public struct AccessRuleSet: Sendable, Hashable {
+    /// Expressions by record type (or `*`), then operation.
+    public private(set) var types: [String: [RuleOperation: String]]
+
+    /// No rules: every type has the defaults.
+    public init() {
+        types = [:]
+    }
+
+    /// A set from expressions, each checked with ``validate(type:operation:expression:)``.
+    public init(_ types: [String: [String: String]]) throws(AccessRuleError) {
+        var checked: [String: [RuleOperation: String]] = [:]
+        for (type, rules) in types.sorted(by: { $0.key < $1.key }) {
+            checked[type] = [:]
+            for (operation, expression) in rules.sorted(by: { $0.key < $1.key }) {
+                let parsed = try Self.validate(type: type, operation: operation, expression: expression)
+                checked[type]![parsed] = expression
+            }
+        }
+        self.types = checked
+    }
+
+    /// Reads a rules file; errors name the file, the type, the operation and the column.
+    public init(contentsOf path: String) throws(AccessRuleError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw AccessRuleError(message: "\(path): cannot be read (\(error.localizedDescription))")
+        }
+        self = try AccessRuleSet(json: data, file: path)
+    }
+
+    /// Parses `{"types": {"TYPE": {"OPERATION": "EXPRESSION", …}, …}}`.
+    public init(json data: Data, file: String = "rules") throws(AccessRuleError) {
+        let shape = #"{"types": {"TYPE": {"read": "EXPRESSION", "create": "EXPRESSION", …}, "*": {…}}}"#
+        guard let value = try? JSONValue(parsing: data), case .object(let top) = value,
+            case .object(let types)? = top["types"], top.count == 1
+        else {
+            throw AccessRuleError(message: "\(file): not a rules file; write JSON shaped \(shape)")
+        }
+        var result: [String: [String: String]] = [:]
+        for (type, entry) in types {
+            guard case .object(let rules) = entry else {
+                throw AccessRuleError(message: "\(file): types.\(type) must be an object of operation to expression")
+            }
+            for (operation, expression) in rules {
+                guard case .string(let text) = expression else {
+                    throw AccessRuleError(message: "\(file): types.\(type).\(operation) must be a string holding an expression")
+                }
+                result[type, default: [:]][operation] = text
+            }
+        }
+        do {
+            self = try AccessRuleSet(result)
+        } catch {
+            throw AccessRuleError(
+                message: "\(file): \(error.message)", type: error.type, operation: error.operation,
+                expressionError: error.expressionError)
+        }
+    }
+
+    /// Checks one rule: the type is a record type name or `*`, the operation is known, the
+    /// expression parses with the roots rules read, and a `list` or `read` rule can select records
+    /// in a list query (``RecordPredicate``).
+    @discardableResult
+    public static func validate(type: String, operation: String, expression: String) throws(AccessRuleError) -> RuleOperation {
+        guard type == "*" || RecordRoutes.isValidName(type) else {
+            throw AccessRuleError(
+                message: "types.\(type): \(RuleError.invalidType(type).description)", type: type, operation: operation)
+        }
+        guard let parsed = RuleOperation(rawValue: operation) else {
+            throw AccessRuleError(
+                message: "types.\(type).\(operation): \(RuleError.unknownOperation(operation).description)", type: type,
+                operation: operation)
+        }
+        let condition: Condition
+        do {
+            condition = try AccessRules.parse(expression)
+        } catch {
+            // The expression error's message names the column.
+            throw AccessRuleError(
+                message: "types.\(type).\(operation): \(error.message) (\(error.code))", type: type,
+                operation: operation, expressionError: error)
+        }
+        if parsed == .list || parsed == .read {
+            // Whether it compiles depends on the shape, not on who calls: try a signed-in caller.
+            let sample = RuleCaller(signedIn: true, user: "u", client: "c", scopes: [], roles: [])
+            do {
+                _ = try RecordPredicate.compile(condition, caller: sample)
+            } catch {
+                throw AccessRuleError(
+                    message: "types.\(type).\(operation): \(error.description)", type: type, operation: operation)
+            }
+        }
+        return parsed
+    }
+
+    /// Makes storage hold exactly this set: the rules of every type it names are replaced, and
+    /// types it does not name lose their rules.
+    public func store(in storage: any RuleStorage) async throws {
+        for stored in Set(try await storage.rules().map(\.type)) where types[stored] == nil {
+            try await storage.setRules(type: stored, [:])
+        }
+        for (type, rules) in types.sorted(by: { $0.key < $1.key }) {
+            try await storage.setRules(
+                type: type, Dictionary(uniqueKeysWithValues: rules.map { ($0.key.rawValue, $0.value) }))
+        }
+    }
+}
+
+/// A rule that cannot be used: what is wrong and where.
+public struct AccessRuleError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var message: String
+    public var type: String?
+    public var operation: String?
+    /// The expression's own error, with its code and position, when the expression is at fault.
+    public var expressionError: ExpressionError?
+
+    public init(message: String, type: String? = nil, operation: String? = nil, expressionError: ExpressionError? = nil) {
+        self.message = message
+        self.type = type
+        self.operation = operation
+        self.expressionError = expressionError
+    }
+
+    public var description: String { message }
+}
