@@ -4,6 +4,10 @@ import Outpost
 import OutpostTestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The built-in transports against a server that misbehaves on purpose: each failure is reported
 /// with its own code, and the configured timeout bounds the whole exchange.
 @Suite("Transport failures", .closesWhatItOpens, .timeLimit(.minutes(1)))
@@ -66,6 +70,46 @@ struct TransportFailureTests {
             let error = try await #require(throws: OutpostError.self) { try await client.send(.get("/trickle")) }
             #expect(error.code == .timeout, "\(error)")
             #expect(ContinuousClock.now - started < .seconds(6))
+        }
+    }
+
+    @Test(
+        "an endless body is refused past maxResponseBytes as it arrives, not buffered until the timeout", arguments: Kind.allCases
+    )
+    func endlessBody(_ kind: Kind) async throws {
+        let server = try await MisbehavingServer.start(.endless)
+        var configuration = OutpostClient.Configuration(baseURL: server.baseURL, timeout: .seconds(30))
+        configuration.retry = .none
+        configuration.maxResponseBytes = 256 * 1024
+        let client = OutpostClient(configuration: configuration, ownedTransport: kind.makeTransport())
+        try await withCleanup {
+            let error = try await #require(throws: OutpostError.self) { try await client.send(.get("/endless")) }
+            #expect(error.code == .responseTooLarge, "\(error)")
+        } cleanup: {
+            try? await client.shutdown()
+            await server.stop()
+        }
+    }
+
+    @Test("URLSession's own cache never answers: each GET reaches the server, owned or borrowed session")
+    func noURLCache() async throws {
+        let server = try await MisbehavingServer.start(.cacheable)
+        let cached = URLSessionConfiguration.default
+        cached.urlCache = URLCache.shared
+        let borrowed = URLSession(configuration: cached)
+        let transports: [any ClientTransport] = [
+            URLSessionTransport(configuration: cached), URLSessionTransport(borrowing: borrowed),
+        ]
+        try await withCleanup {
+            for (index, transport) in transports.enumerated() {
+                let client = OutpostClient(configuration: .init(baseURL: server.baseURL), transport: transport)
+                for _ in 0..<2 { _ = try await client.send(.get("/cached")) }
+                #expect(server.arrivals == 2 * (index + 1), "transport \(index)")
+            }
+        } cleanup: {
+            for transport in transports { try? await transport.shutdown() }
+            borrowed.invalidateAndCancel()
+            await server.stop()
         }
     }
 

@@ -26,6 +26,11 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// consumer uses either this or the iterator, never both.
     @_spi(OutpostInternal) public let direct: DirectRead?
 
+    /// Makes the same stream again from its start, when its source can be read twice (a file, one
+    /// chunk of memory): a transport asked to resend a body (a 307 or 308 redirect, an authentication
+    /// challenge) uses it. `nil` for a stream that can be read only once.
+    @_spi(OutpostInternal) public var reopen: (@Sendable () throws -> ByteStream)?
+
     @_spi(OutpostInternal) public init(
         length: Int64?, exchange: StreamedExchange?, direct: DirectRead? = nil,
         next: @escaping @Sendable () async throws -> Data?
@@ -45,7 +50,9 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// A stream of one chunk.
     public static func data(_ data: Data) -> ByteStream {
         let sent = OnceFlag()
-        return ByteStream(length: Int64(data.count)) { sent.take() ? data : nil }
+        var stream = ByteStream(length: Int64(data.count)) { sent.take() ? data : nil }
+        stream.reopen = { .data(data) }
+        return stream
     }
 
     /// The bytes of the file at `url` from `offset` to its end, read in chunks of `chunkSize` bytes.
@@ -53,10 +60,12 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// - Throws: when the file cannot be opened.
     public static func file(at url: URL, from offset: Int64 = 0, chunkSize: Int = 256 * 1024) throws -> ByteStream {
         let reader = try FileChunkReader(url: url, offset: offset, chunkSize: chunkSize)
-        return ByteStream(
+        var stream = ByteStream(
             length: reader.remaining, exchange: nil,
             direct: DirectRead(chunkSize: reader.chunkSize) { try reader.read(into: $0) }
         ) { try reader.next() }
+        stream.reopen = { try .file(at: url, from: offset, chunkSize: chunkSize) }
+        return stream
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

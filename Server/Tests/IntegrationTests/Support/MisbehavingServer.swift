@@ -17,6 +17,10 @@ final class MisbehavingServer: Sendable {
         case notHTTP
         /// Never answers.
         case silent
+        /// Sends a body without a length that never ends, as fast as the client reads it.
+        case endless
+        /// Answers every request on a connection with `{}` and `Cache-Control: max-age=600`.
+        case cacheable
     }
 
     let port: Int
@@ -110,6 +114,25 @@ final class MisbehavingServer: Sendable {
                 write("SSH-2.0-OpenSSH_9.6\r\nProtocol mismatch.\r\n\r\n", context: context)
             case .silent:
                 break
+            case .endless:
+                write("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n", context: context)
+                pour(context: context)
+            case .cacheable:
+                write(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: max-age=600\r\nContent-Length: 2\r\n\r\n{}",
+                    context: context)
+                received = ""
+                answered = false
+            }
+        }
+
+        /// Writes 64 KiB, then again once that write is done, until the connection closes.
+        private func pour(context: ChannelHandlerContext) {
+            guard active else { return }
+            let chunk = context.channel.allocator.buffer(repeating: UInt8(ascii: "a"), count: 64 * 1024)
+            let loop = context.eventLoop.assumeIsolated()
+            context.writeAndFlush(wrapOutboundOut(chunk)).hop(to: context.eventLoop).assumeIsolated().whenSuccess {
+                loop.execute { self.pour(context: context) }
             }
         }
 

@@ -7,19 +7,34 @@ import Synchronization
     import FoundationNetworking
 #endif
 
+/// What a ``URLSessionTransport`` exchange sends: bytes in memory, or a stream.
+enum URLSessionRequestBody: Sendable {
+    case data(Data)
+    case stream(ByteStream)
+}
+
 extension URLSessionTransport {
     /// Streams the response body (see ``ClientTransport/stream(_:body:options:)``) through a data
-    /// task of the transport's streaming session, whose delegate hands each piece to the exchange.
-    /// On Apple platforms the task is suspended while the exchange's buffer (about 1 MiB) is full.
-    /// FoundationNetworking on Linux goes on receiving while a task is suspended, so there what
-    /// arrives past the buffer waits in a temporary file (removed from its folder at once) until the
-    /// reader takes it: memory stays bounded either way.
+    /// task whose delegate hands each piece to the exchange. On Apple platforms the task is
+    /// suspended while the exchange's buffer (about 1 MiB) is full. FoundationNetworking on Linux
+    /// goes on receiving while a task is suspended, so there what arrives past the buffer waits in a
+    /// temporary file (removed from its folder at once) until the reader takes it: memory stays
+    /// bounded either way.
     ///
-    /// The request body streams through a bound stream pair on Apple platforms. FoundationNetworking
-    /// on Linux cannot read a body stream as it goes, so there the body is first written to a
-    /// temporary file, which the upload task then reads: memory stays bounded, at the cost of a
-    /// copy on disk.
+    /// The request body streams through a bound stream pair on Apple platforms; when the server asks
+    /// for it again (a 307 or 308 redirect, an authentication challenge), a body read from a file or
+    /// from memory is sent again from its start, and any other fails with a clear error.
+    /// FoundationNetworking on Linux cannot read a body stream as it goes, so there the body is
+    /// first written to a temporary file, which the upload task then reads: memory stays bounded,
+    /// at the cost of a copy on disk.
     public func stream(_ request: HTTPRequest, body: ByteStream?, options: TransportOptions) async throws -> (
+        HTTPResponse, ByteStream
+    ) {
+        try await start(request, body: body.map { .stream($0) }, options: options)
+    }
+
+    /// Starts an exchange and returns the response head with the body as it arrives.
+    func start(_ request: HTTPRequest, body: URLSessionRequestBody?, options: TransportOptions) async throws -> (
         HTTPResponse, ByteStream
     ) {
         guard let url = request.url else {
@@ -30,6 +45,8 @@ extension URLSessionTransport {
         // URLSession's own timeout is the longest silence; the exchange's watchdog enforces the
         // real limits, so this one only has to be no shorter than them.
         outgoing.timeoutInterval = max(options.timeout, options.idleTimeout ?? .zero).inSeconds
+        // Outpost's HTTPCache is the one cache: never an answer from the session's URLCache.
+        outgoing.cachePolicy = .reloadIgnoringLocalCacheData
         for field in request.headerFields {
             outgoing.addValue(field.value, forHTTPHeaderField: field.name.rawName)
         }
@@ -44,21 +61,30 @@ extension URLSessionTransport {
         let classify: @Sendable (any Error) -> any Error = { Self.classify($0, options: options, httpURL: isHTTP) }
         let task: URLSessionDataTask
         var cleanup: (@Sendable () -> Void)?
-        if let body {
+        var resend: (@Sendable () -> InputStream?)?
+        switch body {
+        case nil:
+            task = streams.dataTask(with: outgoing)
+        case .data(let data):
+            outgoing.httpBody = data
+            task = streams.dataTask(with: outgoing)
+        case .stream(let body):
             if let length = body.length { outgoing.setValue(String(length), forHTTPHeaderField: "Content-Length") }
             #if canImport(Darwin)
-                let pump = Self.boundStream(for: body, into: &outgoing)
-                task = streams.session.dataTask(with: outgoing)
-                cleanup = { pump.cancel() }
+                let pumps = BodyPumps()
+                outgoing.httpBodyStream = pumps.start(body)
+                task = streams.dataTask(with: outgoing)
+                cleanup = { pumps.cancel() }
+                if let reopen = body.reopen {
+                    resend = { (try? reopen()).map { pumps.start($0) } }
+                }
             #else
                 let spool = try await Self.spool(body)
-                task = streams.session.uploadTask(with: outgoing, fromFile: spool)
+                task = streams.uploadTask(with: outgoing, fromFile: spool)
                 cleanup = { try? FileManager.default.removeItem(at: spool) }
             #endif
-        } else {
-            task = streams.session.dataTask(with: outgoing)
         }
-        streams.register(task, exchange: exchange, classify: classify, cleanup: cleanup)
+        streams.register(task, exchange: exchange, classify: classify, cleanup: cleanup, resend: resend)
         exchange.onCancel { task.cancel() }
         task.resume()
         return try await exchange.open()
@@ -75,35 +101,7 @@ extension URLSessionTransport {
         return HTTPResponse(status: .init(code: http.statusCode), headerFields: fields)
     }
 
-    #if canImport(Darwin)
-        /// Sets `request`'s body stream to a bound stream pair fed from `body` by a task, which is returned.
-        static func boundStream(for body: ByteStream, into request: inout URLRequest) -> Task<Void, Never> {
-            var input: InputStream?
-            var output: OutputStream?
-            Stream.getBoundStreams(withBufferSize: 256 * 1024, inputStream: &input, outputStream: &output)
-            request.httpBodyStream = input
-            nonisolated(unsafe) let writer = output
-            return Task.detached {
-                guard let writer else { return }
-                writer.open()
-                defer { writer.close() }
-                do {
-                    for try await chunk in body {
-                        var sent = 0
-                        while sent < chunk.count {
-                            let written = chunk[(chunk.startIndex + sent)...].withUnsafeBytes { bytes in
-                                writer.write(bytes.bindMemory(to: UInt8.self).baseAddress!, maxLength: bytes.count)
-                            }
-                            guard written > 0 else { return }
-                            sent += written
-                        }
-                    }
-                } catch {
-                    return
-                }
-            }
-        }
-    #else
+    #if !canImport(Darwin)
         /// Writes `body` to a new temporary file, owner-only, chunk by chunk.
         static func spool(_ body: ByteStream) async throws -> URL {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-upload-\(UUID().uuidString)")
@@ -126,47 +124,81 @@ extension URLSessionTransport {
     #endif
 }
 
-/// The session a ``URLSessionTransport`` streams through, and its delegate, which routes each
-/// task's events to its ``StreamedExchange``.
+/// The delegate of a ``URLSessionTransport``'s tasks, which routes each task's events to its
+/// ``StreamedExchange``.
 ///
-/// Its own session (with the transport's session's configuration), because URLSession hands a
-/// body over piece by piece only to a session delegate.
+/// On Apple platforms the tasks run on the transport's session with this object as their own
+/// delegate (`URLSessionTask.delegate`), so a borrowed session's delegate still answers the rest
+/// (authentication challenges). FoundationNetworking does not call task delegates, so on Linux the
+/// tasks run on a session of this object's own, with the transport's session's configuration.
 final class URLSessionStreams: NSObject, URLSessionDataDelegate, Sendable {
     struct Entry {
+        var task: URLSessionTask
         var exchange: StreamedExchange
         var classify: @Sendable (any Error) -> any Error
         var cleanup: (@Sendable () -> Void)?
+        /// A new stream of the request body from its start, when the body can be read again.
+        var resend: (@Sendable () -> InputStream?)?
     }
 
     private let entries = Mutex<[Int: Entry]>([:])
-    private let made = Mutex<URLSession?>(nil)
-    private let configuration: URLSessionConfiguration
+    #if canImport(Darwin)
+        private let session: URLSession
+    #else
+        private let made = Mutex<URLSession?>(nil)
+        private let configuration: URLSessionConfiguration
+    #endif
 
-    init(configuration: URLSessionConfiguration) {
-        // Copied: the caller's configuration object may change later.
-        self.configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
+    init(session: URLSession, owned: Bool) {
+        #if canImport(Darwin)
+            self.session = session
+        #else
+            // A copy: the caller's configuration object may change later.
+            self.configuration = owned ? session.configuration : URLSessionTransport.prepared(session.configuration)
+        #endif
     }
 
-    /// The streaming session, made on first use.
-    var session: URLSession {
-        made.withLock { made in
-            if let made { return made }
-            let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
-            made = session
-            return session
+    #if canImport(Darwin)
+        func dataTask(with request: URLRequest) -> URLSessionDataTask {
+            let task = session.dataTask(with: request)
+            task.delegate = self
+            return task
         }
-    }
+    #else
+        /// The session the tasks run on, made on first use.
+        private var session: URLSession {
+            made.withLock { made in
+                if let made { return made }
+                let session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+                made = session
+                return session
+            }
+        }
+
+        func dataTask(with request: URLRequest) -> URLSessionDataTask { session.dataTask(with: request) }
+
+        func uploadTask(with request: URLRequest, fromFile file: URL) -> URLSessionUploadTask {
+            session.uploadTask(with: request, fromFile: file)
+        }
+    #endif
 
     func register(
         _ task: URLSessionTask, exchange: StreamedExchange, classify: @escaping @Sendable (any Error) -> any Error,
-        cleanup: (@Sendable () -> Void)?
+        cleanup: (@Sendable () -> Void)?, resend: (@Sendable () -> InputStream?)?
     ) {
-        entries.withLock { $0[task.taskIdentifier] = Entry(exchange: exchange, classify: classify, cleanup: cleanup) }
+        entries.withLock {
+            $0[task.taskIdentifier] = Entry(
+                task: task, exchange: exchange, classify: classify, cleanup: cleanup, resend: resend)
+        }
     }
 
-    /// Cancels the streams in flight and invalidates the session.
+    /// Cancels this transport's tasks in flight (a borrowed session stays the application's), and on
+    /// Linux invalidates the session of its own.
     func shutdown() {
-        made.withLock { $0 }?.invalidateAndCancel()
+        for entry in entries.withLock({ Array($0.values) }) { entry.task.cancel() }
+        #if !canImport(Darwin)
+            made.withLock { $0 }?.invalidateAndCancel()
+        #endif
     }
 
     private func entry(_ task: URLSessionTask) -> Entry? {
@@ -195,6 +227,27 @@ final class URLSessionStreams: NSObject, URLSessionDataDelegate, Sendable {
             exchange.whenDrained { dataTask.resume() }
         }
     }
+
+    #if canImport(Darwin)
+        /// URLSession asks for the body again to follow a 307 or 308 redirect or to answer an
+        /// authentication challenge: a body that can be read again starts over; any other ends the
+        /// exchange with an error that says what to do.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask,
+            needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+        ) {
+            guard let entry = entry(task) else { return completionHandler(nil) }
+            if let stream = entry.resend?() { return completionHandler(stream) }
+            entry.exchange.cancel(
+                OutpostError(
+                    .invalidRequest,
+                    "The server asked for the request body again (a 307 or 308 redirect, or an authentication challenge), and this body can be read only once",
+                    suggestion:
+                        "Send the request to the final URL, or give a body that can be read again: Data or a file (ByteStream.file)"
+                ))
+            completionHandler(nil)
+        }
+    #endif
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let entry = entries.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }

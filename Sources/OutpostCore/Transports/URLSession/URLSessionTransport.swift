@@ -11,58 +11,76 @@ public import HTTPTypes
 /// Create it with ``init(configuration:)`` to own a session (invalidated by ``shutdown()``), or with
 /// ``init(borrowing:)`` to use the application's session.
 ///
-/// ``TransportOptions/timeout`` bounds the whole exchange, body included (`URLRequest`'s own
-/// timeout is only the longest silence); ``shutdown()`` cancels the requests in flight.
+/// Every exchange, ``send(_:body:options:)`` included, reads the response body as it arrives, so
+/// a body past ``TransportOptions/maxResponseBytes`` is refused once that many bytes have come,
+/// never buffered whole first. ``TransportOptions/timeout`` bounds the whole exchange, body
+/// included (`URLRequest`'s own timeout is only the longest silence); ``shutdown()`` cancels the
+/// requests in flight. Requests never use the session's `URLCache`: Outpost's `HTTPCache`
+/// middleware is the one cache, and a second one under it would answer with what it has already
+/// revalidated.
+///
+/// On Apple platforms each task gets the transport's delegate as its own (`URLSessionTask.delegate`),
+/// so a borrowed session's delegate still answers what the task's does not: authentication
+/// challenges (certificate pinning), metrics. FoundationNetworking on Linux has no task delegates,
+/// so there the transport streams through a session of its own, made with the same configuration.
 public final class URLSessionTransport: ClientTransport {
     public let session: URLSession
     private let owned: Bool
-    private let exchanges = InFlightExchanges<(Data, URLResponse)>()
-    /// The session and delegate of streamed exchanges (``stream(_:body:options:)``).
+    private let exchanges = InFlightExchanges<(HTTPResponse, Data)>()
+    /// The delegate (and on Linux, the session) of every exchange.
     let streams: URLSessionStreams
 
-    /// Creates a transport that owns an ephemeral session (no cookies or cache on disk).
+    /// The connections per host of a session this transport makes: live change feeds and file
+    /// transfers each hold one for as long as they run, and URLSession's default (4 on iOS, 6 on
+    /// macOS) would make a fifth feed or a request behind them wait.
+    public static let connectionsPerHost = 16
+
+    /// Creates a transport that owns a session with `configuration` (a copy, with no `URLCache` and at
+    /// least ``connectionsPerHost`` connections per host). Default: ephemeral (no cookies or cache
+    /// on disk).
     public init(configuration: URLSessionConfiguration = .ephemeral) {
+        let configuration = Self.prepared(configuration)
         self.session = URLSession(configuration: configuration)
         self.owned = true
-        self.streams = URLSessionStreams(configuration: configuration)
+        self.streams = URLSessionStreams(session: session, owned: true)
     }
 
-    /// Creates a transport over a session that the caller owns.
+    /// Creates a transport over a session that the caller owns. Its delegate answers authentication
+    /// challenges on Apple platforms; its limits (`httpMaximumConnectionsPerHost`) are the caller's
+    /// to choose, so give it enough connections for the live feeds and transfers the app keeps open.
     public init(borrowing session: URLSession) {
         self.session = session
         self.owned = false
-        self.streams = URLSessionStreams(configuration: session.configuration)
+        self.streams = URLSessionStreams(session: session, owned: false)
+    }
+
+    /// A copy of `configuration` without a `URLCache`, with at least ``connectionsPerHost``.
+    static func prepared(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
+        let copy = configuration.copy() as? URLSessionConfiguration ?? configuration
+        copy.urlCache = nil
+        copy.requestCachePolicy = .reloadIgnoringLocalCacheData
+        copy.httpMaximumConnectionsPerHost = max(copy.httpMaximumConnectionsPerHost, connectionsPerHost)
+        return copy
     }
 
     public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
         guard let url = request.url else {
             throw OutpostError(.invalidRequest, "The request has no absolute URL")
         }
-        var outgoing = URLRequest(url: url)
-        outgoing.httpMethod = request.method.rawValue
-        outgoing.timeoutInterval =
-            options.timeout.inSeconds
-        for field in request.headerFields {
-            outgoing.addValue(field.value, forHTTPHeaderField: field.name.rawName)
-        }
-        outgoing.httpBody = body
-        let data: Data
-        let response: URLResponse
-        let session = session
-        let prepared = outgoing
         do {
-            (data, response) = try await exchanges.run(options: options) { try await session.data(for: prepared) }
+            return try await exchanges.run(options: options) {
+                let (head, bytes) = try await self.start(request, body: body.map { .data($0) }, options: options)
+                do {
+                    return (head, try await bytes.collect(upTo: options.maxResponseBytes))
+                } catch {
+                    bytes.exchange?.cancel(error)  // stops the task: nothing more is read
+                    throw error
+                }
+            }
         } catch {
             let isHTTP = ["http", "https"].contains(url.scheme?.lowercased() ?? "")
             throw Self.classify(error, options: options, httpURL: isHTTP)
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw OutpostError(.malformedResponse, "The response was not an HTTP response")
-        }
-        if data.count > options.maxResponseBytes {
-            throw OutpostError.responseTooLarge(options, underlying: nil)
-        }
-        return (Self.head(of: http), data)
     }
 
     /// Cancels the requests in flight, then invalidates the session if this transport owns it.
