@@ -136,7 +136,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Scratch databases on either backend for the tests and the benchmark (not a product).
+        // What the server's tests and the benchmark need and the server does not ship (not a product):
+        // scratch databases on either backend, token expiry, the download meter, change-feed orderings.
         .target(
             name: "OutpostServerTesting",
             dependencies: [
@@ -178,7 +179,7 @@ let package = Package(
         .testTarget(
             name: "OutpostAuthTests",
             dependencies: [
-                "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport",
+                "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
