@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "OutpostAuthTests",
             dependencies: [
-                "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport",
+                "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -70,7 +70,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Scratch databases on either backend for the tests and the benchmark (not a product).
+        // What the server's tests and the benchmark need and the server does not ship (not a product):
+        // scratch databases on either backend, token expiry, the download meter, change-feed orderings.
         .target(
             name: "OutpostServerTesting",
             dependencies: [

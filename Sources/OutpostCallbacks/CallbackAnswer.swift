@@ -1,3 +1,5 @@
+@_spi(OutpostInternal) import OutpostSupport
+
 /// An answer to an x-callback-url request, and the callback URL it opens.
 ///
 /// Building rules: new parameters go before any `#fragment`; `?` is added when the base has no

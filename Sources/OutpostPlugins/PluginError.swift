@@ -27,7 +27,7 @@ public struct PluginError: Error, Sendable, CustomStringConvertible {
         public static let hookFailed = Code(rawValue: "hookFailed")
         /// A hook did not finish within its time limit.
         public static let timedOut = Code(rawValue: "timedOut")
-        /// A screen hook denied the screen.
+        /// A screen hook denied the screen: it threw an error with this code.
         public static let denied = Code(rawValue: "denied")
         /// A screen hook requires sign-in and no ``LoginPresenting`` was given to present it.
         public static let noLoginPresenter = Code(rawValue: "noLoginPresenter")
@@ -39,6 +39,10 @@ public struct PluginError: Error, Sendable, CustomStringConvertible {
         public static let signInFailed = Code(rawValue: "signInFailed")
         /// A login provider's login or logout failed.
         public static let loginFailed = Code(rawValue: "loginFailed")
+        /// The user or the app gave a login provider's login up (closed the browser, cancelled the task).
+        public static let loginCancelled = Code(rawValue: "loginCancelled")
+        /// Nobody is signed in with the login provider (yet).
+        public static let notSignedIn = Code(rawValue: "notSignedIn")
         /// A login is already in progress on this provider.
         public static let loginInProgress = Code(rawValue: "loginInProgress")
         /// The provider does not allow this operation, e.g. setting the user token.

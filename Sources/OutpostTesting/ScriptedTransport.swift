@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// ```swift
 /// let transport = ScriptedTransport { request, body in
-///     request.path == "/me" ? .reply(200, json: ["id": "u1"]) : .reply(404)
+///     request.path == "/me" ? ScriptedTransport.reply(200, json: ["id": "u1"]) : ScriptedTransport.reply(404)
 /// }
 /// let client = transport.client()
 /// let me: Me = try await client.send(.get("/me"), decoding: Me.self)
@@ -47,9 +47,25 @@ public final class ScriptedTransport: ClientTransport {
     private let recorded = Mutex<[Exchange]>([])
     private let responder: Responder
 
+    /// Answers one request given as an ``Exchange``, whose ``Exchange/path``, ``Exchange/query`` and
+    /// ``Exchange/json`` a script usually routes on.
+    public typealias ExchangeResponder = @Sendable (Exchange) async throws -> (HTTPResponse, Data)
+
     /// A transport that answers with `responder`.
     public init(_ responder: @escaping Responder) {
         self.responder = responder
+    }
+
+    /// A transport that answers with `responder`, handing it each request as an ``Exchange``:
+    ///
+    /// ```swift
+    /// let transport = ScriptedTransport(answering: { exchange in
+    ///     guard exchange.path == "/search" else { return ScriptedTransport.reply(404) }
+    ///     return ScriptedTransport.reply(200, json: ["q": .string(exchange.query["q"] ?? "")])
+    /// })
+    /// ```
+    public convenience init(answering responder: @escaping ExchangeResponder) {
+        self.init { request, body in try await responder(Exchange(request: request, body: body)) }
     }
 
     public func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(OutpostInternal) import OutpostCore
+import OutpostTesting
 import Synchronization
 import Testing
 
@@ -11,8 +12,8 @@ struct AccountManagerTests {
     var listFile: URL { folder.appending(path: "config/accounts.json") }
 
     /// A token endpoint that issues `<username>-access` / `<username>-refresh` and accepts revocations.
-    static func server() -> TestTransport {
-        TestTransport { request in
+    static func server() -> ScriptedTransport {
+        authServer { request in
             switch request.path {
             case "/oauth/token":
                 let user = request.form["username"] ?? "?"
@@ -23,7 +24,7 @@ struct AccountManagerTests {
         }
     }
 
-    func manager(_ transport: TestTransport, store: any CredentialStore) -> AccountManager {
+    func manager(_ transport: ScriptedTransport, store: any CredentialStore) -> AccountManager {
         let client = OutpostClient(configuration: .init(baseURL: URL(string: "https://id.example")!), transport: transport)
         return AccountManager(listFile: listFile, credentials: store) { account, store in
             Authenticator(
@@ -94,7 +95,7 @@ struct AccountManagerTests {
     @Test("a failed sign-in adds nothing; an unknown id is notSignedIn")
     func failures() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let transport = TestTransport { _ in .oauthError("invalid_grant") }
+        let transport = authServer { _ in .oauthError("invalid_grant") }
         let accounts = manager(transport, store: InMemoryCredentialStore())
         await #expect(throws: AuthError.self) {
             try await accounts.add(server: URL(string: "https://id.example")!, name: "ada", signIn: Self.password("ada"))

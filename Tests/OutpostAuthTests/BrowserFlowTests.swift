@@ -11,7 +11,7 @@ import Testing
 struct BrowserFlowTests {
     @Test("the authorization URL carries PKCE S256 and a 256-bit random state")
     func authorizationURL() async throws {
-        let auth = makeAuthenticator(TestTransport { _ in .token("x") })
+        let auth = makeAuthenticator(authServer { _ in .token("x") })
         let request = try await auth.authorizationRequest()
         let query = try #require(URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems)
         let fields = Dictionary(uniqueKeysWithValues: query.map { ($0.name, $0.value ?? "") })
@@ -33,7 +33,7 @@ struct BrowserFlowTests {
 
     @Test("a code redirect is exchanged with the verifier, and saved")
     func codeExchange() async throws {
-        let transport = TestTransport { _ in .token("at-1", refresh: "rt-1") }
+        let transport = authServer { _ in .token("at-1", refresh: "rt-1") }
         let store = InMemoryCredentialStore()
         let auth = makeAuthenticator(transport, store: store)
         let request = try await auth.authorizationRequest()
@@ -50,7 +50,7 @@ struct BrowserFlowTests {
 
     @Test("a state mismatch, a missing state and a reused state are refused without a token request")
     func stateChecks() async throws {
-        let transport = TestTransport { _ in .token("at-1") }
+        let transport = authServer { _ in .token("at-1") }
         let auth = makeAuthenticator(transport)
         let request = try await auth.authorizationRequest()
         for url in ["myapp://oauth/callback?code=c&state=forged", "myapp://oauth/callback?code=c"] {
@@ -68,7 +68,7 @@ struct BrowserFlowTests {
 
     @Test("error=access_denied is accessDenied; other errors are invalidRedirect with the server's code")
     func redirectErrors() async throws {
-        let auth = makeAuthenticator(TestTransport { _ in .token("x") })
+        let auth = makeAuthenticator(authServer { _ in .token("x") })
         let first = try await auth.authorizationRequest()
         let denied = await #expect(throws: AuthError.self) {
             try await auth.completeAuthorization(
@@ -93,7 +93,7 @@ struct BrowserFlowTests {
 
     @Test("the implicit flow reads the token from the fragment, with no PKCE and no refresh token")
     func implicit() async throws {
-        let transport = TestTransport { _ in .token("never") }
+        let transport = authServer { _ in .token("never") }
         let clock = FakeClock()
         let auth = makeAuthenticator(transport, clock: clock)
         let request = try await auth.authorizationRequest(responseType: .token, scopes: ["read"])
@@ -114,7 +114,7 @@ struct BrowserFlowTests {
 
     @Test("a token in a code flow's redirect is refused")
     func mixedResponse() async throws {
-        let auth = makeAuthenticator(TestTransport { _ in .token("x") })
+        let auth = makeAuthenticator(authServer { _ in .token("x") })
         let request = try await auth.authorizationRequest()
         let thrown = await #expect(throws: AuthError.self) {
             try await auth.completeAuthorization(
@@ -181,7 +181,7 @@ struct LoopbackTests {
 
     @Test("signInWithBrowser: the browser seam follows the authorization URL to the listener; the code is exchanged")
     func endToEnd() async throws {
-        let transport = TestTransport { _ in .token("at-loop", refresh: "rt-loop") }
+        let transport = authServer { _ in .token("at-loop", refresh: "rt-loop") }
         // A "browser" that plays the server: read the state and redirect_uri, and call back with a code.
         let browser = RecordingBrowser { url in
             let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
@@ -201,7 +201,7 @@ struct LoopbackTests {
 
     @Test("signInWithBrowser: the user declining is accessDenied; the task cancelled is cancelled")
     func declinedAndCancelled() async throws {
-        let transport = TestTransport { _ in .token("x") }
+        let transport = authServer { _ in .token("x") }
         let browser = RecordingBrowser { url in
             let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
             let state = items.first { $0.name == "state" }?.value ?? ""

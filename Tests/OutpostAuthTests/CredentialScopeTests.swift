@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 @_spi(OutpostInternal) import OutpostCore
+import OutpostTesting
 import Testing
 
 @testable import OutpostAuth
@@ -10,8 +11,8 @@ import Testing
 struct CredentialScopeTests {
     static func setUp(
         base: String, trusted: [URL] = [], policy: AuthMiddleware.CrossOriginPolicy = .refuse
-    ) async throws -> (OutpostClient, TestTransport) {
-        let transport = TestTransport { _ in .json(200, ["ok": true]) }
+    ) async throws -> (OutpostClient, ScriptedTransport) {
+        let transport = authServer { _ in .json(200, ["ok": true]) }
         let store = InMemoryCredentialStore()
         await store.save(Credential(accessToken: "secret-token"), account: "cli")
         let auth = makeAuthenticator(transport, store: store)
@@ -30,7 +31,7 @@ struct CredentialScopeTests {
         let (client, transport) = try await Self.setUp(base: base)
         _ = try await client.send(.get("/me"))
         _ = try await client.send(.get(base + "/absolute"))
-        #expect(transport.requests.map { $0.headers[.authorization] } == ["Bearer secret-token", "Bearer secret-token"])
+        #expect(transport.requests.map { $0.header(.authorization) } == ["Bearer secret-token", "Bearer secret-token"])
     }
 
     @Test(
@@ -52,7 +53,7 @@ struct CredentialScopeTests {
         let (client, transport) = try await Self.setUp(base: "https://api.test", policy: .sendUnsigned)
         _ = try await client.send(.get("https://cdn.test/next?page=2"))
         #expect(transport.requests.count == 1)
-        #expect(transport.requests.first?.headers[.authorization] == nil)
+        #expect(transport.requests.first?.header(.authorization) == nil)
     }
 
     @Test("a trusted origin gets the token; a trusted plain-http host off the loopback does not")
@@ -61,7 +62,7 @@ struct CredentialScopeTests {
             base: "https://api.test", trusted: [URL(string: "https://files.test")!, URL(string: "http://plain.test")!],
             policy: .sendUnsigned)
         _ = try await client.send(.get("https://files.test/a"))
-        #expect(transport.requests.last?.headers[.authorization] == "Bearer secret-token")
+        #expect(transport.requests.last?.header(.authorization) == "Bearer secret-token")
         let error = try await #require(throws: OutpostError.self) { try await client.send(.get("http://plain.test/a")) }
         #expect(error.code == .untrustedDestination)
     }
@@ -89,14 +90,14 @@ struct SetCredentialTests {
         try await auth.setCredential(nil)
         await #expect(throws: OutpostError.self) { try await client.send(.get("/me")) }
         #expect(
-            transport.requests.map { $0.headers[.authorization] } == ["Bearer at-0", "Bearer given", nil])
+            transport.requests.map { $0.header(.authorization) } == ["Bearer at-0", "Bearer given", nil])
         #expect(try await auth.configuration.store.load(account: "cli") == nil)
     }
 
     @Test("completion-handler forms report the result")
     func completion() async throws {
         let server = TokenServer()
-        let transport = TestTransport { try await server.handle($0) }
+        let transport = authServer { try await server.handle($0) }
         let auth = makeAuthenticator(transport)
         let signedIn = await withCheckedContinuation { continuation in
             auth.signIn(username: "ada", password: "pw") { continuation.resume(returning: $0) }
@@ -116,7 +117,7 @@ struct SetCredentialTests {
     func logLevels() async throws {
         let lines = Box<[String]>([])
         let logger = Logger(label: "test") { _ in RecordingLogHandler(lines: lines) }
-        let transport = TestTransport { _ in .oauthError("invalid_grant") }
+        let transport = authServer { _ in .oauthError("invalid_grant") }
         let store = InMemoryCredentialStore()
         await store.save(
             Credential(accessToken: "old", refreshToken: "rt", expiresAt: Date().addingTimeInterval(-1)), account: "cli")

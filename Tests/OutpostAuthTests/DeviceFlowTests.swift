@@ -1,4 +1,5 @@
 import Foundation
+import OutpostTesting
 import Testing
 
 @testable import OutpostAuth
@@ -13,9 +14,9 @@ struct DeviceFlowTests {
         ])
 
     /// A server that answers the token endpoint with `script` in order.
-    static func server(_ script: [Reply]) -> TestTransport {
+    static func server(_ script: [Reply]) -> ScriptedTransport {
         let remaining = Box(script)
-        return TestTransport { request in
+        return authServer { request in
             if request.path == "/oauth/device_authorization" { return authorization }
             return remaining.mutate { $0.isEmpty ? .oauthError("authorization_pending") : $0.removeFirst() }
         }

@@ -8,16 +8,16 @@ import Testing
 struct GrantTests {
     @Test("the password grant form-encodes every field, and a public client sends only its id")
     func passwordGrant() async throws {
-        let transport = TestTransport { _ in .token("at-1", refresh: "rt-1", expiresIn: 600, scope: "read write") }
+        let transport = authServer { _ in .token("at-1", refresh: "rt-1", expiresIn: 600, scope: "read write") }
         let store = InMemoryCredentialStore()
         let clock = FakeClock()
         let auth = makeAuthenticator(transport, store: store, clock: clock)
         let credential = try await auth.signIn(username: "ana maría", password: "p@ss w&rd+=%")
         let request = try #require(transport.requests.first)
-        #expect(request.method == "POST")
+        #expect(request.method == .post)
         #expect(request.path == "/oauth/token")
-        #expect(request.headers[.contentType] == "application/x-www-form-urlencoded")
-        #expect(request.headers[.authorization] == nil)
+        #expect(request.header(.contentType) == "application/x-www-form-urlencoded")
+        #expect(request.header(.authorization) == nil)
         #expect(request.bodyText.contains("password=p%40ss%20w%26rd%2B%3D%25"))
         #expect(
             request.form == [
@@ -33,13 +33,13 @@ struct GrantTests {
 
     @Test("client credentials with client_secret_basic: form-encoded id and secret in HTTP Basic")
     func clientCredentialsBasic() async throws {
-        let transport = TestTransport { _ in .token("at-cc") }
+        let transport = authServer { _ in .token("at-cc") }
         let registration = ClientRegistration(clientID: "svc client", clientSecret: "s3cr:t+", scopes: ["admin"])
         let auth = makeAuthenticator(transport, registration: registration)
         let credential = try await auth.signInWithClientCredentials()
         let request = try #require(transport.requests.first)
         let expected = Data("svc%20client:s3cr%3At%2B".utf8).base64EncodedString()
-        #expect(request.headers[.authorization] == "Basic \(expected)")
+        #expect(request.header(.authorization) == "Basic \(expected)")
         #expect(request.form == ["grant_type": "client_credentials", "scope": "admin"])
         #expect(credential.scopes == ["admin"])
         #expect(credential.refreshToken == nil)
@@ -48,11 +48,11 @@ struct GrantTests {
 
     @Test("client_secret_post puts the id and secret in the form")
     func clientSecretPost() async throws {
-        let transport = TestTransport { _ in .token("at") }
+        let transport = authServer { _ in .token("at") }
         let registration = ClientRegistration(clientID: "svc", clientSecret: "sec", authenticationMethod: .clientSecretPost)
         _ = try await makeAuthenticator(transport, registration: registration).signInWithClientCredentials()
         let request = try #require(transport.requests.first)
-        #expect(request.headers[.authorization] == nil)
+        #expect(request.header(.authorization) == nil)
         #expect(request.form == ["grant_type": "client_credentials", "client_id": "svc", "client_secret": "sec"])
     }
 
@@ -65,7 +65,7 @@ struct GrantTests {
             ("access_denied", 400, .accessDenied), ("expired_token", 400, .expiredToken),
         ])
     func errorMapping(error: String, status: Int, code: AuthError.Code) async throws {
-        let transport = TestTransport { _ in .oauthError(error, status: status) }
+        let transport = authServer { _ in .oauthError(error, status: status) }
         let thrown = await #expect(throws: AuthError.self) {
             try await makeAuthenticator(transport).signIn(username: "u", password: "p")
         }
@@ -77,7 +77,7 @@ struct GrantTests {
 
     @Test("429 becomes rateLimited with the Retry-After delay")
     func rateLimited() async throws {
-        let transport = TestTransport { _ in .json(429, ["error": "slow down please"], headers: ["Retry-After": "7"]) }
+        let transport = authServer { _ in .json(429, ["error": "slow down please"], headers: ["Retry-After": "7"]) }
         let thrown = await #expect(throws: AuthError.self) {
             try await makeAuthenticator(transport).signIn(username: "u", password: "p")
         }
@@ -88,7 +88,7 @@ struct GrantTests {
     @Test("a token response without access_token, or not JSON, is invalidResponse")
     func malformed() async throws {
         for reply in [Reply.json(200, ["token_type": "Bearer"]), Reply(status: 200, body: Data("<html>".utf8))] {
-            let transport = TestTransport { _ in reply }
+            let transport = authServer { _ in reply }
             let thrown = await #expect(throws: AuthError.self) {
                 try await makeAuthenticator(transport).signIn(username: "u", password: "p")
             }
@@ -98,7 +98,7 @@ struct GrantTests {
 
     @Test("a transport failure is requestFailed")
     func transportFailure() async throws {
-        let transport = TestTransport { _ in throw OutpostError(.cannotConnect, "refused") }
+        let transport = authServer { _ in throw OutpostError(.cannotConnect, "refused") }
         let thrown = await #expect(throws: AuthError.self) {
             try await makeAuthenticator(transport).signIn(username: "u", password: "p")
         }
@@ -107,7 +107,7 @@ struct GrantTests {
 
     @Test("refresh rotates the refresh token and saves the new credential")
     func refreshRotation() async throws {
-        let transport = TestTransport { _ in .token("at-2", refresh: "rt-2") }
+        let transport = authServer { _ in .token("at-2", refresh: "rt-2") }
         let store = InMemoryCredentialStore()
         await store.save(
             Credential(accessToken: "at-1", refreshToken: "rt-1", expiresAt: Date(timeIntervalSince1970: 0)), account: "cli")
@@ -121,7 +121,7 @@ struct GrantTests {
 
     @Test("a server that does not rotate keeps the old refresh token")
     func refreshWithoutRotation() async throws {
-        let transport = TestTransport { _ in .token("at-2") }
+        let transport = authServer { _ in .token("at-2") }
         let store = InMemoryCredentialStore()
         await store.save(Credential(accessToken: "at-1", refreshToken: "rt-1"), account: "cli")
         let fresh = try await makeAuthenticator(transport, store: store).refresh()
@@ -130,7 +130,7 @@ struct GrantTests {
 
     @Test("a refused refresh token (reuse detected) removes the credential")
     func refreshRefused() async throws {
-        let transport = TestTransport { _ in .oauthError("invalid_grant") }
+        let transport = authServer { _ in .oauthError("invalid_grant") }
         let store = InMemoryCredentialStore()
         await store.save(Credential(accessToken: "at-1", refreshToken: "rt-old"), account: "cli")
         let auth = makeAuthenticator(transport, store: store)
@@ -142,7 +142,7 @@ struct GrantTests {
 
     @Test("revoke sends token and hint; sign-out clears locally, revokes both tokens, and can open the browser logout")
     func signOut() async throws {
-        let transport = TestTransport { _ in Reply(status: 200, body: Data()) }
+        let transport = authServer { _ in Reply(status: 200, body: Data()) }
         let store = InMemoryCredentialStore()
         await store.save(Credential(accessToken: "at-1", refreshToken: "rt-1"), account: "cli")
         let browser = RecordingBrowser()
@@ -164,7 +164,7 @@ struct GrantTests {
 
     @Test("sign-out still clears locally when revocation fails")
     func signOutRevocationFails() async throws {
-        let transport = TestTransport { _ in throw OutpostError(.cannotConnect, "down") }
+        let transport = authServer { _ in throw OutpostError(.cannotConnect, "down") }
         let store = InMemoryCredentialStore()
         await store.save(Credential(accessToken: "at-1"), account: "cli")
         let thrown = await #expect(throws: AuthError.self) { try await makeAuthenticator(transport, store: store).signOut() }
@@ -174,12 +174,12 @@ struct GrantTests {
 
     @Test("custom provider sign-in posts provider, auth_data and client_id as JSON")
     func provider() async throws {
-        let transport = TestTransport { _ in .token("at-p", refresh: "rt-p") }
+        let transport = authServer { _ in .token("at-p", refresh: "rt-p") }
         let auth = makeAuthenticator(transport)
         let credential = try await auth.signIn(provider: "com.example", data: ["token": "fb-123", "id": 42])
         let request = try #require(transport.requests.first)
         #expect(request.path == "/auth/login")
-        #expect(request.headers[.contentType] == "application/json")
+        #expect(request.header(.contentType) == "application/json")
         let body = try JSONValue(parsing: request.body ?? Data())
         #expect(body == ["provider": "com.example", "auth_data": ["token": "fb-123", "id": 42], "client_id": "cli"])
         #expect(credential.accessToken == "at-p")
@@ -187,7 +187,7 @@ struct GrantTests {
 
     @Test("custom provider errors come in the Outpost envelope")
     func providerError() async throws {
-        let transport = TestTransport { _ in
+        let transport = authServer { _ in
             .json(401, ["error": ["code": "providerRejected", "message": "bad signature"]])
         }
         let thrown = await #expect(throws: AuthError.self) {
@@ -207,7 +207,7 @@ struct GrantTests {
             "grant_types_supported": ["authorization_code"], "response_types_supported": ["code", "token"],
             "code_challenge_methods_supported": ["S256"],
         ]
-        let transport = TestTransport { request in
+        let transport = authServer { request in
             request.path.hasPrefix("/.well-known/oauth-authorization-server") ? .json(200, metadata) : .json(404, [:])
         }
         let auth = try await Authenticator.discover(

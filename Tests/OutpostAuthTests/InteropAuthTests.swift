@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 @_spi(OutpostInternal) import OutpostCore
+import OutpostTesting
 import Testing
 
 @testable import OutpostAuth
@@ -16,7 +17,7 @@ struct InteropAuthTests {
 
     @Test("discovery uses only what the metadata lists; overrides add and replace endpoints")
     func discoveryOverrides() async throws {
-        let transport = TestTransport { request in
+        let transport = authServer { request in
             request.path.hasPrefix("/.well-known/oauth-authorization-server") ? .json(200, Self.metadata) : .json(404, [:])
         }
         let plain = try await Endpoints.discover(issuer: testBase, client: makeClient(transport))
@@ -41,7 +42,7 @@ struct InteropAuthTests {
 
     @Test("a 30-second token is not refreshed while fresh, and is refreshed in the last half of its life")
     func shortLivedTokens() async throws {
-        let transport = TestTransport { request in
+        let transport = authServer { request in
             request.form["grant_type"] == "refresh_token"
                 ? .token("at-2", refresh: "rt-2", expiresIn: 30) : .token("at-1", refresh: "rt-1", expiresIn: 30)
         }
@@ -60,8 +61,8 @@ struct InteropAuthTests {
         #expect(auth.configuration.refreshMargin(for: long) == 60)
     }
 
-    static func deviceServer(expiresIn: Int, interval: Int = 5) -> TestTransport {
-        TestTransport { request in
+    static func deviceServer(expiresIn: Int, interval: Int = 5) -> ScriptedTransport {
+        authServer { request in
             if request.path == "/oauth/device_authorization" {
                 return .json(
                     200,
@@ -97,7 +98,7 @@ struct InteropAuthTests {
 
     @Test("token requests are logged at debug with status and duration, and pass through the configured middlewares")
     func observableTokenRequests() async throws {
-        let transport = TestTransport { request in
+        let transport = authServer { request in
             request.path == "/oauth/revoke" ? .json(200, [:]) : .token("at-secret-1", refresh: "rt-secret-1")
         }
         let lines = Box<[String]>([])

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Logging
 @_spi(OutpostInternal) import OutpostCore
+import OutpostTesting
 import Testing
 
 @testable import OutpostAuth
@@ -33,7 +34,7 @@ final class TokenServer: Sendable {
             return .token("at-\(number)", refresh: "rt-\(number)", expiresIn: expiresIn)
         default:
             let token =
-                request.headers[.authorization].map { String($0.dropFirst("Bearer ".count)) } ?? request.query["access_token"]
+                request.header(.authorization).map { String($0.dropFirst("Bearer ".count)) } ?? request.query["access_token"]
             guard let token, valid.value.contains(token) else {
                 return .json(
                     401, ["error": ["code": "unauthorized", "message": "invalid_token"]],
@@ -49,8 +50,8 @@ struct MiddlewareTests {
     static func setUp(
         server: TokenServer, credential: Credential?, store: any CredentialStore = InMemoryCredentialStore(),
         placement: AuthMiddleware.Placement = .authorizationHeader, logger: Logger? = nil
-    ) async throws -> (OutpostClient, Authenticator, TestTransport) {
-        let transport = TestTransport { try await server.handle($0) }
+    ) async throws -> (OutpostClient, Authenticator, ScriptedTransport) {
+        let transport = authServer { try await server.handle($0) }
         if let credential { try await store.save(credential, account: "cli") }
         let auth = makeAuthenticator(transport, store: store, logger: logger)
         let client = makeClient(
@@ -65,7 +66,7 @@ struct MiddlewareTests {
             credential: Credential(accessToken: "at-0", expiresAt: Date().addingTimeInterval(3600)))
         let reply = try await client.send(.get("/me")).json()
         #expect(reply["token"] == "at-0")
-        #expect(transport.requests.first?.headers[.authorization] == "Bearer at-0")
+        #expect(transport.requests.first?.header(.authorization) == "Bearer at-0")
     }
 
     @Test("attaches the token as an access_token query parameter, keeping the request's own query")
@@ -76,7 +77,7 @@ struct MiddlewareTests {
         _ = try await client.send(.get("/me", query: [URLQueryItem(name: "page", value: "2")]))
         let request = try #require(transport.requests.first)
         #expect(request.query == ["page": "2", "access_token": "at+0"])
-        #expect(request.headers[.authorization] == nil)
+        #expect(request.header(.authorization) == nil)
     }
 
     @Test("no credential: the request goes out unsigned")
@@ -84,7 +85,7 @@ struct MiddlewareTests {
         let (client, _, transport) = try await Self.setUp(server: TokenServer(), credential: nil)
         await #expect(throws: OutpostError.self) { try await client.send(.get("/me")) }
         #expect(transport.requests.count == 1)
-        #expect(transport.requests.first?.headers[.authorization] == nil)
+        #expect(transport.requests.first?.header(.authorization) == nil)
     }
 
     @Test("refreshes ahead of expiry, within the margin")
@@ -112,7 +113,7 @@ struct MiddlewareTests {
         #expect(transport.requests.map(\.path) == ["/me", "/oauth/token", "/me"])
 
         // Now the server refuses everything: one refresh, one retry, then the 401.
-        let refusing = TestTransport { request in
+        let refusing = authServer { request in
             request.path == "/oauth/token"
                 ? .token("at-x", refresh: "rt-x") : .json(401, ["error": ["code": "unauthorized", "message": "no"]])
         }
@@ -127,7 +128,7 @@ struct MiddlewareTests {
 
     @Test("a dead refresh token: the 401 goes to the caller as unauthorized, the credential is removed")
     func deadRefreshToken() async throws {
-        let transport = TestTransport { request in
+        let transport = authServer { request in
             request.path == "/oauth/token"
                 ? .oauthError("invalid_grant") : .json(401, ["error": ["code": "unauthorized", "message": "no"]])
         }

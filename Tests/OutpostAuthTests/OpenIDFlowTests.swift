@@ -1,5 +1,6 @@
 import Foundation
 @_spi(OutpostInternal) import OutpostCore
+import OutpostTesting
 import Synchronization
 import Testing
 
@@ -15,14 +16,14 @@ struct OpenIDFlowTests {
     struct Server {
         let idToken = Slot()
         let accessTokens = Counter()
-        let transport: TestTransport
+        let transport: ScriptedTransport
 
         init() throws {
             let (key, _) = try TestIssuer.keys.get()
             let jwks = try TestIssuer.jwks([(key, "k1")])
             let idToken = self.idToken
             let accessTokens = self.accessTokens
-            transport = TestTransport { request in
+            transport = authServer { request in
                 if request.path == "/.well-known/jwks.json" { return Reply(status: 200, body: jwks) }
                 var object: [String: JSONValue] = [
                     "access_token": .string("at-\(accessTokens.next())"), "token_type": "Bearer", "expires_in": 600,

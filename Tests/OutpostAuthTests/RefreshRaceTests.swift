@@ -1,6 +1,7 @@
 import Foundation
 @_spi(OutpostInternal) import OutpostCore
 import OutpostTestSupport
+import OutpostTesting
 import Testing
 
 @testable import OutpostAuth
@@ -24,8 +25,8 @@ struct RefreshRaceTests {
     static let user2 = Credential(accessToken: "at-user2", refreshToken: "rt-user2", expiresAt: Date().addingTimeInterval(3600))
 
     /// A token endpoint that holds each refresh at `gate` and then answers `reply`.
-    static func gatedServer(_ gate: Gate, reply: Reply) -> TestTransport {
-        TestTransport { request in
+    static func gatedServer(_ gate: Gate, reply: Reply) -> ScriptedTransport {
+        authServer { request in
             switch request.path {
             case "/oauth/token":
                 await gate.wait()
@@ -88,7 +89,7 @@ struct RefreshRaceTests {
         let folder = FileManager.default.temporaryDirectory.appending(path: "outpost-race-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let gate = Gate()
-        let transport = TestTransport { request in
+        let transport = authServer { request in
             switch request.path {
             case "/oauth/token":
                 if request.form["grant_type"] == "refresh_token" {
@@ -130,7 +131,7 @@ struct RefreshRaceTests {
 
     @Test("a locked credential store surfaces as credentialStoreLocked, never as signed out; nothing is sent unsigned")
     func lockedStore() async throws {
-        let transport = TestTransport { _ in .json(200, ["ok": true]) }
+        let transport = authServer { _ in .json(200, ["ok": true]) }
         let auth = makeAuthenticator(transport, store: LockedCredentialStore())
         await #expect { _ = try await auth.credential() } throws: { ($0 as? AuthError)?.code == .credentialStoreLocked }
         await #expect { _ = try await auth.validCredential() } throws: { ($0 as? AuthError)?.code == .credentialStoreLocked }

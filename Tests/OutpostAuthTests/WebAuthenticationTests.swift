@@ -47,7 +47,7 @@ struct WebAuthenticationTests {
 
     @Test("the session's redirect is checked and exchanged with the PKCE verifier, like a custom-scheme redirect")
     func signsIn() async throws {
-        let transport = TestTransport { _ in .token("at-web", refresh: "rt-web") }
+        let transport = authServer { _ in .token("at-web", refresh: "rt-web") }
         let store = InMemoryCredentialStore()
         let auth = makeAuthenticator(transport, store: store)
         let session = ScriptedWebSession()
@@ -66,7 +66,7 @@ struct WebAuthenticationTests {
 
     @Test("another state, another address, a closed sheet: refused without a token request, the request forgotten")
     func refusals() async throws {
-        let transport = TestTransport { _ in .token("never") }
+        let transport = authServer { _ in .token("never") }
         let auth = makeAuthenticator(transport)
 
         var forged = ScriptedWebSession()
@@ -99,7 +99,7 @@ struct WebAuthenticationTests {
     @Test("an http (loopback) redirect URI is refused before anything is shown")
     func loopbackRefused() async throws {
         let registration = ClientRegistration(clientID: "cli", redirectURI: URL(string: "http://127.0.0.1/callback"))
-        let auth = makeAuthenticator(TestTransport { _ in .token("never") }, registration: registration)
+        let auth = makeAuthenticator(authServer { _ in .token("never") }, registration: registration)
         let session = ScriptedWebSession()
         await #expect { try await auth.signInWithWebAuthentication(session) } throws: {
             ($0 as? AuthError)?.code == .notConfigured

@@ -1,4 +1,5 @@
 import Foundation
+import OutpostTestSupport
 import Testing
 
 @testable import OutpostCallbacks
@@ -23,11 +24,27 @@ struct CallerHarness {
     }
 }
 
-/// A fresh folder for store files.
-func temporaryStoreURL() throws -> URL {
+/// Runs `body` with a store file's URL in a fresh folder, and removes the folder afterwards.
+///
+/// A store may still be rewriting its file in the background when `body` returns, and a write that
+/// lands while the folder is being removed keeps it; the removal is repeated until the folder is
+/// gone (a write that starts after that fails, as the folder is missing).
+func withTemporaryStore<T>(_ body: (URL) async throws -> T) async throws -> T {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-callbacks-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder.appendingPathComponent("pending.json")
+    return try await withCleanup {
+        try await body(folder.appendingPathComponent("pending.json"))
+    } cleanup: {
+        do {
+            let removed = try await eventually(within: .seconds(10)) {
+                try? FileManager.default.removeItem(at: folder)
+                return !FileManager.default.fileExists(atPath: folder.path)
+            }
+            if !removed { Issue.record("\(folder.path) could not be removed") }
+        } catch {
+            Issue.record("removing \(folder.path) was given up: \(error)")
+        }
+    }
 }
 
 @Suite("Calling other apps")
@@ -118,101 +135,106 @@ struct CallerTests {
 
     @Test("an opener that fails throws cannotOpen and keeps nothing pending")
     func cannotOpen() async throws {
-        let store = try temporaryStoreURL()
-        let router = CallbackRouter(opener: RecordingURLOpener(result: false))
-        let caller = try CallbackCaller(configuration: .init(scheme: "me", source: "Me", storeURL: store), router: router)
-        let error = await #expect(throws: CallbackError.self) { try await caller.call(scheme: "other", action: "x") }
-        #expect(error?.code == .cannotOpen)
-        #expect(caller.pendingRequestIDs.isEmpty)
+        try await withTemporaryStore { store in
+            let router = CallbackRouter(opener: RecordingURLOpener(result: false))
+            let caller = try CallbackCaller(configuration: .init(scheme: "me", source: "Me", storeURL: store), router: router)
+            let error = await #expect(throws: CallbackError.self) { try await caller.call(scheme: "other", action: "x") }
+            #expect(error?.code == .cannotOpen)
+            #expect(caller.pendingRequestIDs.isEmpty)
+        }
     }
 
     @Test("cancelling the task throws CancellationError and forgets the call")
     func taskCancellation() async throws {
-        let store = try temporaryStoreURL()
-        let h = try CallerHarness(storeURL: store)
-        let task = Task { try await h.caller.call(scheme: "other", action: "x") }
-        _ = try await h.request()
-        #expect(h.caller.pendingRequestIDs.count == 1)
-        task.cancel()
-        let result = await task.result
-        #expect(throws: CancellationError.self) { try result.get() }
-        #expect(h.caller.pendingRequestIDs.isEmpty)
+        try await withTemporaryStore { store in
+            let h = try CallerHarness(storeURL: store)
+            let task = Task { try await h.caller.call(scheme: "other", action: "x") }
+            _ = try await h.request()
+            #expect(h.caller.pendingRequestIDs.count == 1)
+            task.cancel()
+            let result = await task.result
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(h.caller.pendingRequestIDs.isEmpty)
+        }
     }
 
     @Test("after a restart, a late answer comes out of lateReplies; the store is owner-only")
     func persistence() async throws {
-        let store = try temporaryStoreURL()
-        let before = try CallerHarness(storeURL: store)
-        // The first process gives up waiting (a tiny timeout) and "exits".
-        await #expect(throws: CallbackError.self) {
-            try await before.caller.call(scheme: "other", action: "translate", timeout: .milliseconds(1))
-        }
-        let request = try await before.request()
-        let id = try #require(before.caller.pendingRequestIDs.first)
-        let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
-        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        try await withTemporaryStore { store in
+            let before = try CallerHarness(storeURL: store)
+            // The first process gives up waiting (a tiny timeout) and "exits".
+            await #expect(throws: CallbackError.self) {
+                try await before.caller.call(scheme: "other", action: "translate", timeout: .milliseconds(1))
+            }
+            let request = try await before.request()
+            let id = try #require(before.caller.pendingRequestIDs.first)
+            let attributes = try FileManager.default.attributesOfItem(atPath: store.path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
 
-        // A new process: new router, new caller, same file.
-        let after = try CallerHarness(storeURL: store)
-        #expect(after.caller.pendingRequestIDs == [id])
-        try after.router.route(try #require(request.url(for: .success(parameters: [("text", "bonjour")]))))
-        var replies = after.caller.lateReplies.makeAsyncIterator()
-        let reply = await replies.next()
-        #expect(
-            reply
-                == CallbackCaller.LateReply(
-                    requestID: id, scheme: "other", action: "translate", outcome: .success(["text": "bonjour"])))
-        #expect(after.caller.pendingRequestIDs.isEmpty)
-        try await after.caller.flushStore()
-        #expect(try CallerHarness(storeURL: store).caller.pendingRequestIDs.isEmpty)
+            // A new process: new router, new caller, same file.
+            let after = try CallerHarness(storeURL: store)
+            #expect(after.caller.pendingRequestIDs == [id])
+            try after.router.route(try #require(request.url(for: .success(parameters: [("text", "bonjour")]))))
+            var replies = after.caller.lateReplies.makeAsyncIterator()
+            let reply = await replies.next()
+            #expect(
+                reply
+                    == CallbackCaller.LateReply(
+                        requestID: id, scheme: "other", action: "translate", outcome: .success(["text": "bonjour"])))
+            #expect(after.caller.pendingRequestIDs.isEmpty)
+            try await after.caller.flushStore()
+            #expect(try CallerHarness(storeURL: store).caller.pendingRequestIDs.isEmpty)
+        }
     }
 
     @Test("expired pending calls are dropped and their answers ignored")
     func expiry() async throws {
-        let store = try temporaryStoreURL()
-        let before = try CallerHarness(storeURL: store, expiry: .zero)
-        await #expect(throws: CallbackError.self) {
-            try await before.caller.call(scheme: "other", action: "old", timeout: .milliseconds(1))
-        }
-        let expired = try await before.request(1)
-        let fresh = try CallerHarness(storeURL: store, expiry: .seconds(3600))
-        #expect(fresh.caller.pendingRequestIDs.isEmpty)
-        await #expect(throws: CallbackError.self) {
-            try await fresh.caller.call(scheme: "other", action: "new", timeout: .milliseconds(1))
-        }
-        let live = try await fresh.request(1)
+        try await withTemporaryStore { store in
+            let before = try CallerHarness(storeURL: store, expiry: .zero)
+            await #expect(throws: CallbackError.self) {
+                try await before.caller.call(scheme: "other", action: "old", timeout: .milliseconds(1))
+            }
+            let expired = try await before.request(1)
+            let fresh = try CallerHarness(storeURL: store, expiry: .seconds(3600))
+            #expect(fresh.caller.pendingRequestIDs.isEmpty)
+            await #expect(throws: CallbackError.self) {
+                try await fresh.caller.call(scheme: "other", action: "new", timeout: .milliseconds(1))
+            }
+            let live = try await fresh.request(1)
 
-        let after = try CallerHarness(storeURL: store)
-        #expect(after.caller.pendingRequestIDs.count == 1)
-        try after.router.route(try #require(expired.url(for: .success(parameters: [("which", "expired")]))))
-        try after.router.route(try #require(live.url(for: .error(code: "1", message: "late"))))
-        var replies = after.caller.lateReplies.makeAsyncIterator()
-        let reply = await replies.next()
-        #expect(reply?.action == "new")
-        #expect(reply?.outcome == .error(code: "1", message: "late"))
+            let after = try CallerHarness(storeURL: store)
+            #expect(after.caller.pendingRequestIDs.count == 1)
+            try after.router.route(try #require(expired.url(for: .success(parameters: [("which", "expired")]))))
+            try after.router.route(try #require(live.url(for: .error(code: "1", message: "late"))))
+            var replies = after.caller.lateReplies.makeAsyncIterator()
+            let reply = await replies.next()
+            #expect(reply?.action == "new")
+            #expect(reply?.outcome == .error(code: "1", message: "late"))
+        }
     }
 
     @Test("the store drops expired entries on load and rejects a corrupt file")
     func storeFile() async throws {
-        let url = try temporaryStoreURL()
-        let now = Date()
-        let json = """
-            {"version":1,"pending":[
-              {"id":"old","scheme":"a","action":"x","createdAt":\(now.timeIntervalSince1970 - 100),"expiresAt":\(now.timeIntervalSince1970 - 1)},
-              {"id":"new","scheme":"a","action":"y","createdAt":\(now.timeIntervalSince1970),"expiresAt":\(now.timeIntervalSince1970 + 100)}
-            ]}
-            """
-        try Data(json.utf8).write(to: url)
-        let store = try PendingCallStore(fileURL: url, now: now)
-        #expect(store.all.map(\.id) == ["new"])
-        try await store.flush()  // the file is rewritten without the expired entry, in the background
-        #expect(!(try String(contentsOf: url, encoding: .utf8).contains("\"old\"")))
-        #expect(try PendingCallStore(fileURL: url, now: now).all.map(\.id) == ["new"])
+        try await withTemporaryStore { url in
+            let now = Date()
+            let json = """
+                {"version":1,"pending":[
+                  {"id":"old","scheme":"a","action":"x","createdAt":\(now.timeIntervalSince1970 - 100),"expiresAt":\(now.timeIntervalSince1970 - 1)},
+                  {"id":"new","scheme":"a","action":"y","createdAt":\(now.timeIntervalSince1970),"expiresAt":\(now.timeIntervalSince1970 + 100)}
+                ]}
+                """
+            try Data(json.utf8).write(to: url)
+            let store = try PendingCallStore(fileURL: url, now: now)
+            #expect(store.all.map(\.id) == ["new"])
+            try await store.flush()  // the file is rewritten without the expired entry, in the background
+            #expect(!(try String(contentsOf: url, encoding: .utf8).contains("\"old\"")))
+            #expect(try PendingCallStore(fileURL: url, now: now).all.map(\.id) == ["new"])
 
-        try Data("not json".utf8).write(to: url)
-        let error = #expect(throws: CallbackError.self) { try PendingCallStore(fileURL: url) }
-        #expect(error?.code == .storeFailed)
-        #expect(try Data(contentsOf: url) == Data("not json".utf8))
+            try Data("not json".utf8).write(to: url)
+            let error = #expect(throws: CallbackError.self) { try PendingCallStore(fileURL: url) }
+            #expect(error?.code == .storeFailed)
+            #expect(try Data(contentsOf: url) == Data("not json".utf8))
+        }
     }
 
     @Test("a store in a folder that does not exist fails with storeFailed")
@@ -226,21 +248,23 @@ struct CallerTests {
 
     @Test("answers for unknown request ids are ignored: nothing pending changes, no late reply comes out")
     func unknownID() async throws {
-        let h = try CallerHarness(storeURL: try temporaryStoreURL())
-        await #expect(throws: CallbackError.self) {
-            try await h.caller.call(scheme: "other", action: "known", timeout: .milliseconds(1))
+        try await withTemporaryStore { store in
+            let h = try CallerHarness(storeURL: store)
+            await #expect(throws: CallbackError.self) {
+                try await h.caller.call(scheme: "other", action: "known", timeout: .milliseconds(1))
+            }
+            let known = try await h.request()
+            let id = try #require(h.caller.pendingRequestIDs.first)
+            let unknown = try h.router.route("me://x-callback-url/outpost-reply/success?requestID=nobody&x=1")
+            #expect(unknown.parameters["requestID"] == "nobody")
+            try h.router.route("me://x-callback-url/outpost-reply/cancel")
+            #expect(h.caller.pendingRequestIDs == [id])
+            // The first late reply is the known call's: the unknown answers produced none.
+            try h.router.route(try #require(known.url(for: .cancel)))
+            var replies = h.caller.lateReplies.makeAsyncIterator()
+            let reply = await replies.next()
+            #expect(reply?.requestID == id)
+            #expect(reply?.outcome == .cancel)
         }
-        let known = try await h.request()
-        let id = try #require(h.caller.pendingRequestIDs.first)
-        let unknown = try h.router.route("me://x-callback-url/outpost-reply/success?requestID=nobody&x=1")
-        #expect(unknown.parameters["requestID"] == "nobody")
-        try h.router.route("me://x-callback-url/outpost-reply/cancel")
-        #expect(h.caller.pendingRequestIDs == [id])
-        // The first late reply is the known call's: the unknown answers produced none.
-        try h.router.route(try #require(known.url(for: .cancel)))
-        var replies = h.caller.lateReplies.makeAsyncIterator()
-        let reply = await replies.next()
-        #expect(reply?.requestID == id)
-        #expect(reply?.outcome == .cancel)
     }
 }

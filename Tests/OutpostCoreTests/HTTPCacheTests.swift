@@ -341,6 +341,7 @@ struct HTTPCacheTests {
         #expect(try await reopened.send(Request(method: .get, path: "/4", headers: [.authorization: token])).cacheStatus == .hit)
         #expect(try await reopened.send(Request(method: .get, path: "/1", headers: [.authorization: token])).cacheStatus == .miss)
         #expect(backend.requests.count == before + 1)
+        await second.flush()  // the refetched entry lands before the folder is removed
     }
 
     @Test("a damaged disk entry is deleted and fetched again, never served")
@@ -360,6 +361,7 @@ struct HTTPCacheTests {
         let answer = try await backend.client(second).send(.get("/c"))
         #expect(answer.cacheStatus == .miss && answer.body == Data("{\"good\":true}".utf8))
         #expect(backend.requests.count == 2)
+        await second.flush()  // the refetched entry lands before the folder is removed
     }
 
     @Test("offline: a stale entry is served marked stale when allowed; must-revalidate and the default refuse")

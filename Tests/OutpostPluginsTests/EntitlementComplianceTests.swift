@@ -123,10 +123,10 @@ struct EntitlementComplianceTests {
             identifier: "oauth", session: FakeSession(), notificationCenter: NotificationRecorder().center)
         let checker = EntitlementComplianceChecker(client: transport.client(), loginProvider: provider)
         #expect(try await !checker.isCompliant(policies: ["entitlement": "premium"]))
-        _ = await provider.login()
+        try await provider.login()
         #expect(try await checker.isCompliant(policies: ["entitlement": "premium"]))
         #expect(checker.isCompliant(policies: ["entitlement": "premium"]))
-        _ = await provider.logout()
+        try await provider.logout()
         #expect(!checker.isCompliant(policies: ["entitlement": "premium"]))
     }
 

@@ -23,7 +23,7 @@ struct OAuthLoginProviderTests {
         let (provider, recorder) = try provider(session)
         let changes = provider.loginStateChanges()
         #expect(!provider.isAuthenticated)
-        #expect(await provider.login().status == .completed)
+        try await provider.login()
         #expect(provider.isAuthenticated)
         #expect(!provider.isPerformingAuthorizationFlow)
         #expect(await provider.userToken == "access-1")
@@ -46,30 +46,32 @@ struct OAuthLoginProviderTests {
         let gate = Gate()
         let (provider, _) = try provider(FakeSession(gate: gate))
         let changes = provider.loginStateChanges()
-        let first = Task { await provider.login() }
+        let first = Task { try await provider.login() }
         let started = await changes.first(1)
         #expect(started.first?.current.isPerformingAuthorizationFlow == true)
         #expect(provider.isPerformingAuthorizationFlow)
-        let second = await provider.login()
-        #expect(second.status == .failed)
-        #expect(second.error?.code == .loginInProgress)
+        await #expect { try await provider.login() } throws: { ($0 as? PluginError)?.code == .loginInProgress }
         gate.open()
-        #expect(await first.value.status == .completed)
+        try await first.value
+        #expect(provider.isAuthenticated)
         #expect(!provider.isPerformingAuthorizationFlow)
     }
 
     @Test("a cancelled login and a failed login leave the user signed out")
     func cancelledAndFailed() async throws {
         let (cancelling, cancelRecorder) = try provider(FakeSession(signIn: .success(false)))
-        #expect(await cancelling.login().status == .cancelled)
+        await #expect { try await cancelling.login() } throws: { ($0 as? PluginError)?.code == .loginCancelled }
         #expect(!cancelling.isAuthenticated)
         #expect(cancelRecorder.all.last?.current == .signedOut)
 
+        let (interrupted, _) = try provider(FakeSession(signIn: .failure(CancellationError())))
+        await #expect { try await interrupted.login() } throws: { ($0 as? PluginError)?.code == .loginCancelled }
+        #expect(!interrupted.isPerformingAuthorizationFlow)
+
         let (failing, _) = try provider(FakeSession(signIn: .failure(Boom())))
-        let outcome = await failing.login()
-        #expect(outcome.status == .failed)
-        #expect(outcome.error?.code == .loginFailed)
-        #expect(outcome.error?.underlying is Boom)
+        await #expect { try await failing.login() } throws: { error in
+            (error as? PluginError)?.code == .loginFailed && (error as? PluginError)?.underlying is Boom
+        }
         #expect(!failing.isAuthenticated)
         #expect(!failing.isPerformingAuthorizationFlow)
     }
@@ -78,9 +80,9 @@ struct OAuthLoginProviderTests {
     func interactivity() async throws {
         let session = FakeSession()
         let (provider, _) = try provider(session, configuration: ["interactive": false])
-        _ = await provider.login()
-        _ = await provider.logout()
-        _ = await provider.login(parameters: ["interactive": true])
+        try await provider.login()
+        try await provider.logout()
+        try await provider.login(parameters: ["interactive": true])
         #expect(session.signInCalls == [false, true])
     }
 
@@ -89,7 +91,7 @@ struct OAuthLoginProviderTests {
         let session = FakeSession(stored: "t")
         let (provider, recorder) = try provider(session)
         #expect(await provider.restore())
-        #expect(await provider.logout().status == .completed)
+        try await provider.logout()
         #expect(!provider.isAuthenticated)
         #expect(recorder.all.map(\.current) == [.signedIn, .signedOut])
         #expect(await provider.userToken == nil)
@@ -98,8 +100,9 @@ struct OAuthLoginProviderTests {
             $0.stored = "t2"; $0.signOutError = Boom()
         }
         await provider.restore()
-        let failed = await provider.logout()
-        #expect(failed.status == .failed)
+        await #expect { try await provider.logout() } throws: { error in
+            (error as? PluginError)?.code == .loginFailed && (error as? PluginError)?.underlying is Boom
+        }
         #expect(!provider.isAuthenticated)
     }
 
@@ -162,21 +165,24 @@ struct OAuthLoginProviderTests {
         #expect(notObject?.code == .invalidConfiguration)
     }
 
-    @Test("completion-handler forms deliver the same outcomes")
+    @Test("completion-handler forms deliver nil on success, the error otherwise")
     func completionForms() async throws {
         let (provider, _) = try provider(FakeSession())
         let login = await withCheckedContinuation { continuation in
-            provider.login(parameters: [:]) { continuation.resume(returning: $0) }
+            provider.login(parameters: [:]) { continuation.resume(returning: $0.map { "\($0)" }) }
         }
-        #expect(login.status == .completed)
+        #expect(login == nil)
+        #expect(provider.isAuthenticated)
         let token = await withCheckedContinuation { continuation in provider.userToken { continuation.resume(returning: $0) } }
         #expect(token == "access-1")
         let setError = await withCheckedContinuation { continuation in
             provider.setUserToken("other") { continuation.resume(returning: $0.map { "\($0)" }) }
         }
         #expect(setError == nil)
-        let logout = await withCheckedContinuation { continuation in provider.logout { continuation.resume(returning: $0) } }
-        #expect(logout.status == .completed)
+        let logout = await withCheckedContinuation { continuation in
+            provider.logout { continuation.resume(returning: $0.map { "\($0)" }) }
+        }
+        #expect(logout == nil)
         #expect(!provider.isAuthenticated)
     }
 

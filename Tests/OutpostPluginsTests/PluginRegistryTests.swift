@@ -59,16 +59,16 @@ struct PluginRegistryTests {
         #expect(opened.withLock { $0 } == 1)
 
         // The premium screen: denied while signed out without a presenter, granted after sign-in.
-        let denied = await plugins.chain(for: "premium-video").run()
-        #expect(denied.blockedBy?.code == .noLoginPresenter)
+        let denied = await ScreenHookChainTests.failure(of: plugins.chain(for: "premium-video"))
+        #expect(denied?.code == .noLoginPresenter)
         let presenter = ProviderLoginPresenter(providers: Array(plugins.loginProviders.values))
-        let granted = await plugins.chain(for: "premium-video", presenter: presenter).run()
-        #expect(granted.isAllowed)
+        let granted = try await plugins.chain(for: "premium-video", presenter: presenter).run()
         #expect(granted.data == ["compliant": true])
         #expect(transport.requests.last?.request.headerFields[.authorization] == "Bearer access-1")
 
         // A screen the manifest does not list is allowed.
-        #expect(await plugins.chain(for: "about").run().isAllowed)
+        let about = try await plugins.chain(for: "about").run()
+        #expect(about.passed.isEmpty && about.failures.isEmpty)
     }
 
     @Test("the manifest round-trips through JSON")
@@ -239,7 +239,7 @@ struct PluginRegistryTests {
         let text =
             #"{"plugins": [{"id": "hello", "type": "com.example.banner", "configuration": {"text": "Hi"}}], "screens": [{"name": "home", "hooks": ["hello"]}]}"#
         let plugins = try registry.build(manifestData: Data(text.utf8))
-        #expect(await plugins.chain(for: "home").run().data == ["banner": "Hi"])
+        #expect(try await plugins.chain(for: "home").run().data == ["banner": "Hi"])
         registry.register(type: "com.example.banner") { context in Banner(name: context.identifier, text: "replaced") }
         #expect(try await registry.build(manifestData: Data(text.utf8)).chain(for: "home").run().data == ["banner": "replaced"])
         registry.unregister(type: "com.example.banner")

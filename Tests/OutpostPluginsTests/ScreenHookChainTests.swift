@@ -5,6 +5,17 @@ import Testing
 
 @Suite("Screen hook chains")
 struct ScreenHookChainTests {
+    /// The error a run of `chain` throws, or `nil` (a recorded issue) when the run let the screen show.
+    static func failure(of chain: ScreenHookChain, sourceLocation: SourceLocation = #_sourceLocation) async -> PluginError? {
+        do {
+            let outcome = try await chain.run()
+            Issue.record("the chain let screen '\(chain.screen)' show: \(outcome.passed)", sourceLocation: sourceLocation)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
     @Test("hooks run in order and pass the data dictionary along")
     func orderAndData() async throws {
         let log = Log()
@@ -25,12 +36,11 @@ struct ScreenHookChainTests {
                     return .proceed()
                 },
             ])
-        let outcome = await chain.run(data: ["item_id": "42"])
-        #expect(outcome.isAllowed)
+        let outcome = try await chain.run(data: ["item_id": "42"])
         #expect(outcome.passed == ["a", "b", "c"])
+        #expect(outcome.failures.isEmpty)
         #expect(log.all == ["a#0", "b#0", "c#0"])
         #expect(outcome.data == ["item_id": "42", "step": 2, "from_b": true])
-        #expect(try outcome.get() == outcome.data)
     }
 
     @Test("a failing flow blocker stops the chain; later hooks do not run")
@@ -40,19 +50,15 @@ struct ScreenHookChainTests {
             screen: "premium",
             hooks: [
                 ScriptedHook(name: "first", log: log) { _ in .proceed(adding: ["kept": true]) },
-                ScriptedHook(name: "gate", log: log) { _ in .deny(reason: "no subscription") },
+                ScriptedHook(name: "gate", log: log) { _ in throw PluginError(.denied, "no subscription") },
                 ScriptedHook(name: "never", log: log) { _ in .proceed() },
             ])
-        let outcome = await chain.run()
-        #expect(!outcome.isAllowed)
+        let blocked = try #require(await Self.failure(of: chain))
         #expect(log.all == ["first#0", "gate#0"])
-        let blocked = try #require(outcome.blockedBy)
         #expect(blocked.code == .denied)
         #expect(blocked.hook == "gate")
         #expect(blocked.screen == "premium")
         #expect(blocked.description.contains("no subscription"))
-        #expect(outcome.data == ["kept": true])
-        #expect(throws: PluginError.self) { try outcome.get() }
     }
 
     @Test("a failing hook that is not a blocker is recorded and the chain goes on with the data unchanged")
@@ -61,15 +67,16 @@ struct ScreenHookChainTests {
         let chain = ScreenHookChain(
             screen: "home",
             hooks: [
-                ScriptedHook(name: "denies", log: log, isFlowBlocker: false) { _ in .deny(reason: "no promo today") },
+                ScriptedHook(name: "denies", log: log, isFlowBlocker: false) { _ in
+                    throw PluginError(.denied, "no promo today")
+                },
                 ScriptedHook(name: "throws", log: log, isFlowBlocker: false) { _ in throw Boom() },
                 ScriptedHook(name: "last", log: log) { context in
                     #expect(context.data == ["start": true])
                     return .proceed()
                 },
             ])
-        let outcome = await chain.run(data: ["start": true])
-        #expect(outcome.isAllowed)
+        let outcome = try await chain.run(data: ["start": true])
         #expect(outcome.passed == ["last"])
         #expect(outcome.failures.map(\.code) == [.denied, .hookFailed])
         #expect(outcome.failures.map(\.hook) == ["denies", "throws"])
@@ -79,16 +86,17 @@ struct ScreenHookChainTests {
     @Test("a blocker that throws fails with hookFailed; a thrown PluginError keeps its code")
     func thrownErrors() async throws {
         let log = Log()
-        let plain = await ScreenHookChain(screen: "s", hooks: [ScriptedHook(name: "x", log: log) { _ in throw Boom() }]).run()
-        #expect(plain.blockedBy?.code == .hookFailed)
-        #expect(plain.blockedBy?.underlying is Boom)
-        let typed = await ScreenHookChain(
-            screen: "s",
-            hooks: [ScriptedHook(name: "y", log: log) { _ in throw PluginError(.complianceCheckFailed, "offline") }]
-        ).run()
-        #expect(typed.blockedBy?.code == .complianceCheckFailed)
-        #expect(typed.blockedBy?.hook == "y")
-        #expect(typed.blockedBy?.screen == "s")
+        let plain = await Self.failure(
+            of: ScreenHookChain(screen: "s", hooks: [ScriptedHook(name: "x", log: log) { _ in throw Boom() }]))
+        #expect(plain?.code == .hookFailed)
+        #expect(plain?.underlying is Boom)
+        let typed = await Self.failure(
+            of: ScreenHookChain(
+                screen: "s",
+                hooks: [ScriptedHook(name: "y", log: log) { _ in throw PluginError(.complianceCheckFailed, "offline") }]))
+        #expect(typed?.code == .complianceCheckFailed)
+        #expect(typed?.hook == "y")
+        #expect(typed?.screen == "s")
     }
 
     @Test("a hook past the time limit fails with timedOut, even one that ignores cancellation")
@@ -109,13 +117,27 @@ struct ScreenHookChainTests {
                 ScriptedHook(name: "never", log: log) { _ in .proceed() },
             ],
             timeout: .milliseconds(50))
-        let outcome = await chain.run()
+        let blocked = await Self.failure(of: chain)
         gate.open()
-        #expect(outcome.failures.map(\.code) == [.timedOut, .timedOut])
-        #expect(outcome.failures.map(\.hook) == ["sleepy", "stubborn"])
-        #expect(outcome.blockedBy?.hook == "stubborn")
-        #expect(outcome.blockedBy?.timedOut == true)
-        #expect(!log.all.contains("never#0"))
+        #expect(blocked?.hook == "stubborn")
+        #expect(blocked?.timedOut == true)
+        #expect(log.all == ["sleepy#0", "stubborn#0"])
+
+        // The same hooks, none of them a blocker: both time-outs are recorded and the chain goes on.
+        let lenient = ScreenHookChain(
+            screen: "slow",
+            hooks: [
+                ScriptedHook(name: "sleepy", log: log, isFlowBlocker: false) { _ in
+                    try await Task.sleep(for: .seconds(3600))
+                    return .proceed()
+                },
+                ScriptedHook(name: "after", log: log) { _ in .proceed() },
+            ],
+            timeout: .milliseconds(50))
+        let outcome = try await lenient.run()
+        #expect(outcome.failures.map(\.code) == [.timedOut])
+        #expect(outcome.failures.map(\.hook) == ["sleepy"])
+        #expect(outcome.passed == ["after"])
     }
 
     @Test("sign-in required: the presenter signs in, the hook is asked again and lets the screen show")
@@ -126,7 +148,7 @@ struct ScreenHookChainTests {
             identifier: "oauth", session: session, notificationCenter: NotificationRecorder().center)
         let presenter = ScriptedPresenter { request in
             #expect(request.provider == "oauth")
-            return await provider.login(parameters: request.parameters)
+            try await provider.login(parameters: request.parameters)
         }
         let chain = ScreenHookChain(
             screen: "account",
@@ -142,8 +164,8 @@ struct ScreenHookChainTests {
                 },
             ],
             presenter: presenter)
-        let outcome = await chain.run()
-        #expect(outcome.isAllowed)
+        let outcome = try await chain.run()
+        #expect(outcome.passed == ["gate", "after"])
         #expect(log.all == ["gate#0", "gate#0+signedIn", "after#0"])
         #expect(presenter.requests.map(\.reason) == ["Your account needs you"])
         #expect(provider.isAuthenticated)
@@ -155,35 +177,39 @@ struct ScreenHookChainTests {
         let requires = ScriptedHook(name: "gate", log: log) { context in
             context.afterSignIn ? .proceed() : .requireSignIn(LoginRequest())
         }
-        let cancelled = await ScreenHookChain(screen: "s", hooks: [requires], presenter: ScriptedPresenter { _ in .cancelled })
-            .run()
-        #expect(cancelled.blockedBy?.code == .signInCancelled)
+        let gaveUp = ScriptedPresenter { _ in throw PluginError(.loginCancelled, "closed the browser") }
+        let cancelled = await Self.failure(of: ScreenHookChain(screen: "s", hooks: [requires], presenter: gaveUp))
+        #expect(cancelled?.code == .signInCancelled)
+        let interrupted = await Self.failure(
+            of: ScreenHookChain(screen: "s", hooks: [requires], presenter: ScriptedPresenter { _ in throw CancellationError() }))
+        #expect(interrupted?.code == .signInCancelled)
 
-        let failed = await ScreenHookChain(
-            screen: "s", hooks: [requires],
-            presenter: ScriptedPresenter { _ in .failed(PluginError(.loginFailed, "wrong password")) }
-        ).run()
-        #expect(failed.blockedBy?.code == .signInFailed)
-        #expect((failed.blockedBy?.underlying as? PluginError)?.message == "wrong password")
+        let failed = await Self.failure(
+            of: ScreenHookChain(
+                screen: "s", hooks: [requires],
+                presenter: ScriptedPresenter { _ in throw PluginError(.loginFailed, "wrong password") }))
+        #expect(failed?.code == .signInFailed)
+        #expect((failed?.underlying as? PluginError)?.message == "wrong password")
 
-        let noPresenter = await ScreenHookChain(screen: "s", hooks: [requires]).run()
-        #expect(noPresenter.blockedBy?.code == .noLoginPresenter)
-        #expect(noPresenter.blockedBy?.suggestion?.contains("LoginPresenting") == true)
+        let noPresenter = await Self.failure(of: ScreenHookChain(screen: "s", hooks: [requires]))
+        #expect(noPresenter?.code == .noLoginPresenter)
+        #expect(noPresenter?.suggestion?.contains("LoginPresenting") == true)
 
         let stubborn = ScriptedHook(name: "stubborn", log: log) { _ in .requireSignIn(LoginRequest()) }
-        let still = await ScreenHookChain(screen: "s", hooks: [stubborn], presenter: ScriptedPresenter { _ in .completed }).run()
-        #expect(still.blockedBy?.code == .signInRequired)
+        let still = await Self.failure(of: ScreenHookChain(screen: "s", hooks: [stubborn], presenter: ScriptedPresenter()))
+        #expect(still?.code == .signInRequired)
 
         let picky = ScriptedHook(name: "picky", log: log) { context in
-            context.afterSignIn ? .deny(reason: "not premium") : .requireSignIn(LoginRequest())
+            guard !context.afterSignIn else { throw PluginError(.denied, "not premium") }
+            return .requireSignIn(LoginRequest())
         }
-        let denied = await ScreenHookChain(screen: "s", hooks: [picky], presenter: ScriptedPresenter { _ in .completed }).run()
-        #expect(denied.blockedBy?.code == .denied)
+        let denied = await Self.failure(of: ScreenHookChain(screen: "s", hooks: [picky], presenter: ScriptedPresenter()))
+        #expect(denied?.code == .denied)
+        #expect(denied?.hook == "picky")
 
         var lenient = requires
         lenient.isFlowBlocker = false
-        let goesOn = await ScreenHookChain(screen: "s", hooks: [lenient], presenter: ScriptedPresenter { _ in .cancelled }).run()
-        #expect(goesOn.isAllowed)
+        let goesOn = try await ScreenHookChain(screen: "s", hooks: [lenient], presenter: gaveUp).run()
         #expect(goesOn.failures.map(\.code) == [.signInCancelled])
     }
 
@@ -198,16 +224,16 @@ struct ScreenHookChainTests {
                 ScriptedHook(name: "every", log: log, stages: [.postLaunch], isRecurring: true) { _ in .proceed() },
             ])
         let presentation = ScreenPresentation(screen: "home")
-        let before = await chain.run(.beforePresentation, presentation: presentation)
+        let before = try await chain.run(.beforePresentation, presentation: presentation)
         #expect(before.passed == ["pre"])
-        let first = await chain.run(.postLaunch, presentation: presentation)
+        let first = try await chain.run(.postLaunch, presentation: presentation)
         #expect(first.passed == ["once", "every"])
-        let second = await chain.run(.postLaunch, presentation: presentation)
+        let second = try await chain.run(.postLaunch, presentation: presentation)
         #expect(second.passed == ["every"])
         #expect(second.skipped == ["once"])
         #expect(presentation.runCount(hook: "every", stage: .postLaunch) == 2)
         // A new presentation starts over.
-        let fresh = await chain.run(.postLaunch, presentation: ScreenPresentation(screen: "home"))
+        let fresh = try await chain.run(.postLaunch, presentation: ScreenPresentation(screen: "home"))
         #expect(fresh.passed == ["once", "every"])
         #expect(log.all == ["pre#0", "once#0", "every#0", "every#1", "once#0", "every#0"])
     }
@@ -222,12 +248,12 @@ struct AccessScreenHookTests {
         let compliance = FixedCompliance(entitlements: ["premium"]) { provider.isAuthenticated }
         let hook = AccessScreenHook(
             name: "premium-gate", loginProvider: provider, compliance: compliance, policies: ["entitlement": "premium"])
-        let denied = await ScreenHookChain(screen: "premium", hooks: [hook]).run()
-        #expect(denied.blockedBy?.code == .noLoginPresenter)
+        let denied = await ScreenHookChainTests.failure(of: ScreenHookChain(screen: "premium", hooks: [hook]))
+        #expect(denied?.code == .noLoginPresenter)
 
         let chain = ScreenHookChain(screen: "premium", hooks: [hook], presenter: ProviderLoginPresenter(providers: [provider]))
-        let granted = await chain.run()
-        #expect(granted.isAllowed)
+        let granted = try await chain.run()
+        #expect(granted.passed == ["premium-gate"])
         #expect(granted.data == ["compliant": true])
     }
 
@@ -240,13 +266,14 @@ struct AccessScreenHookTests {
         let hook = AccessScreenHook(
             name: "gate", loginProvider: provider, compliance: compliance, policies: ["entitlement": "premium"])
 
-        let free = await ScreenHookChain(screen: "v", hooks: [hook]).run(data: ["policies": ["free": true]])
-        #expect(free.isAllowed)
+        let free = try await ScreenHookChain(screen: "v", hooks: [hook]).run(data: ["policies": ["free": true]])
+        #expect(free.data["compliant"] == true)
 
         #expect(await provider.restore())
-        let denied = await ScreenHookChain(screen: "v", hooks: [hook]).run()
-        #expect(denied.blockedBy?.code == .denied)
-        #expect(denied.blockedBy?.message.contains("premium") == true)
+        let denied = await ScreenHookChainTests.failure(of: ScreenHookChain(screen: "v", hooks: [hook]))
+        #expect(denied?.code == .denied)
+        #expect(denied?.hook == "gate")
+        #expect(denied?.message.contains("premium") == true)
     }
 
     @Test("without a compliance checker only sign-in matters")
@@ -259,14 +286,14 @@ struct AccessScreenHookTests {
         #expect(try await hook.evaluate(ScreenHookContext(screen: "a")) == .proceed(adding: ["signed_in": true]))
     }
 
-    @Test("the presenter reports an unknown provider as a failed login")
+    @Test("the presenter throws unknownPlugin for a provider it does not have")
     func unknownProvider() async throws {
         let provider = try OAuthLoginProvider(
             identifier: "oauth", session: FakeSession(), notificationCenter: NotificationRecorder().center)
-        let outcome = await ProviderLoginPresenter(providers: [provider]).presentLogin(
-            LoginRequest(provider: "facebook"), screen: "s")
-        #expect(outcome.status == .failed)
-        #expect(outcome.error?.code == .unknownPlugin)
-        #expect(outcome.error?.suggestion?.contains("oauth") == true)
+        let presenter = ProviderLoginPresenter(providers: [provider])
+        await #expect { try await presenter.presentLogin(LoginRequest(provider: "facebook"), screen: "s") } throws: { error in
+            let error = error as? PluginError
+            return error?.code == .unknownPlugin && error?.suggestion?.contains("oauth") == true
+        }
     }
 }

@@ -91,7 +91,10 @@ public final class OutpostServer: Sendable {
         OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
-        FileRoutes(files: files, auth: auth, maxFileBytes: configuration.maxFileBytes).add(to: router)
+        FileRoutes(
+            files: files, auth: auth, maxFileBytes: configuration.maxFileBytes,
+            downloadObserver: configuration.downloadObserver
+        ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router
     }

@@ -48,6 +48,10 @@ public struct ServerConfiguration: Sendable {
     /// The largest file `PUT /files/{name}` stores; a larger one is refused with 413
     /// `file_too_large`. ``maxBodyBytes`` does not apply to files. Default: 1 GiB.
     public var maxFileBytes: Int64 = 1 << 30
+    /// Told, after each piece of a file download, how much the connection holds unsent, for the
+    /// file names it watches: how the tests and the benchmark measure a download's memory bound.
+    /// Default `nil`.
+    package var downloadObserver: (any DownloadObserver)? = nil
     /// The change feed (`GET /records/{type}/changes`): retention, subscriber limit, heartbeats.
     public var changes = ChangeFeedConfiguration()
     /// How long an instance keeps the access rules and users' roles it read from storage before

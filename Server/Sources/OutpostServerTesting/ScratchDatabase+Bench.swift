@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-package import OutpostServer
+import OutpostServer
 import PostgresNIO
 
 extension ScratchDatabase {
@@ -54,7 +54,8 @@ extension ScratchDatabase {
         logger.logLevel = .critical
         let storage = try await PostgresStorage.open(location, maxConnections: 1, logger: logger)
         do {
-            try await storage.execute(PostgresQuery(unsafeSQL: PostgresStorage.changeTriggerFunction(ordering, replacing: true)))
+            try await storage.execute(
+                PostgresQuery(unsafeSQL: PostgresStorage.changeTriggerFunction(lock: ordering.lockStatement, replacing: true)))
             try await storage.close()
         } catch {
             try? await storage.close()

@@ -55,7 +55,7 @@ enum AuthBench {
         // Single flight: expire every access token at the server, then fire concurrent requests.
         let concurrent = options.quick ? 50 : 200
         let admin = try await SQLiteStorage.open(path: path, logger: quiet)
-        try await admin.expireAccessTokensForTesting()
+        try await admin.expireAccessTokens()
         try await admin.close()
         let before = counting.tokenCalls
         let clock = ContinuousClock()

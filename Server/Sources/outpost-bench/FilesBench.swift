@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import OutpostServerTesting
 @_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
@@ -53,16 +54,18 @@ enum FilesBench {
         let setup = try Setup(options)
         defer { setup.remove() }
         let secret = UUID().uuidString
-        let running = try await OutpostServer.bench(configuration: serverConfiguration(setup, secret: secret)).start()
+        let meter = DownloadMeter()
+        meter.watch(setup.remoteName)
+        var configuration = serverConfiguration(setup, secret: secret)
+        configuration.downloadObserver = meter
+        let running = try await OutpostServer.bench(configuration: configuration).start()
         let (plain, signed) = try await clients(running.baseURL, secret: secret)
         let copyRate = try setup.copyRate()
-        DownloadMeter.shared.watch(setup.remoteName)
-        defer { DownloadMeter.shared.stopWatching(setup.remoteName) }
         let (upload, download) = try await transfers(setup, plain: plain, signed: signed)
         // Pages mapped from files (the program's code and libraries) only grow while it runs, so
         // those resident now bound the part of the download's peak that is code, not data.
         let fileBacked = ProcessMemory.now().fileBacked
-        let serverHeld = DownloadMeter.shared.measurement(setup.remoteName)?.peakUnsentBytes ?? 0
+        let serverHeld = meter.measurement(setup.remoteName)?.peakUnsentBytes ?? 0
         try await plain.shutdown()
 
         // The same download through URLSessionTransport: FoundationNetworking cannot be paused, so
@@ -194,7 +197,7 @@ enum FilesBench {
             client: plain)
         _ = try await authenticator.signIn(
             provider: "outpost.test",
-            data: ["user": "bench", "signature": .string(TestAuthProvider.signature(user: "bench", secret: secret))])
+            data: ["user": "bench", "signature": .string(TestProvider.signature(user: "bench", secret: secret))])
         let signed = OutpostClient(
             configuration: plain.configuration, transport: plain.transport,
             middlewares: [AuthMiddleware(authenticator: authenticator)])

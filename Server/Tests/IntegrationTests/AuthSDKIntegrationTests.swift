@@ -96,7 +96,7 @@ extension AuthFixture {
     /// Expires every access token at the server, as time would.
     func expireAccessTokens() async throws {
         let storage = try await server.openStorage()
-        try await storage.expireAccessTokensForTesting()
+        try await storage.expireAccessTokens()
         try await storage.close()
     }
 }
@@ -203,7 +203,7 @@ struct AuthSDKIntegrationTests {
                 provider: "outpost.test",
                 data: [
                     "user": "dora",
-                    "signature": .string(TestAuthProvider.signature(user: "dora", secret: LiveServer.providerSecret)),
+                    "signature": .string(TestProvider.signature(user: "dora", secret: LiveServer.providerSecret)),
                 ])
             #expect(try await fixture.me(provider)["username"] == "dora")
             for client in [client, serviceClient, providerClient] { try await client.shutdown() }

@@ -361,7 +361,7 @@ struct AuthServerTests {
     func providerLogin() async throws {
         try await withAuthFixture { fixture in
             let client = OutpostClient(configuration: .init(baseURL: fixture.server.baseURL))
-            let signature = TestAuthProvider.signature(user: "carol", secret: LiveServer.providerSecret)
+            let signature = TestProvider.signature(user: "carol", secret: LiveServer.providerSecret)
             let tokens = try await client.send(
                 .post(
                     "/auth/login",

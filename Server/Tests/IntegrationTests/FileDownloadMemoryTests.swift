@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOPosix
 import OutpostServer
+import OutpostServerTesting
 import OutpostTestSupport
 import Testing
 
@@ -17,13 +18,13 @@ struct FileDownloadMemoryTests {
 
     @Test("a reader that stalls mid-download, then reads on, never makes the server hold more than a piece past the watermark")
     func stalledReader() async throws {
-        try await FilesIntegrationTests.withFixture { fixture in
+        let meter = DownloadMeter()
+        try await FilesIntegrationTests.withFixture(configure: { $0.downloadObserver = meter }) { fixture in
             let size = 24 * 1024 * 1024
             let name = "stall-\(UUID().uuidString.prefix(8)).bin"
             let (source, sha) = try fixture.makeFile("stall-source.bin", size: size)
             _ = try await fixture.client("ada").files.upload(from: source, as: name).result
-            DownloadMeter.shared.watch(name)
-            defer { DownloadMeter.shared.stopWatching(name) }
+            meter.watch(name)
 
             // A raw reader with a small receive buffer whose inbound stream reads from the socket
             // only as it is consumed (NIOAsyncChannel's backpressure): until the loop below starts
@@ -41,7 +42,7 @@ struct FileDownloadMemoryTests {
                 // Stalled: wait until the server holds bytes it cannot send (the kernel's buffers
                 // on both sides are full). Polling, as nothing announces it; bounded by a deadline.
                 let held = try await eventually(within: .seconds(60)) {
-                    (DownloadMeter.shared.measurement(name)?.peakUnsentBytes ?? 0) > 0
+                    (meter.measurement(name)?.peakUnsentBytes ?? 0) > 0
                 }
                 try #require(held, "the server never had to hold bytes back")
                 var received: [UInt8] = []
@@ -54,7 +55,7 @@ struct FileDownloadMemoryTests {
             #expect(head.hasPrefix("HTTP/1.1 200"))
             #expect(body.count == size)
             #expect(SHA256.hash(data: body).map { String(format: "%02x", $0) }.joined() == sha)
-            let measured = try #require(DownloadMeter.shared.measurement(name))
+            let measured = try #require(meter.measurement(name))
             // One sample per piece handed over: the whole file went through the metered path.
             #expect(measured.samples == size / Self.piece)
             // The stall made the server hold bytes; a server that kept reading the file into the

@@ -135,20 +135,22 @@ struct PluginsIntegrationTests {
                 try await plugins.startupRunner().run(.launch)
                 #expect(!oauth.isAuthenticated, "nothing stored")
 
-                let denied = await plugins.chain(for: "premium-video").run()
-                #expect(denied.blockedBy?.code == .noLoginPresenter)
+                await #expect { try await plugins.chain(for: "premium-video").run() } throws: {
+                    ($0 as? PluginError)?.code == .noLoginPresenter
+                }
 
                 let presenter = ProviderLoginPresenter(providers: [oauth])
-                let granted = await plugins.chain(for: "premium-video", presenter: presenter).run()
-                #expect(granted.isAllowed, "\(String(describing: granted.blockedBy))")
+                let granted = try await plugins.chain(for: "premium-video", presenter: presenter).run()
+                #expect(granted.data == ["compliant": true])
                 #expect(oauth.isAuthenticated)
                 let checker = try #require(plugins.complianceCheckers["entitlements"])
                 #expect(checker.isCompliant(policies: ["entitlement": "premium"]), "sync form answers from what the hook fetched")
 
                 try await setEntitlements([], of: "ada", on: fixture)
                 (checker as? EntitlementComplianceChecker)?.invalidate()
-                let lapsed = await plugins.chain(for: "premium-video", presenter: presenter).run()
-                #expect(lapsed.blockedBy?.code == .denied)
+                await #expect { try await plugins.chain(for: "premium-video", presenter: presenter).run() } throws: {
+                    ($0 as? PluginError)?.code == .denied
+                }
             }
         }
     }
@@ -163,8 +165,7 @@ struct PluginsIntegrationTests {
             let provider = try OAuthLoginProvider(
                 identifier: "oauth", session: session, configuration: [:], notificationCenter: NotificationCenter())
             #expect(!(await session.restore()))
-            let outcome = await provider.login(parameters: [:])
-            #expect(outcome.status == .completed)
+            try await provider.login(parameters: [:])
             #expect(provider.isAuthenticated)
             let token = try #require(await session.accessToken)
             #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(token)").status == 200)
@@ -175,7 +176,7 @@ struct PluginsIntegrationTests {
             #expect(await again.restore())
             try await secondClient.shutdown()
 
-            _ = await provider.logout()
+            try await provider.logout()
             #expect(!provider.isAuthenticated)
             #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(token)").status == 401)
             try await client.shutdown()
@@ -193,7 +194,7 @@ struct PluginsIntegrationTests {
             let api = OutpostClient(
                 configuration: .init(baseURL: fixture.server.baseURL), transport: client.transport,
                 middlewares: [AuthMiddleware(authenticator: auth)])
-            #expect(await provider.login(parameters: [:]).status == .completed)
+            try await provider.login(parameters: [:])
             let signedIn = try #require(await session.accessToken)
             #expect(try await api.send(.get("/me")).status == 200)
 

@@ -15,7 +15,7 @@ struct SignInRaceTests {
             let (app, _) = try await storage.registerClient(
                 name: "Race", redirectURIs: [], grants: ["refresh_token"], scopes: ["records", "profile"], confidential: false)
             try await storage.close()
-            let signature = TestAuthProvider.signature(user: "zed", secret: LiveServer.providerSecret)
+            let signature = TestProvider.signature(user: "zed", secret: LiveServer.providerSecret)
             let login = Request.post(
                 "/auth/login",
                 json: [

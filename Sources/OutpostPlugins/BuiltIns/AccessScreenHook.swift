@@ -7,7 +7,7 @@
 ///   data); a signed-out one is asked to sign in with the login provider.
 /// - With one: a user who meets the policies passes (`{"compliant": true}` is added; free content
 ///   passes without sign-in); a signed-out user is asked to sign in and checked again; a signed-in
-///   user who does not meet them is denied.
+///   user who does not meet them is denied (``PluginError/Code/denied``).
 ///
 /// The policies are the configured ones, overridden key by key by an object under `policies` in the
 /// data dictionary (so the app can pass the item's own, e.g. `{"policies": {"free": true}}`).
@@ -85,6 +85,9 @@ public struct AccessScreenHook: ScreenHook {
         let compliant: Bool = try await compliance.isCompliant(policies: policies)
         if compliant { return .proceed(adding: ["compliant": true]) }
         guard loginProvider.isAuthenticated else { return signIn }
-        return .deny(reason: "the signed-in user does not meet the screen's policies \(JSONValue.object(policies))")
+        throw PluginError(
+            .denied,
+            "Screen hook '\(name)' denied screen '\(context.screen)': the signed-in user does not meet its policies \(JSONValue.object(policies))",
+            hook: name, screen: context.screen)
     }
 }

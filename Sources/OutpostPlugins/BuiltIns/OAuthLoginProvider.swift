@@ -62,8 +62,12 @@ public final class OAuthLoginProvider: LoginProvider, StartupHook {
 
     // MARK: Login and logout
 
-    /// Signs in. A login while another is under way fails with ``PluginError/Code/loginInProgress``.
-    public func login(parameters: [String: JSONValue]) async -> LoginOutcome {
+    /// Signs in.
+    ///
+    /// - Throws: ``PluginError`` with ``PluginError/Code/loginCancelled`` when the session's sign-in
+    ///   was given up (by the user, or by cancelling the task), ``PluginError/Code/loginInProgress``
+    ///   while another login is under way, ``PluginError/Code/loginFailed`` when the session failed.
+    public func login(parameters: [String: JSONValue]) async throws(PluginError) {
         let interactive = parameters["interactive"]?.boolValue ?? self.interactive
         var started = false
         broadcaster.update { state in
@@ -72,42 +76,47 @@ public final class OAuthLoginProvider: LoginProvider, StartupHook {
             started = true
         }
         guard started else {
-            return .failed(
-                PluginError(
-                    .loginInProgress, "A sign-in with '\(identifier)' is already under way",
-                    suggestion: "Wait for it to finish before starting another", plugin: identifier))
+            throw PluginError(
+                .loginInProgress, "A sign-in with '\(identifier)' is already under way",
+                suggestion: "Wait for it to finish before starting another", plugin: identifier)
         }
+        let signedIn: Bool
         do {
-            let signedIn = try await session.signIn(interactive: interactive)
-            broadcaster.update { state in
-                state.isPerformingAuthorizationFlow = false
-                if signedIn { state.isAuthenticated = true }
-            }
-            return signedIn ? .completed : .cancelled
+            signedIn = try await session.signIn(interactive: interactive)
         } catch {
             broadcaster.update { $0.isPerformingAuthorizationFlow = false }
-            if error is CancellationError { return .cancelled }
-            return .failed(
-                PluginError(
-                    .loginFailed, "Signing in with '\(identifier)' failed",
-                    suggestion: interactive ? "Try again" : "Sign in interactively", plugin: identifier, underlying: error))
+            if error is CancellationError { throw cancelled() }
+            throw PluginError(
+                .loginFailed, "Signing in with '\(identifier)' failed",
+                suggestion: interactive ? "Try again" : "Sign in interactively", plugin: identifier, underlying: error)
         }
+        broadcaster.update { state in
+            state.isPerformingAuthorizationFlow = false
+            if signedIn { state.isAuthenticated = true }
+        }
+        guard signedIn else { throw cancelled() }
+    }
+
+    private func cancelled() -> PluginError {
+        PluginError(
+            .loginCancelled, "Signing in with '\(identifier)' was cancelled", suggestion: "Sign in to go on", plugin: identifier)
     }
 
     /// Signs out. The provider counts as signed out afterwards even when the session failed to
-    /// revoke the credential at the server; the outcome then reports the failure.
-    public func logout() async -> LoginOutcome {
+    /// revoke the credential at the server.
+    ///
+    /// - Throws: ``PluginError`` with ``PluginError/Code/loginFailed`` when the session's sign-out
+    ///   failed (the local sign-in is gone nonetheless).
+    public func logout() async throws(PluginError) {
         do {
             try await session.signOut()
             broadcaster.update { $0.isAuthenticated = false }
-            return .completed
         } catch {
             broadcaster.update { $0.isAuthenticated = false }
-            return .failed(
-                PluginError(
-                    .loginFailed, "Signing out of '\(identifier)' did not finish cleanly",
-                    suggestion: "The local sign-in is gone; check the connection if the server must forget it too",
-                    plugin: identifier, underlying: error))
+            throw PluginError(
+                .loginFailed, "Signing out of '\(identifier)' did not finish cleanly",
+                suggestion: "The local sign-in is gone; check the connection if the server must forget it too",
+                plugin: identifier, underlying: error)
         }
     }
 

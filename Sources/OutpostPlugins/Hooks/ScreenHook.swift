@@ -26,12 +26,11 @@ public struct LoginRequest: Sendable, Hashable {
     }
 }
 
-/// What a screen hook decided.
+/// What a screen hook decided when it lets the flow go on. A hook that keeps the screen from being
+/// shown throws instead (a ``PluginError`` with ``PluginError/Code/denied`` for a refusal).
 public enum ScreenHookDecision: Sendable, Hashable {
     /// Let the flow go on, adding `data` to the dictionary the next hooks (and the screen) receive.
     case proceed(adding: [String: JSONValue] = [:])
-    /// Do not show the screen, for `reason` (shown to the user or logged).
-    case deny(reason: String)
     /// Sign in first. The chain presents login through its ``LoginPresenting``; when the login
     /// completes, the hook is asked again with ``ScreenHookContext/afterSignIn`` set.
     case requireSignIn(LoginRequest)
@@ -66,9 +65,9 @@ public struct ScreenHookContext: Sendable {
 /// Work that runs before a screen is shown (or after it was launched), and may keep it from being
 /// shown: a paywall, a sign-in gate, a terms-of-use prompt, a parental PIN.
 ///
-/// Hooks run in a ``ScreenHookChain``. A failure (a denial, an error, a time-out, a cancelled
-/// sign-in) stops the chain only when the hook ``isFlowBlocker``; otherwise it is recorded and the
-/// next hook runs.
+/// Hooks run in a ``ScreenHookChain``. A failure (a thrown error such as a denial, a time-out, a
+/// cancelled sign-in) stops the chain only when the hook ``isFlowBlocker``; otherwise it is recorded
+/// and the next hook runs.
 public protocol ScreenHook: Sendable {
     /// A name for errors and logs; in a manifest, the plugin's identifier.
     var name: String { get }
@@ -79,8 +78,10 @@ public protocol ScreenHook: Sendable {
     /// Whether the hook runs every time its stage runs for the same ``ScreenPresentation``, rather
     /// than once. `false` unless a hook says otherwise.
     var isRecurring: Bool { get }
-    /// Decides. Throw to fail (the chain reports ``PluginError/Code/hookFailed``); honour
-    /// cancellation, which is how a time-out stops the hook.
+    /// Decides. Throw to keep the screen from being shown: a ``PluginError`` keeps its code (use
+    /// ``PluginError/Code/denied`` for a refusal, with a message for the user); any other error is
+    /// reported as ``PluginError/Code/hookFailed``. Honour cancellation, which is how a time-out
+    /// stops the hook.
     func evaluate(_ context: ScreenHookContext) async throws -> ScreenHookDecision
 }
 
@@ -93,6 +94,8 @@ extension ScreenHook {
 /// Presents sign-in when a screen hook requires it: a sign-in screen, a browser, a terminal prompt.
 /// Injected into a ``ScreenHookChain``.
 public protocol LoginPresenting: Sendable {
-    /// Presents sign-in for `request`, on behalf of `screen`, and returns how it ended.
-    func presentLogin(_ request: LoginRequest, screen: String) async -> LoginOutcome
+    /// Presents sign-in for `request`, on behalf of `screen`, and returns once the user signed in.
+    ///
+    /// - Throws: ``PluginError``; ``PluginError/Code/loginCancelled`` when the user gave the sign-in up.
+    func presentLogin(_ request: LoginRequest, screen: String) async throws
 }

@@ -1,7 +1,8 @@
 @_spi(OutpostInternal) public import OutpostCore
 @_spi(OutpostInternal) import OutpostSupport
 
-/// What running a screen's hooks came to.
+/// What running a screen's hooks came to when they let the screen be shown (or, after launch, stay).
+/// When a flow-blocking hook fails, ``ScreenHookChain/run(_:data:presentation:)`` throws instead.
 public struct ScreenHookOutcome: Sendable {
     /// The screen.
     public var screen: String
@@ -13,29 +14,18 @@ public struct ScreenHookOutcome: Sendable {
     public var passed: [String]
     /// The hooks left out because they are not recurring and already ran for this presentation.
     public var skipped: [String]
-    /// Every failure, in order: those of non-blocking hooks, then the blocking one if any.
+    /// The failures of hooks that are not flow blockers, in order.
     public var failures: [PluginError]
-    /// The failure of a flow-blocking hook that stopped the chain; `nil` when the screen may be shown.
-    public var blockedBy: PluginError?
-
-    /// Whether the screen may be shown (or, after launch, stay).
-    public var isAllowed: Bool { blockedBy == nil }
-
-    /// The data when the screen may be shown.
-    /// - Throws: ``blockedBy`` when a blocking hook stopped the chain.
-    public func get() throws(PluginError) -> [String: JSONValue] {
-        if let blockedBy { throw blockedBy }
-        return data
-    }
 }
 
 /// Runs a screen's hooks in order before the screen is shown (or after it was launched).
 ///
 /// Each hook gets the data dictionary as the previous hooks left it, and a
-/// ``ScreenHookDecision/proceed(adding:)`` adds to it. A hook that denies, throws, runs past
-/// ``timeout`` or requires a sign-in that does not complete has failed: if it
-/// ``ScreenHook/isFlowBlocker`` the chain stops there and the screen is not shown; otherwise the
-/// failure is recorded and the next hook runs with the data unchanged.
+/// ``ScreenHookDecision/proceed(adding:)`` adds to it. A hook that throws (a denial among others),
+/// runs past ``timeout`` or requires a sign-in that does not complete has failed: if it
+/// ``ScreenHook/isFlowBlocker`` the chain stops there, the screen is not shown and
+/// ``run(_:data:presentation:)`` throws its failure; otherwise the failure is recorded and the next
+/// hook runs with the data unchanged.
 ///
 /// When a hook requires sign-in, the chain asks ``presenter`` to present login; the time the user
 /// takes is not counted against the time limit. When the login completes, the hook is asked again
@@ -43,8 +33,11 @@ public struct ScreenHookOutcome: Sendable {
 ///
 /// ```swift
 /// let chain = ScreenHookChain(screen: "premium", hooks: [paywall], presenter: ProviderLoginPresenter(providers: [oauth]))
-/// let outcome = await chain.run(data: ["item_id": "42"])
-/// if outcome.isAllowed { show(outcome.data) } else { explain(outcome.blockedBy) }
+/// do {
+///     show(try await chain.run(data: ["item_id": "42"]).data)
+/// } catch {
+///     explain(error)  // a PluginError naming the hook and the screen
+/// }
 /// ```
 public struct ScreenHookChain: Sendable {
     /// The screen the hooks guard.
@@ -73,13 +66,15 @@ public struct ScreenHookChain: Sendable {
     ///   - data: The data the first hook receives, e.g. `["item_id": "42"]`.
     ///   - presentation: The showing of the screen these runs are for; without one, every hook runs
     ///     as for a new showing.
+    /// - Returns: The data for the screen, and which hooks passed, were skipped or failed without blocking.
+    /// - Throws: The ``PluginError`` of the flow-blocking hook that stopped the chain, with
+    ///   ``PluginError/hook`` and ``PluginError/screen`` set.
     public func run(
         _ stage: ScreenHookStage = .beforePresentation, data: [String: JSONValue] = [:],
         presentation: ScreenPresentation? = nil
-    ) async -> ScreenHookOutcome {
+    ) async throws(PluginError) -> ScreenHookOutcome {
         let presentation = presentation ?? ScreenPresentation(screen: screen)
-        var outcome = ScreenHookOutcome(
-            screen: screen, stage: stage, data: data, passed: [], skipped: [], failures: [], blockedBy: nil)
+        var outcome = ScreenHookOutcome(screen: screen, stage: stage, data: data, passed: [], skipped: [], failures: [])
         for hook in hooks where hook.stages.contains(stage) {
             let index = presentation.runCount(hook: hook.name, stage: stage)
             if index > 0 && !hook.isRecurring {
@@ -94,11 +89,8 @@ public struct ScreenHookChain: Sendable {
                 outcome.data.merge(added) { _, new in new }
                 outcome.passed.append(hook.name)
             case .failure(let failure):
+                if hook.isFlowBlocker { throw failure }
                 outcome.failures.append(failure)
-                if hook.isFlowBlocker {
-                    outcome.blockedBy = failure
-                    return outcome
-                }
             }
         }
         return outcome
@@ -111,7 +103,11 @@ public struct ScreenHookChain: Sendable {
         case .success(let decision): first = decision
         case .failure(let failure): return .failure(failure)
         }
-        guard case .requireSignIn(let request) = first else { return settle(first, hook: hook, stage: context.stage) }
+        let request: LoginRequest
+        switch first {
+        case .proceed(let added): return .success(added)
+        case .requireSignIn(let asked): request = asked
+        }
         guard let presenter else {
             return .failure(
                 PluginError(
@@ -120,53 +116,41 @@ public struct ScreenHookChain: Sendable {
                     suggestion: "Give the chain a LoginPresenting (e.g. ProviderLoginPresenter) or sign in first",
                     plugin: request.provider, hook: hook.name, screen: screen))
         }
-        let login = await presenter.presentLogin(request, screen: screen)
-        switch login.status {
-        case .cancelled:
+        do {
+            try await presenter.presentLogin(request, screen: screen)
+        } catch {
+            return .failure(signInFailure(error, hook: hook, request: request))
+        }
+        var again = context
+        again.afterSignIn = true
+        switch await decide(hook, again) {
+        case .success(.requireSignIn):
             return .failure(
                 PluginError(
-                    .signInCancelled, "The sign-in that screen hook '\(hook.name)' requires for screen '\(screen)' was cancelled",
-                    suggestion: "Sign in to open this screen", plugin: request.provider, hook: hook.name, screen: screen))
-        case .failed:
-            return .failure(
-                PluginError(
-                    .signInFailed, "The sign-in that screen hook '\(hook.name)' requires for screen '\(screen)' failed",
-                    suggestion: login.error?.suggestion ?? "Try signing in again", plugin: request.provider, hook: hook.name,
-                    screen: screen, underlying: login.error))
-        case .completed:
-            var again = context
-            again.afterSignIn = true
-            switch await decide(hook, again) {
-            case .success(.requireSignIn):
-                return .failure(
-                    PluginError(
-                        .signInRequired,
-                        "Screen hook '\(hook.name)' still requires sign-in for screen '\(screen)' after a completed sign-in",
-                        suggestion: "Check that the login provider the hook asks for is the one the presenter signs in with",
-                        plugin: request.provider, hook: hook.name, screen: screen))
-            case .success(let decision):
-                return settle(decision, hook: hook, stage: context.stage)
-            case .failure(let failure):
-                return .failure(failure)
-            }
+                    .signInRequired,
+                    "Screen hook '\(hook.name)' still requires sign-in for screen '\(screen)' after a completed sign-in",
+                    suggestion: "Check that the login provider the hook asks for is the one the presenter signs in with",
+                    plugin: request.provider, hook: hook.name, screen: screen))
+        case .success(.proceed(let added)):
+            return .success(added)
+        case .failure(let failure):
+            return .failure(failure)
         }
     }
 
-    /// Turns a final decision (not a sign-in request) into data or a denial.
-    private func settle(_ decision: ScreenHookDecision, hook: any ScreenHook, stage: ScreenHookStage) -> Result<
-        [String: JSONValue], PluginError
-    > {
-        switch decision {
-        case .proceed(let added):
-            return .success(added)
-        case .deny(let reason):
-            return .failure(
-                PluginError(
-                    .denied, "Screen hook '\(hook.name)' denied screen '\(screen)': \(reason)", hook: hook.name, screen: screen))
-        case .requireSignIn:
-            return .failure(
-                PluginError(.signInRequired, "Screen hook '\(hook.name)' requires sign-in", hook: hook.name, screen: screen))
+    /// The failure of a hook whose required sign-in did not complete: cancelled, or failed with `error`.
+    private func signInFailure(_ error: any Error, hook: any ScreenHook, request: LoginRequest) -> PluginError {
+        let login = error as? PluginError
+        if error is CancellationError || login?.code == .loginCancelled {
+            return PluginError(
+                .signInCancelled, "The sign-in that screen hook '\(hook.name)' requires for screen '\(screen)' was cancelled",
+                suggestion: "Sign in to open this screen", plugin: request.provider, hook: hook.name, screen: screen,
+                underlying: login)
         }
+        return PluginError(
+            .signInFailed, "The sign-in that screen hook '\(hook.name)' requires for screen '\(screen)' failed",
+            suggestion: login?.suggestion ?? "Try signing in again", plugin: request.provider, hook: hook.name,
+            screen: screen, underlying: error)
     }
 
     /// Asks `hook` within the time limit.

@@ -1,41 +1,6 @@
 public import Foundation
 @_spi(OutpostInternal) public import OutpostCore
 
-/// How a login or a logout ended.
-public enum LoginStatus: String, Sendable, Hashable, CaseIterable {
-    /// It finished as asked.
-    case completed
-    /// It could not finish; ``LoginOutcome/error`` says why.
-    case failed
-    /// The user (or the app) gave it up.
-    case cancelled
-}
-
-/// How a login or a logout ended, with the reason when it failed.
-public struct LoginOutcome: Sendable, CustomStringConvertible {
-    /// How it ended.
-    public var status: LoginStatus
-    /// Why it failed; `nil` unless ``status`` is ``LoginStatus/failed``.
-    public var error: PluginError?
-
-    /// Creates an outcome.
-    public init(status: LoginStatus, error: PluginError? = nil) {
-        self.status = status
-        self.error = error
-    }
-
-    /// The login or logout finished.
-    public static let completed = LoginOutcome(status: .completed)
-    /// The login or logout was given up.
-    public static let cancelled = LoginOutcome(status: .cancelled)
-    /// The login or logout failed because of `error`.
-    public static func failed(_ error: PluginError) -> LoginOutcome { LoginOutcome(status: .failed, error: error) }
-
-    public var description: String {
-        error.map { "\(status.rawValue): \($0)" } ?? status.rawValue
-    }
-}
-
 /// What a login provider knows about its user at one moment.
 public struct LoginState: Sendable, Hashable, CustomStringConvertible {
     /// A user is signed in.
@@ -96,8 +61,10 @@ extension Notification.Name {
 /// A way for a user to sign in: OAuth in a browser, a device code on a TV, a paywall vendor's SDK.
 ///
 /// A provider is created from a configuration (a JSON object) under an identifier, usually by a
-/// ``PluginRegistry`` from a ``PluginManifest``. ``login(parameters:)`` and ``logout()`` finish
-/// with a ``LoginOutcome`` (completed, failed or cancelled) and never throw.
+/// ``PluginRegistry`` from a ``PluginManifest``. ``login(parameters:)`` and ``logout()`` return
+/// when they finished and throw a ``PluginError`` when they did not: ``PluginError/Code/loginCancelled``
+/// when the user or the app gave the login up, ``PluginError/Code/loginFailed`` or
+/// ``PluginError/Code/loginInProgress`` otherwise.
 ///
 /// Changes of ``LoginState`` are observable in two ways: ``loginStateChanges()`` as an
 /// `AsyncSequence`, and the ``Foundation/NSNotification/Name/outpostLoginStateDidChange`` notification
@@ -111,9 +78,14 @@ public protocol LoginProvider: Sendable {
     var configuration: JSONValue { get }
 
     /// Signs a user in. `parameters` are provider-specific (e.g. `{"interactive": false}`).
-    func login(parameters: [String: JSONValue]) async -> LoginOutcome
+    ///
+    /// - Throws: ``PluginError``; ``PluginError/Code/loginCancelled`` when the user or the app gave
+    ///   the login up.
+    func login(parameters: [String: JSONValue]) async throws
     /// Signs the user out and forgets the stored credential.
-    func logout() async -> LoginOutcome
+    ///
+    /// - Throws: ``PluginError`` when signing out did not finish cleanly.
+    func logout() async throws
 
     /// Whether a user is signed in, as far as the provider last knew (no network).
     var isAuthenticated: Bool { get }
@@ -147,5 +119,5 @@ extension LoginProvider {
     }
 
     /// Signs a user in with no parameters.
-    public func login() async -> LoginOutcome { await login(parameters: [:]) }
+    public func login() async throws { try await login(parameters: [:]) }
 }

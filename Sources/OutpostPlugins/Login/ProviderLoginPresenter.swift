@@ -16,15 +16,18 @@ public struct ProviderLoginPresenter: LoginPresenting {
         self.defaultProvider = defaultProvider ?? providers.first?.identifier
     }
 
-    public func presentLogin(_ request: LoginRequest, screen: String) async -> LoginOutcome {
+    /// Signs in with the provider `request` names (or the default one).
+    ///
+    /// - Throws: ``PluginError/Code/unknownPlugin`` when there is no such provider, else what the
+    ///   provider's ``LoginProvider/login(parameters:)`` throws.
+    public func presentLogin(_ request: LoginRequest, screen: String) async throws {
         guard let identifier = request.provider ?? defaultProvider, let provider = providers[identifier] else {
             let name = request.provider ?? "(default)"
-            return .failed(
-                PluginError(
-                    .unknownPlugin, "No login provider '\(name)' to sign in with for screen '\(screen)'",
-                    suggestion: "Give the presenter that provider; it has: \(providers.keys.sorted().joined(separator: ", "))",
-                    plugin: request.provider, screen: screen))
+            throw PluginError(
+                .unknownPlugin, "No login provider '\(name)' to sign in with for screen '\(screen)'",
+                suggestion: "Give the presenter that provider; it has: \(providers.keys.sorted().joined(separator: ", "))",
+                plugin: request.provider, screen: screen)
         }
-        return await provider.login(parameters: request.parameters)
+        try await provider.login(parameters: request.parameters)
     }
 }

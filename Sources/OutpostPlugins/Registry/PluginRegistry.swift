@@ -61,7 +61,7 @@ enum PluginKind {
     static func describe(_ kind: Any.Type) -> String {
         if kind == (any LoginProvider).self { return "a login provider" }
         if kind == (any UserCompliance).self { return "a compliance checker" }
-        if kind == (any LoginProviderLogic).self { return "login provider logic" }
+        if kind == (any LoginScreenHandling).self { return "a login screen handler" }
         if kind == (any ScreenHook).self { return "a screen hook" }
         if kind == (any StartupHook).self { return "a startup hook" }
         return "a \(kind)"
@@ -71,7 +71,7 @@ enum PluginKind {
         var kinds: [String] = []
         if plugin is any LoginProvider { kinds.append("login provider") }
         if plugin is any UserCompliance { kinds.append("compliance checker") }
-        if plugin is any LoginProviderLogic { kinds.append("login provider logic") }
+        if plugin is any LoginScreenHandling { kinds.append("login screen handler") }
         if plugin is any ScreenHook { kinds.append("screen hook") }
         if plugin is any StartupHook { kinds.append("startup hook") }
         return kinds
@@ -88,7 +88,7 @@ enum PluginKind {
 /// let plugins = try registry.build(PluginManifest(contentsOf: manifestURL), presenter: presenter)
 /// ```
 ///
-/// A factory returns the plugin: a ``LoginProvider``, ``UserCompliance``, ``LoginProviderLogic``,
+/// A factory returns the plugin: a ``LoginProvider``, ``UserCompliance``, ``LoginScreenHandling``,
 /// ``ScreenHook`` or ``StartupHook`` (or several at once). Registering a type again replaces its factory.
 public struct PluginRegistry: Sendable {
     /// Builds one plugin from its manifest entry. Throw ``PluginError`` (e.g. from
@@ -170,7 +170,7 @@ public struct PluginRegistry: Sendable {
             guard !PluginKind.kinds(of: plugin).isEmpty else {
                 throw PluginError(
                     .wrongPluginKind, "The factory of type '\(entry.type)' built \(type(of: plugin)), which is no kind of plugin",
-                    suggestion: "Return a LoginProvider, UserCompliance, LoginProviderLogic, ScreenHook or StartupHook",
+                    suggestion: "Return a LoginProvider, UserCompliance, LoginScreenHandling, ScreenHook or StartupHook",
                     plugin: entry.identifier, location: at + ".type")
             }
             built[entry.identifier] = plugin

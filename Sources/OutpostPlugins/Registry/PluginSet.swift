@@ -35,8 +35,10 @@ public struct PluginSet: Sendable {
     public var loginProviders: [String: any LoginProvider] { plugins.compactMapValues { $0 as? any LoginProvider } }
     /// The compliance checkers, by identifier.
     public var complianceCheckers: [String: any UserCompliance] { plugins.compactMapValues { $0 as? any UserCompliance } }
-    /// The login provider logic, by identifier.
-    public var loginLogic: [String: any LoginProviderLogic] { plugins.compactMapValues { $0 as? any LoginProviderLogic } }
+    /// The login screen handlers, by identifier.
+    public var loginScreenHandlers: [String: any LoginScreenHandling] {
+        plugins.compactMapValues { $0 as? any LoginScreenHandling }
+    }
     /// The screen hooks, by identifier.
     public var screenHooks: [String: any ScreenHook] { plugins.compactMapValues { $0 as? any ScreenHook } }
 

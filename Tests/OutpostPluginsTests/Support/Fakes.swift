@@ -97,18 +97,18 @@ struct ScriptedHook: ScreenHook {
     }
 }
 
-/// A presenter that answers with a scripted outcome and records the requests.
+/// A presenter that signs in as scripted (returns, or throws) and records the requests.
 final class ScriptedPresenter: LoginPresenting {
-    let outcome: @Sendable (LoginRequest) async -> LoginOutcome
+    let answer: @Sendable (LoginRequest) async throws -> Void
     private let seen = Mutex<[LoginRequest]>([])
 
-    init(_ outcome: @escaping @Sendable (LoginRequest) async -> LoginOutcome) {
-        self.outcome = outcome
+    init(_ answer: @escaping @Sendable (LoginRequest) async throws -> Void = { _ in }) {
+        self.answer = answer
     }
 
-    func presentLogin(_ request: LoginRequest, screen: String) async -> LoginOutcome {
+    func presentLogin(_ request: LoginRequest, screen: String) async throws {
         seen.withLock { $0.append(request) }
-        return await outcome(request)
+        try await answer(request)
     }
 
     var requests: [LoginRequest] { seen.withLock { $0 } }

@@ -414,8 +414,9 @@ struct OAuthError: Error {
     }
 }
 
-/// The built-in `outpost.test` provider: accepts `{"user": U, "signature": hex(HMAC-SHA256(secret, "outpost.test:" + U))}`.
-struct TestProvider: Sendable {
+/// The built-in `outpost.test` provider (``AuthConfiguration/testProviderSecret``): accepts
+/// `{"user": U, "signature": S}` where `S` is ``signature(user:secret:)``.
+package struct TestProvider: Sendable {
     let secret: String
 
     func verify(_ call: ProviderCall) async throws -> ProviderIdentity {
@@ -424,15 +425,15 @@ struct TestProvider: Sendable {
         else {
             throw ServerError.badRequest("invalid_auth_data", "outpost.test needs {\"user\": ..., \"signature\": ...}")
         }
-        let expected = Secrets.hmac("outpost.test:" + user, key: Data(secret.utf8))
-        guard Secrets.equal(signature.lowercased(), expected) else {
+        guard Secrets.equal(signature.lowercased(), Self.signature(user: user, secret: secret)) else {
             throw ServerError(.unauthorized, code: "provider_rejected", message: "The outpost.test signature does not match")
         }
         return ProviderIdentity(subject: user, username: user)
     }
 
-    /// The signature a client sends for `user` (for tests and the demo).
-    static func signature(user: String, secret: String) -> String {
+    /// The signature that signs `user` in: `hex(HMAC-SHA256(secret, "outpost.test:" + user))`, what
+    /// the party holding the secret sends and what ``verify(_:)`` expects.
+    package static func signature(user: String, secret: String) -> String {
         Secrets.hmac("outpost.test:" + user, key: Data(secret.utf8))
     }
 }

@@ -70,11 +70,3 @@ extension AuthStorage {
         return try await createUser(username: username, passwordHash: try await service.hash(password))
     }
 }
-
-/// The built-in `outpost.test` authentication provider's signature, for clients in tests and demos.
-package enum TestAuthProvider {
-    /// `hex(HMAC-SHA256(secret, "outpost.test:" + user))`.
-    package static func signature(user: String, secret: String) -> String {
-        TestProvider.signature(user: user, secret: secret)
-    }
-}

@@ -97,36 +97,9 @@ enum URLEncodedForm {
 
     /// One `name=value` pair, both percent-encoded, appended to `out`.
     static func append(_ field: (String, String), to out: inout [UInt8]) {
-        percentEncode(field.0, into: &out)
+        PercentEncoding.append(field.0, to: &out)
         out.append(UInt8(ascii: "="))
-        percentEncode(field.1, into: &out)
-    }
-
-    /// RFC 3986's unreserved characters: ASCII letters and digits, `-`, `.`, `_` and `~`.
-    static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-            return true
-        default:
-            return false
-        }
-    }
-
-    /// Appends `text`'s UTF-8 bytes, each byte outside the unreserved set as `%XX`.
-    private static func percentEncode(_ text: String, into out: inout [UInt8]) {
-        let hex: StaticString = "0123456789ABCDEF"
-        hex.withUTF8Buffer { hex in
-            for byte in text.utf8 {
-                if isUnreserved(byte) {
-                    out.append(byte)
-                } else {
-                    out.append(UInt8(ascii: "%"))
-                    out.append(hex[Int(byte >> 4)])
-                    out.append(hex[Int(byte & 0x0f)])
-                }
-            }
-        }
+        PercentEncoding.append(field.1, to: &out)
     }
 }
 

@@ -18,6 +18,8 @@ struct FileRoutes: Sendable {
     let files: any FileStorage
     let auth: AuthService
     let maxFileBytes: Int64
+    /// Told about the pieces of watched downloads (``ServerConfiguration/downloadObserver``).
+    var downloadObserver: (any DownloadObserver)? = nil
     /// One request at a time per upload (so an offset is never read while bytes are still arriving),
     /// and one completion at a time per name. In-process: several instances need a store that locks.
     let locks = KeyedLock()
@@ -72,7 +74,7 @@ struct FileRoutes: Sendable {
         let files = files
         let bytes = range
         let channel = context.channel
-        let meter = DownloadMeter.shared.isWatching(name) ? DownloadMeter.shared : nil
+        let observer = downloadObserver.flatMap { $0.watches(name) ? $0 : nil }
         // Bounded per download whatever the reader's speed. `write` waits while the connection is
         // not writable, but while it is, it only queues the piece for the connection's event loop
         // and returns: a reader and disk faster than that loop would pile pieces up in its queue
@@ -84,7 +86,7 @@ struct FileRoutes: Sendable {
             try await files.read(file, range: bytes) { chunk in
                 try await writer.write(chunk)
                 let unsent = try await channel.getOption(.bufferedWritableBytes).get()
-                meter?.record(name, unsentBytes: unsent)
+                observer?.handedOver(name, unsentBytes: unsent)
             }
             try await writer.finish(nil)
         }

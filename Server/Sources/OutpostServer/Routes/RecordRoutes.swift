@@ -4,6 +4,7 @@ import Hummingbird
 import NIOCore
 @_spi(OutpostInternal) import OutpostCore
 import OutpostExpressions
+@_spi(OutpostInternal) import OutpostSupport
 
 /// `/records/{type}` and `/records/{type}/{id}`: schemaless JSON records with ETags, conditional
 /// writes, JSON Merge Patch, and keyset or page-number lists. See docs/PROTOCOL.md.
@@ -442,7 +443,7 @@ struct RecordRoutes: Sendable {
         let path = request.uri.path
         // Record paths are plain names: used as they are. A path that came percent-encoded
         // (`/records/a%62c`) is written as the list's own path with its decoded type, which is plain.
-        if path.utf8.allSatisfy({ URLEncodedForm.isUnreserved($0) || $0 == UInt8(ascii: "/") }) {
+        if path.utf8.allSatisfy({ PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: "/") }) {
             text.append(contentsOf: path.utf8)
         } else {
             text.append(contentsOf: "/records/".utf8)

@@ -41,12 +41,11 @@ enum AuthTour {
         log.step("refresh() rotates both tokens")
         log.detail("access \(mask(first.accessToken)) → \(mask(refreshed.accessToken)); the old refresh token is now spent")
 
-        let expiring = try await SQLiteStorage.open(path: databasePath, logger: logger)
-        try await expiring.expireAccessTokensForTesting()
-        try await expiring.close()
+        try await grace.revoke(refreshed.accessToken, hint: .accessToken)
         let again = try await api.send(.get("/me"), decoding: JSONValue.self)
         let now = try await grace.credential()
-        log.step("The server expires every access token; the next request still works (401 → one refresh → retry):")
+        log.step(
+            "grace's access token is revoked at the server (RFC 7009); the next request still works (401 → one refresh → retry):")
         log.detail("GET /me → \(again["username"] ?? "?"), access token now \(now.map { mask($0.accessToken) } ?? "-")")
 
         log.section("Records have owners")
@@ -57,7 +56,7 @@ enum AuthTour {
         let linus = authenticator(baseURL: baseURL, client: plain, clientID: OutpostServer.cliClientID)
         _ = try await linus.signIn(
             provider: "outpost.test",
-            data: ["user": "linus", "signature": .string(TestAuthProvider.signature(user: "linus", secret: providerSecret))])
+            data: ["user": "linus", "signature": .string(TestProvider.signature(user: "linus", secret: providerSecret))])
         log.step("linus signs in through a custom provider plugin (outpost.test, signed auth_data)")
         let asLinus = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [AuthMiddleware(authenticator: linus)])
         defer { Task { try? await asLinus.shutdown() } }

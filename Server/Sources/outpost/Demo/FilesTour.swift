@@ -16,7 +16,7 @@ enum FilesTour {
         _ = try await margaret.signIn(
             provider: "outpost.test",
             data: [
-                "user": "margaret", "signature": .string(TestAuthProvider.signature(user: "margaret", secret: providerSecret)),
+                "user": "margaret", "signature": .string(TestProvider.signature(user: "margaret", secret: providerSecret)),
             ])
         let api = OutpostClient(configuration: .init(baseURL: baseURL), middlewares: [AuthMiddleware(authenticator: margaret)])
         defer { Task { try? await api.shutdown() } }

@@ -47,14 +47,18 @@ enum PluginsTour {
             "launch hooks ran; silent sign-in from a stored credential: \(provider?.isAuthenticated == true ? "signed in" : "nothing stored")"
         )
 
-        let denied = await plugins.chain(for: "premium-video").run()
-        log.step("Open premium-video while signed out, with no way to sign in: \(denied.isAllowed ? "allowed" : "denied")")
-        if let blocked = denied.blockedBy { log.detail("\(blocked.code): \(blocked.message)") }
+        do {
+            _ = try await plugins.chain(for: "premium-video").run()
+            log.step("Open premium-video while signed out, with no way to sign in: allowed")
+        } catch {
+            log.step("Open premium-video while signed out, with no way to sign in: denied")
+            log.detail("\(error.code): \(error.message)")
+        }
 
         guard let provider else { return }
         let presenter = ProviderLoginPresenter(providers: [provider])
-        let granted = await plugins.chain(for: "premium-video", presenter: presenter).run()
+        let granted = try await plugins.chain(for: "premium-video", presenter: presenter).run()
         log.step("Open it again with a login presenter: the hook requires sign-in, the OAuth provider signs grace in,")
-        log.detail("the server says she has premium → \(granted.isAllowed ? "granted" : "denied")")
+        log.detail("the server says she has premium → granted, with \(JSONValue.object(granted.data))")
     }
 }

@@ -96,18 +96,15 @@ struct DjangoServer: Sendable {
     /// Polls the discovery document until it answers 200, or the deadline passes.
     private func awaitReadiness(deadline: ContinuousClock.Instant) async throws {
         let url = baseURL.appendingPathComponent(".well-known/oauth-authorization-server")
-        while ContinuousClock.now < deadline {
+        let exited = exited
+        let ready = try await eventually(within: deadline - .now, every: .milliseconds(100)) {
             if exited.hasExited { throw Failure("the Django server exited before it was ready") }
             var request = URLRequest(url: url)
             request.timeoutInterval = 5
-            if let (_, response) = try? await URLSession.shared.data(for: request),
-                (response as? HTTPURLResponse)?.statusCode == 200
-            {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(100))  // between polls, bounded by the deadline
+            guard let (_, response) = try? await URLSession.shared.data(for: request) else { return false }
+            return (response as? HTTPURLResponse)?.statusCode == 200
         }
-        throw Failure("the Django server did not answer before the deadline")
+        guard ready else { throw Failure("the Django server did not answer before the deadline") }
     }
 
     /// Reads `handle` up to the first newline on a thread of its own; gives up at `deadline`.

@@ -217,11 +217,6 @@ extension PostgresStorage {
         try await execute("DELETE FROM auth_failures WHERE key = \(key)")
     }
 
-    /// Marks every access token expired, as time would. For tests of refresh behaviour.
-    package func expireAccessTokensForTesting() async throws {
-        try await execute("UPDATE tokens SET expires_at = 0 WHERE kind = 'access'")
-    }
-
     static func user(from row: PostgresRandomAccessRow) throws -> StoredUser {
         StoredUser(
             id: try row.string("id"), username: try row.string("username"), passwordHash: try row.optionalString("password_hash"),

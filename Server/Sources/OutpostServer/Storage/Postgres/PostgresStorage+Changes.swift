@@ -41,20 +41,26 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
         "CREATE INDEX record_changes_by_time ON record_changes (at)",
         "CREATE TABLE record_changes_pruned (id INTEGER PRIMARY KEY CHECK (id = 1), through BIGINT NOT NULL)",
         "INSERT INTO record_changes_pruned (id, through) VALUES (1, 0)",
-        changeTriggerFunction(.exclusiveWriters, replacing: false),
+        changeTriggerFunction(lock: exclusiveChangesLock, replacing: false),
         """
         CREATE TRIGGER record_changed AFTER INSERT OR UPDATE OR DELETE ON records
         FOR EACH ROW EXECUTE FUNCTION outpost_record_changed()
         """,
     ]
 
-    /// The trigger function: migration 2 creates it with writers serialized, migration 3 replaces
-    /// it with writers sharing the lock; `outpost-bench` swaps the versions to measure their cost.
-    package static func changeTriggerFunction(_ ordering: ChangeOrdering, replacing: Bool) -> String {
+    /// The trigger's lock statement of migration 2: writers hold the lock exclusively until commit.
+    package static let exclusiveChangesLock = "PERFORM pg_advisory_xact_lock(\(changesLock));"
+    /// The trigger's lock statement of migration 3: writers hold the lock shared until commit.
+    package static let sharedChangesLock = "PERFORM pg_advisory_xact_lock_shared(\(changesLock));"
+
+    /// The trigger function, running the PL/pgSQL statement `lock` before it draws a position:
+    /// migration 2 creates it with ``exclusiveChangesLock``, migration 3 replaces it with
+    /// ``sharedChangesLock``. `outpost-bench` swaps the versions to measure their cost.
+    package static func changeTriggerFunction(lock: String, replacing: Bool) -> String {
         """
         CREATE \(replacing ? "OR REPLACE " : "")FUNCTION outpost_record_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            \(ordering.statement)
+            \(lock)
             IF TG_OP = 'DELETE' THEN
                 INSERT INTO record_changes (type, record_id, change, version, owner, private, body, created_at, updated_at, at)
                 VALUES (OLD.type, OLD.id, 'deleted', OLD.version, OLD.owner, OLD.private, NULL, OLD.created_at,
@@ -87,7 +93,7 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
     /// commit. The exclusive lock lasts one short read; a waiting reader holds back new writers
     /// for as long as the writers before it take to commit.
     static let changesWatermarkSchema: [String] = [
-        changeTriggerFunction(.sharedWriters, replacing: true),
+        changeTriggerFunction(lock: sharedChangesLock, replacing: true),
         """
         CREATE FUNCTION outpost_change_watermark() RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $$
         BEGIN
@@ -198,23 +204,5 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
             createdAt: try row.int64("created_at"), updatedAt: try row.int64("updated_at"), seq: 0,
             isPrivate: try row["private"].decode(Bool.self))
         return RecordChange(position: try row.int64("position"), kind: kind, record: record, at: try row.int64("at"))
-    }
-}
-
-/// How the change-feed trigger keeps positions in commit order (the lock it takes before drawing one).
-package enum ChangeOrdering: Sendable, CaseIterable {
-    /// Migration 2: an exclusive lock until commit; writers commit one at a time.
-    case exclusiveWriters
-    /// Migration 3 (current): a shared lock until commit; readers wait for earlier writers.
-    case sharedWriters
-    /// No lock: positions may become visible out of order. For measuring the others only.
-    case unordered
-
-    var statement: String {
-        switch self {
-        case .exclusiveWriters: return "PERFORM pg_advisory_xact_lock(\(PostgresStorage.changesLock));"
-        case .sharedWriters: return "PERFORM pg_advisory_xact_lock_shared(\(PostgresStorage.changesLock));"
-        case .unordered: return "-- no ordering lock (benchmark only)"
-        }
     }
 }

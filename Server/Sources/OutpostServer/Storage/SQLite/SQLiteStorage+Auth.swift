@@ -273,10 +273,3 @@ extension SQLiteStorage {
             userID: row.column("user_id")?.string)
     }
 }
-
-extension SQLiteStorage {
-    /// Marks every access token expired, as time would. For tests of refresh behaviour.
-    package func expireAccessTokensForTesting() async throws {
-        _ = try await connection.query("UPDATE tokens SET expires_at = 0 WHERE kind = 'access'")
-    }
-}

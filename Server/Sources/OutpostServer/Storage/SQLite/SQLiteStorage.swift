@@ -97,6 +97,13 @@ public final class SQLiteStorage: Storage {
     /// How many read-only connections a storage opens.
     static let readerCount = 2
 
+    /// Runs one statement without parameters on the main connection, as `PostgresStorage`'s
+    /// `execute(_:)` does there: for this package's tools that set a database up (the tests' and the
+    /// benchmark's), never with outside input.
+    package func execute(unsafeSQL sql: String) async throws {
+        _ = try await connection.query(sql)
+    }
+
     /// The next read-only connection (round robin).
     var reader: BusyBoundedConnection {
         readers[nextReader.add(1, ordering: .relaxed).oldValue % readers.count]

@@ -2,25 +2,25 @@ import Foundation
 import HTTPTypes
 import Logging
 @_spi(OutpostInternal) import OutpostCore
+import OutpostTesting
 
 @testable import OutpostAuth
 
-/// A request as the in-memory server saw it.
-struct Recorded: Sendable {
-    var method: String
-    var url: URL
-    var headers: HTTPFields
-    var body: Data?
+/// A request as the scripted server saw it.
+typealias Recorded = ScriptedTransport.Exchange
 
-    var path: String { url.path }
+extension ScriptedTransport.Exchange {
     /// The form-encoded body as a dictionary.
-    var form: [String: String] { FormEncoding.decode(String(decoding: body ?? Data(), as: UTF8.self)) }
+    var form: [String: String] { FormEncoding.decode(bodyText) }
     var bodyText: String { String(decoding: body ?? Data(), as: UTF8.self) }
-    var query: [String: String] {
-        FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "")
-    }
 }
 
+extension ScriptedTransport {
+    /// How many requests went to `path`.
+    func count(path: String) -> Int { requests.filter { $0.path == path }.count }
+}
+
+/// An answer of the scripted authorization server (or API).
 struct Reply: Sendable {
     var status: Int
     var headers: [String: String] = [:]
@@ -42,37 +42,19 @@ struct Reply: Sendable {
         if let scope { object["scope"] = .string(scope) }
         return .json(200, .object(object))
     }
-}
 
-/// An in-memory transport that plays the authorization server (and an API).
-// @unchecked: `recorded` is only touched while holding `lock`.
-final class TestTransport: ClientTransport, @unchecked Sendable {
-    typealias Handler = @Sendable (Recorded) async throws -> Reply
-    private let lock = NSLock()
-    private var recorded: [Recorded] = []
-    private let handler: Handler
-
-    init(_ handler: @escaping Handler) { self.handler = handler }
-
-    var requests: [Recorded] {
-        lock.lock()
-        defer { lock.unlock() }
-        return recorded
-    }
-
-    func count(path: String) -> Int { requests.filter { $0.path == path }.count }
-
-    func send(_ request: HTTPRequest, body: Data?, options: TransportOptions) async throws -> (HTTPResponse, Data) {
-        let url = request.url ?? URL(fileURLWithPath: "/")
-        let entry = Recorded(method: request.method.rawValue, url: url, headers: request.headerFields, body: body)
-        lock.withLock { recorded.append(entry) }
-        let reply = try await handler(entry)
-        var response = HTTPResponse(status: .init(code: reply.status))
-        for (name, value) in reply.headers {
+    var response: (HTTPResponse, Data) {
+        var response = HTTPResponse(status: .init(code: status))
+        for (name, value) in headers {
             if let field = HTTPField.Name(name) { response.headerFields[field] = value }
         }
-        return (response, reply.body)
+        return (response, body)
     }
+}
+
+/// A `ScriptedTransport` that plays the authorization server (and an API) with `answer`.
+func authServer(_ answer: @escaping @Sendable (Recorded) async throws -> Reply) -> ScriptedTransport {
+    ScriptedTransport(answering: { try await answer($0).response })
 }
 
 /// A clock whose sleeps return at once and move time forward, recording each delay.
@@ -160,14 +142,15 @@ struct RecordingLogHandler: LogHandler {
 
 let testBase = URL(string: "https://auth.test")!
 
-func makeClient(_ transport: TestTransport, logger: Logger? = nil, middlewares: [any ClientMiddleware] = []) -> OutpostClient {
+func makeClient(_ transport: ScriptedTransport, logger: Logger? = nil, middlewares: [any ClientMiddleware] = []) -> OutpostClient
+{
     var configuration = OutpostClient.Configuration(baseURL: testBase, retry: .none)
     if let logger { configuration.logger = logger }
     return OutpostClient(configuration: configuration, transport: transport, middlewares: middlewares)
 }
 
 func makeAuthenticator(
-    _ transport: TestTransport,
+    _ transport: ScriptedTransport,
     registration: ClientRegistration = ClientRegistration(
         clientID: "cli", redirectURI: URL(string: "myapp://oauth/callback"), scopes: ["read", "write"]),
     store: any CredentialStore = InMemoryCredentialStore(),

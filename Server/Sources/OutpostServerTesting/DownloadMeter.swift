@@ -1,18 +1,19 @@
+import OutpostServer
 import Synchronization
 
-/// How many bytes of a file download the server holds unsent, for the files a test watches.
+/// How many bytes of a file download the server holds unsent, for the file names a test watches:
+/// a ``DownloadObserver`` to set in `ServerConfiguration.downloadObserver`.
 ///
 /// A download hands the connection one piece of the file at a time and waits while the connection
 /// is not writable, so what it holds stays bounded whatever the reader's speed. For a watched file
-/// name, each download samples, after every piece it hands over, the bytes its connection still
-/// holds unsent (`ChannelOptions.bufferedWritableBytes`: NIO's queue in front of the socket) and
-/// keeps the largest. Names nobody watches cost one lookup per request and no sampling.
-package final class DownloadMeter: Sendable {
-    /// The meter every server in this process reports to.
-    package static let shared = DownloadMeter()
-
+/// name, each download reports, after every piece it hands over, the bytes its connection still
+/// holds unsent (`ChannelOptions.bufferedWritableBytes`); the meter keeps the largest. Names nobody
+/// watches cost one lookup per download.
+package final class DownloadMeter: DownloadObserver {
     /// Per watched name: the largest count of unsent bytes seen, and how many samples were taken.
     private let watched = Mutex<[String: (peak: Int, samples: Int)]>([:])
+
+    package init() {}
 
     /// Starts measuring the downloads of `name` (from zero).
     package func watch(_ name: String) {
@@ -30,11 +31,11 @@ package final class DownloadMeter: Sendable {
         watched.withLock { $0[name].map { ($0.peak, $0.samples) } }
     }
 
-    func isWatching(_ name: String) -> Bool {
+    package func watches(_ name: String) -> Bool {
         watched.withLock { $0[name] != nil }
     }
 
-    func record(_ name: String, unsentBytes: Int) {
+    package func handedOver(_ name: String, unsentBytes: Int) {
         watched.withLock { entries in
             guard let entry = entries[name] else { return }
             entries[name] = (max(entry.peak, unsentBytes), entry.samples + 1)
