@@ -56,6 +56,9 @@ public final class OutpostServer: Sendable {
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
         // First, so that they wrap every route and the answer to a request that matches none.
         let routes = RouteTableReference()
+        if !configuration.trustedProxies.isEmpty {
+            router.add(middleware: ClientAddressMiddleware(proxies: configuration.trustedProxies))
+        }
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
         let bodyLimit = DeclaredLengthMiddleware.Limit(
@@ -91,7 +94,7 @@ public final class OutpostServer: Sendable {
         OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
-        FileRoutes(files: files, auth: auth, maxFileBytes: configuration.maxFileBytes).add(to: router)
+        FileRoutes(files: files, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router
     }
