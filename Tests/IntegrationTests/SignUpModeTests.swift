@@ -16,11 +16,16 @@ struct SignUpModeTests {
         try response.json()["error"]?["code"]?.stringValue
     }
 
-    @Test("open: anyone signs up, and an invite field is ignored")
+    @Test("open: anyone signs up, and an invite field is ignored once it has its declared shape")
     func open() async throws {
         try await withAuthFixture { fixture in
-            #expect(try await Self.signUp(fixture, "newcomer").status == 201)
-            #expect(try await Self.signUp(fixture, "second", invite: "inv_made_up").status == 201)
+            let plain = try await Self.signUp(fixture, "newcomer")
+            #expect(plain.status == 201)
+            let withCode = try await Self.signUp(fixture, "second", invite: "inv_made_up")
+            #expect(withCode.status == 201)
+            // Still the shape the OpenAPI document declares: a string of at most 128 characters.
+            let long = try await Self.signUp(fixture, "third", invite: String(repeating: "x", count: 129))
+            #expect(long.status == 400)
         }
     }
 
@@ -43,8 +48,9 @@ struct SignUpModeTests {
             #expect(try Self.code(missing) == "invite_required")
             let made = try await Self.signUp(fixture, "newcomer", invite: "inv_made_up")
             #expect(try Self.code(made) == "invite_invalid")
-            let long = try await Self.signUp(fixture, "newcomer", invite: String(repeating: "x", count: 500))
-            #expect(try Self.code(long) == "invite_invalid")
+            let long = try await Self.signUp(fixture, "newcomer", invite: String(repeating: "x", count: 129))
+            #expect(long.status == 400)
+            #expect(try Self.code(long) == "invalid_invite")
 
             let (code, expires) = try await fixture.withStorage { try await Invites.issue(in: $0, lifetime: .seconds(600)) }
             #expect(code.hasPrefix(Invites.prefix))

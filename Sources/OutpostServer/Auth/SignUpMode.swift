@@ -21,7 +21,7 @@ public enum Invites {
     /// The longest an invite may stay valid: 90 days.
     public static let maxLifetime: Duration = .seconds(90 * 24 * 3600)
     /// The most characters of an invite code a sign-up may send (a code is 47).
-    static let maxCodeLength = 128
+    public static let maxCodeLength = 128
 
     /// 403 `invite_invalid`: the answer to a code that is unknown, spent or expired.
     static let invalid = ServerError(

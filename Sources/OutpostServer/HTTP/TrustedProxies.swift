@@ -194,8 +194,9 @@ public struct TrustedProxies: Sendable, Hashable {
         return (literal, bytes)
     }
 
+    /// 0–65535 in decimal.
     static func isPort(_ text: Substring) -> Bool {
-        (1...5).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        (1...5).contains(text.utf8.count) && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } && (Int(text) ?? .max) <= 65535
     }
 
     static func trimmed(_ text: Substring) -> Substring {

@@ -80,17 +80,23 @@ struct UserRoutes: Sendable {
         }
     }
 
-    /// The invite code a sign-up carries, required in ``SignUpMode/invite`` mode and ignored otherwise.
+    /// The invite code a sign-up carries, required in ``SignUpMode/invite`` mode and ignored
+    /// otherwise; in any mode, an `invite` that is not a string of at most
+    /// ``Invites/maxCodeLength`` characters is 400 `invalid_invite`.
     static func invite(_ body: JSONValue, mode: SignUpMode) throws -> String? {
+        let code = body["invite"]
+        if let code, code.stringValue.map({ $0.unicodeScalars.count > Invites.maxCodeLength }) ?? true {
+            throw ServerError.badRequest(
+                "invalid_invite", "invite must be a string of at most \(Invites.maxCodeLength) characters: the code, inv_...")
+        }
         guard mode == .invite else { return nil }
-        guard let code = body["invite"]?.stringValue, !code.isEmpty else {
+        guard let code = code?.stringValue, !code.isEmpty else {
             throw ServerError(
                 .forbidden, code: "invite_required",
                 message:
                     "This server takes sign-ups by invitation: send {\"username\": ..., \"password\": ..., \"invite\": \"inv_...\"} "
                     + "with a code from its operator (outpost users invite)")
         }
-        guard code.utf8.count <= Invites.maxCodeLength else { throw Invites.invalid }
         return code
     }
 }
