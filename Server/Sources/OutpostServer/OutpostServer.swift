@@ -56,6 +56,9 @@ public final class OutpostServer: Sendable {
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
         // First, so that they wrap every route and the answer to a request that matches none.
         let routes = RouteTableReference()
+        if !configuration.trustedProxies.isEmpty {
+            router.add(middleware: ClientAddressMiddleware(proxies: configuration.trustedProxies))
+        }
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
         let bodyLimit = DeclaredLengthMiddleware.Limit(
@@ -92,7 +95,7 @@ public final class OutpostServer: Sendable {
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
         FileRoutes(
-            files: files, auth: auth, maxFileBytes: configuration.maxFileBytes,
+            files: files, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes,
             downloadObserver: configuration.downloadObserver
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)

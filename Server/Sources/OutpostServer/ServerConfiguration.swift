@@ -77,6 +77,14 @@ public struct ServerConfiguration: Sendable {
     /// How long a query waits for another process's lock on the database before the request is
     /// answered 503 `storage_busy` with `Retry-After`. Default: 5 s.
     public var storageBusyTimeout: Duration
+    /// Who may sign up with `POST /users`: anyone (`open`, the default), holders of a one-time
+    /// invite code from `outpost users invite` (`invite`), or nobody (`closed`). Users added by the
+    /// operator (`outpost users add`) and first sign-ins through a provider are not affected.
+    public var signUp: SignUpMode = .open
+    /// The reverse proxies in front of the server (`outpost serve --trusted-proxy CIDR`): from
+    /// those peers only, the client's address is read from the header they write, for the sign-in
+    /// and sign-up limits and the access log. Default: none; the socket's peer is the client.
+    public var trustedProxies = TrustedProxies()
     /// Sign-ups (`POST /users`) allowed per client address within ``signUpWindow``; more are 429
     /// with `Retry-After`. Default: 10.
     public var signUpsPerAddress: Int

@@ -57,4 +57,35 @@ struct RulesCommandTests {
         _ = try RulesCommand.Set.parse(["*", "create", "caller.signed_in"])
         #expect(throws: (any Error).self) { try RolesCommand.Add.parse(["ada", "has space"]) }
     }
+
+    @Test("@files: rules of files are set, checked and shown apart from record types; * does not reach them")
+    func files() throws {
+        let stored = Self.stored + [StoredRule(type: "@files", operation: "read", expression: "caller.signed_in", updatedAt: 0)]
+        let anonymous = try RulesCommand.Check.parse(["@files", "read", "--record", #"{"name": "a.txt"}"#]).report(stored)
+        #expect(!anonymous.allowed)
+        #expect(anonymous.text.hasPrefix("deny by rule @files.read: caller.signed_in"))
+        // `*.create` is `true` above, but files have their own default.
+        let create = try RulesCommand.Check.parse(["@files", "create", "--record", #"{"name": "a.txt"}"#]).report(stored)
+        #expect(!create.allowed)
+        #expect(create.text.hasPrefix("deny by the default create rule: caller.user != null"))
+        let owner = try RulesCommand.Check.parse([
+            "@files", "delete", "--caller", #"{"user": "u1"}"#, "--record", #"{"owner": "u1"}"#,
+        ]).report(stored)
+        #expect(owner.allowed)
+        let typed = try RulesCommand.Check.parse([
+            "@files", "create", "--caller", #"{"user": "u1"}"#, "--body", #"{"content_type": "image/png"}"#,
+        ]).report(
+            stored + [
+                StoredRule(
+                    type: "@files", operation: "create", expression: #"request.content_type == "text/plain""#, updatedAt: 0)
+            ])
+        #expect(!typed.allowed)
+        #expect(throws: (any Error).self) { try RulesCommand.Check.parse(["@files", "list"]).report(stored) }
+        #expect(throws: (any Error).self) { try RulesCommand.Set.parse(["@files", "subscribe", "true"]) }
+        #expect(throws: (any Error).self) { try RulesCommand.Set.parse(["@files", "read", "record.owner == caller.user"]) }
+        _ = try RulesCommand.Set.parse(["@files", "update", "file.owner == caller.user || \"editor\" in caller.roles"])
+        let shown = RulesCommand.Show.text(stored)
+        #expect(shown.contains("@files.read: caller.signed_in\n"))
+        #expect(shown.contains("File defaults (where @files has no rule):\n  read: true\n"))
+    }
 }

@@ -76,6 +76,31 @@ struct AccessRulesTests {
         _ = try AccessRuleSet(["posts": ["update": "record.a == record.b"]])
     }
 
+    @Test("a rules file's files object holds the rules of files, with their own roots and operations")
+    func rulesFileForFiles() throws {
+        let set = try AccessRuleSet(
+            json: Data(#"{"types": {"posts": {"create": "true"}}, "files": {"read": "caller.signed_in"}}"#.utf8))
+        #expect(set.types[AccessRules.filesType]?[.read] == "caller.signed_in")
+        #expect(try AccessRuleSet(json: Data(#"{"files": {"delete": "false"}}"#.utf8)).types.keys.sorted() == ["@files"])
+        let list = try #require(throws: AccessRuleError.self) {
+            try AccessRuleSet(json: Data(#"{"files": {"list": "true"}}"#.utf8), file: "rules.json")
+        }
+        #expect(list.message.hasPrefix("rules.json: files.list: 'list' is not an operation a rule decides on files"))
+        // Files read `file`, not `record`; records read `record`, not `file`.
+        #expect(throws: AccessRuleError.self) { try AccessRuleSet(json: Data(#"{"files": {"read": "record.owner"}}"#.utf8)) }
+        #expect(throws: AccessRuleError.self) { try AccessRuleSet(["posts": ["read": "file.owner == caller.user"]]) }
+        #expect(throws: AccessRuleError.self) { try AccessRuleSet(json: Data(#"{"files": "true"}"#.utf8)) }
+        #expect(throws: AccessRuleError.self) { try AccessRuleSet(json: Data(#"{"types": {}, "extra": {}}"#.utf8)) }
+        // `*` applies to record types only; files fall back to their own defaults.
+        let rules = AccessRules([StoredRule(type: "*", operation: "create", expression: "true", updatedAt: 0)])
+        #expect(rules.rule(for: AccessRules.filesType, .create).source == AccessRules.fileDefaults[.create])
+        #expect(rules.rule(for: AccessRules.filesType, .list).source == "false")
+        // A stored file rule for an operation files do not have is left out and reported.
+        var invalid: [(rule: StoredRule, error: any Error)] = []
+        _ = AccessRules([StoredRule(type: "@files", operation: "subscribe", expression: "true", updatedAt: 0)], invalid: &invalid)
+        #expect(invalid.count == 1)
+    }
+
     @Test("a rule reading only the keys the server owns is decided without parsing the record's fields")
     func readsFields() throws {
         for operation in RuleOperation.allCases {

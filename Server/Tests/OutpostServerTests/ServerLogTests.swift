@@ -70,10 +70,14 @@ struct ServerLogHandlerTests {
             let level: Logger.Level = status >= 500 ? .warning : .info
             let path = "/records/t%20x/é"
             sink.appendRequestLine(
-                label: "outpost.server", level: level, method: "GET", path: path, status: status, milliseconds: milliseconds)
+                label: "outpost.server", level: level, client: "2001:db8::7", method: "GET", path: path, status: status,
+                milliseconds: milliseconds)
             logger.log(
                 level: level, "request",
-                metadata: ["method": "GET", "path": "\(path)", "status": "\(status)", "duration_ms": "\(milliseconds)"])
+                metadata: [
+                    "client": "2001:db8::7", "method": "GET", "path": "\(path)", "status": "\(status)",
+                    "duration_ms": "\(milliseconds)",
+                ])
             sink.flush()
             let lines = pipe.available().split(separator: "\n")
             #expect(lines.count == 2)
@@ -81,13 +85,14 @@ struct ServerLogHandlerTests {
             #expect(lines.first?.drop { $0 != " " } == lines.last?.drop { $0 != " " })
             #expect(
                 lines.first?.hasSuffix(
-                    "\(level.rawValue) outpost.server: request duration_ms=\(milliseconds) method=GET path=\(path) status=\(status)"
+                    "\(level.rawValue) outpost.server: request client=2001:db8::7 duration_ms=\(milliseconds) method=GET path=\(path) status=\(status)"
                 ) == true)
             #expect(lines.first?.split(separator: " ").first?.count == 24)
         }
         // A 5xx line is written at once, with no flush.
-        sink.appendRequestLine(label: "l", level: .warning, method: "POST", path: "/x", status: 500, milliseconds: 3)
-        #expect(pipe.available().hasSuffix(" warning l: request duration_ms=3 method=POST path=/x status=500\n"))
+        sink.appendRequestLine(
+            label: "l", level: .warning, client: "192.0.2.1", method: "POST", path: "/x", status: 500, milliseconds: 3)
+        #expect(pipe.available().hasSuffix(" warning l: request client=192.0.2.1 duration_ms=3 method=POST path=/x status=500\n"))
         // Milliseconds under 100 are zero-padded in the timestamp, as the handler's are.
         for value: Int64 in [0, 5, 42, 999] {
             var bytes: [UInt8] = []

@@ -55,7 +55,9 @@ struct AuthService: Sendable {
         try await PasswordHasher(cost: configuration.passwordCost, pool: passwordPool).hash(password)
     }
 
-    func signUp(username: String, password: String) async throws -> StoredUser {
+    /// Creates a user with a password; with `invite`, only while that invite code is unspent and
+    /// unexpired, spending it.
+    func signUp(username: String, password: String, invite: String? = nil) async throws -> StoredUser {
         let trimmed = username.trimmingCharacters(in: .whitespaces)
         guard (3...64).contains(trimmed.count), trimmed.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
             throw ServerError.badRequest("invalid_username", "A username is 3–64 letters, digits, '.', '_', '-' or '@'")
@@ -65,7 +67,13 @@ struct AuthService: Sendable {
         }
         let hash = try await hashPassword(password)
         do {
+            if let invite {
+                return try await storage.createUser(
+                    username: trimmed, passwordHash: hash, inviteHash: Secrets.hash(invite), now: Identifiers.nowMilliseconds())
+            }
             return try await storage.createUser(username: trimmed, passwordHash: hash)
+        } catch UserWriteFailure.inviteInvalid {
+            throw Invites.invalid
         } catch UserWriteFailure.usernameTaken {
             // The UNIQUE constraint: say so plainly; sign-up is the one place where that is unavoidable.
             // Any other failure (a busy or broken database) is reported as what it is.

@@ -63,7 +63,7 @@ package struct StoredFile: Codable, Sendable, Equatable {
     package var json: JSONValue {
         [
             "name": .string(name), "size": .int(Int(size)), "content_type": .string(contentType),
-            "sha256": .string(sha256), "etag": .string(etag), "owner": .string(owner),
+            "sha256": .string(sha256), "etag": .string(etag), "owner": owner.isEmpty ? .null : .string(owner),
             "updated_at": .string(ISO8601DateFormatter().string(from: updatedAt)),
         ]
     }

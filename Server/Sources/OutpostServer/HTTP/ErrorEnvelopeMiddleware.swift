@@ -115,9 +115,10 @@ final class RouteTableReference: Sendable {
     }
 }
 
-/// One access-log line per request: method, path (never the query, which may hold secrets), status
-/// and duration; never headers. At `warning` for 5xx answers, `info` otherwise.
-struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
+/// One access-log line per request: the client's address, method, path (never the query, which
+/// may hold secrets), status and duration; never headers. At `warning` for 5xx answers, `info`
+/// otherwise.
+struct AccessLogMiddleware<Context: ClientAddressContext>: RouterMiddleware {
     let logger: Logger
     /// The sink and label of the logger's handler when it is a ``ServerLogHandler`` with no
     /// metadata of its own (what `outpost serve` runs): lines then go to the sink as bytes, the
@@ -143,7 +144,8 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         if let direct {
             if level >= logger.logLevel {
                 direct.sink.appendRequestLine(
-                    label: direct.label, level: level, method: request.method.rawValue, path: request.uri.path,
+                    label: direct.label, level: level, client: context.clientAddress, method: request.method.rawValue,
+                    path: request.uri.path,
                     status: response.status.code, milliseconds: elapsed.inMilliseconds)
             }
             return response
@@ -151,7 +153,8 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         logger.log(
             level: level, "request",
             metadata: [
-                "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
+                "client": "\(context.clientAddress)", "method": "\(request.method.rawValue)", "path": "\(request.uri.path)",
+                "status": "\(response.status.code)",
                 "duration_ms": "\(elapsed.inMilliseconds)",
             ])
         return response

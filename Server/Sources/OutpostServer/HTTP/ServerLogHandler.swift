@@ -121,10 +121,10 @@ public final class ServerLogSink: Sendable {
     }
 
     /// The access-log line ``ServerLogHandler`` would write for `request` with metadata
-    /// `duration_ms`, `method`, `path` and `status` (keys sorted, values as they are), written as
+    /// `client`, `duration_ms`, `method`, `path` and `status` (keys sorted, values as they are), written as
     /// bytes with no `Logger.Metadata` dictionary and no intermediate strings: one per request.
     func appendRequestLine(
-        label: String, level: Logger.Level, method: String, path: String, status: Int, milliseconds: Int64
+        label: String, level: Logger.Level, client: String, method: String, path: String, status: Int, milliseconds: Int64
     ) {
         let stamp = timestampParts()
         append(urgent: level >= .warning) { bytes in
@@ -133,7 +133,9 @@ public final class ServerLogSink: Sendable {
             bytes.append(contentsOf: level.rawValue.utf8)
             bytes.append(UInt8(ascii: " "))
             bytes.append(contentsOf: label.utf8)
-            bytes.append(contentsOf: ": request duration_ms=".utf8)
+            bytes.append(contentsOf: ": request client=".utf8)
+            bytes.append(contentsOf: client.utf8)
+            bytes.append(contentsOf: " duration_ms=".utf8)
             Self.appendDigits(milliseconds, width: 1, to: &bytes)
             bytes.append(contentsOf: " method=".utf8)
             bytes.append(contentsOf: method.utf8)

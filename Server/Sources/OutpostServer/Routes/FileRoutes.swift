@@ -4,19 +4,23 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 @_spi(OutpostInternal) import OutpostCore
+import OutpostExpressions
 @_spi(OutpostInternal) import OutpostSupport
 import Synchronization
 
 /// `/files/{name}`: files of any size, streamed to and from ``FileStorage`` without being held in
 /// memory, with ETags, single byte ranges and resumable uploads. See docs/PROTOCOL.md.
 ///
-/// Reading is open to everyone (a token, when sent, needs `records:read`). Writing needs a signed-in
-/// user whose token carries `records:write`; a file belongs to the user who first uploaded it, and
-/// only they may replace or delete it. The server's ``ServerConfiguration/maxBodyBytes`` does not
-/// apply here: ``ServerConfiguration/maxFileBytes`` does.
+/// Every route checks the access rules of files (``AccessRules/filesType``): by default reading is
+/// open to everyone, creating needs a signed-in user, and a file belongs to the user who first
+/// uploaded it, who alone may replace or delete it. A token, when sent, needs `records:read` to
+/// read and `records:write` to write. A file the read rule hides is answered 404, as missing.
+/// The server's ``ServerConfiguration/maxBodyBytes`` does not apply here:
+/// ``ServerConfiguration/maxFileBytes`` does.
 struct FileRoutes: Sendable {
     let files: any FileStorage
     let auth: AuthService
+    let access: AccessControl
     let maxFileBytes: Int64
     /// Told about the pieces of watched downloads (``ServerConfiguration/downloadObserver``).
     var downloadObserver: (any DownloadObserver)? = nil
@@ -44,7 +48,11 @@ struct FileRoutes: Sendable {
         if let id = try Self.uploadID(request) {
             return try await uploadStatus(UploadKey(owner: try Self.user(caller), name: name, id: id))
         }
-        guard let file = try await files.file(named: name) else { throw Self.notFound(name) }
+        let rules = try await access.current()
+        let ruleCaller = try await access.caller(caller)
+        guard let file = try await files.file(named: name), Self.allows(rules, .read, ruleCaller, file: file.ruleValue) else {
+            throw Self.notFound(name)
+        }
         var headers: HTTPFields = [
             .eTag: file.etag, .acceptRanges: "bytes", .contentType: file.contentType, Self.reprDigest: file.reprDigest,
             .lastModified: Self.httpDate(file.updatedAt),
@@ -105,8 +113,11 @@ struct FileRoutes: Sendable {
 
     func put(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let name = try Self.name(context)
-        let user = try Self.user(try writer(context))
+        let caller = try writer(context)
         let uploadID = try Self.uploadID(request)
+        // A resumable upload is kept per user between its requests; a single-request one needs a
+        // user only when the rules say so.
+        let user = uploadID == nil ? caller?.userID : try Self.user(caller)
         let contentType = request.headers[.contentType] ?? "application/octet-stream"
         guard FileNames.isValidContentType(contentType) else {
             throw ServerError.badRequest(
@@ -124,11 +135,14 @@ struct FileRoutes: Sendable {
         if uploadID == nil && offset != 0 {
             throw ServerError.badRequest("upload_id_required", "Upload-Offset needs an upload id: PUT /files/\(name)?upload=ID")
         }
-        if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > maxFileBytes - offset {
-            throw tooLarge()
-        }
-        try await checkOwner(name, user: user)
-        let key = UploadKey(owner: user, name: name, id: uploadID ?? UUID().uuidString)
+        let declared = request.headers[.contentLength].flatMap { Int64($0) }
+        if let declared, declared > maxFileBytes - offset { throw tooLarge() }
+        let ruleCaller = try await access.caller(caller)
+        // Checked before any byte is stored, and again when the file is committed.
+        try await authorizeWrite(
+            name, caller: ruleCaller, contentType: contentType, size: uploadID == nil ? declared : nil,
+            existing: try await files.file(named: name))
+        let key = UploadKey(owner: user ?? "", name: name, id: uploadID ?? UUID().uuidString)
         return try await locks.withLock("upload:" + key.digest) {
             try await receive(request, key: key, resumable: uploadID != nil, offset: offset, complete: complete) { sha256, size in
                 guard expected == nil || expected == sha256 else {
@@ -139,7 +153,7 @@ struct FileRoutes: Sendable {
                             "The bytes received do not match Repr-Digest; the upload was discarded: upload the file again from the start",
                         details: ["received_sha256": .string(sha256)])
                 }
-                return try await commit(key, sha256: sha256, size: size, contentType: contentType)
+                return try await commit(key, sha256: sha256, size: size, contentType: contentType, caller: ruleCaller)
             }
         }
     }
@@ -197,16 +211,21 @@ struct FileRoutes: Sendable {
         return hasher
     }
 
-    func commit(_ key: UploadKey, sha256: String, size: Int64, contentType: String) async throws -> Response {
+    func commit(_ key: UploadKey, sha256: String, size: Int64, contentType: String, caller: RuleCaller) async throws
+        -> Response
+    {
         try await locks.withLock("name:" + key.name) {
             let previous = try await files.file(named: key.name)
-            if let previous, previous.owner != key.owner {
+            do {
+                try await authorizeWrite(key.name, caller: caller, contentType: contentType, size: size, existing: previous)
+            } catch {
                 try await files.deleteUpload(key)
-                throw Self.notOwner(key.name)
+                throw error
             }
+            // A replaced file keeps its owner, whoever the rules let replace it.
             let file = StoredFile(
-                name: key.name, size: size, contentType: contentType, sha256: sha256, owner: key.owner, updatedAt: Date(),
-                location: "")
+                name: key.name, size: size, contentType: contentType, sha256: sha256, owner: previous?.owner ?? key.owner,
+                updatedAt: Date(), location: "")
             try await files.completeUpload(key, as: file)
             return Response.json(
                 file.json, status: previous == nil ? .created : .ok,
@@ -216,16 +235,22 @@ struct FileRoutes: Sendable {
 
     func delete(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let name = try Self.name(context)
-        let user = try Self.user(try writer(context))
+        let caller = try writer(context)
         if let id = try Self.uploadID(request) {
-            let key = UploadKey(owner: user, name: name, id: id)
+            let key = UploadKey(owner: try Self.user(caller), name: name, id: id)
             try await locks.withLock("upload:" + key.digest) { try await files.deleteUpload(key) }
             hashes.forget(key)
             return Response(status: .noContent)
         }
+        let ruleCaller = try await access.caller(caller)
         try await locks.withLock("name:" + name) {
-            guard let file = try await files.file(named: name) else { throw Self.notFound(name) }
-            guard file.owner == user else { throw Self.notOwner(name) }
+            let rules = try await access.current()
+            guard let file = try await files.file(named: name), Self.allows(rules, .read, ruleCaller, file: file.ruleValue) else {
+                throw Self.notFound(name)
+            }
+            guard Self.allows(rules, .delete, ruleCaller, file: file.ruleValue) else {
+                throw Self.refusal(rules.rule(for: AccessRules.filesType, .delete), caller: ruleCaller)
+            }
             _ = try await files.deleteFile(named: name)
         }
         return Response(status: .noContent)
@@ -238,18 +263,65 @@ struct FileRoutes: Sendable {
         try context.caller(requiring: Scope.recordsWrite)
     }
 
-    func checkOwner(_ name: String, user: String) async throws {
-        if let existing = try await files.file(named: name), existing.owner != user { throw Self.notOwner(name) }
+    /// Throws unless the rules let `caller` write `name`: the create rule when no file has that
+    /// name, else the update rule (a file the caller may not read is answered as missing).
+    /// `request` holds the upload's content type and its size when known (declared by a
+    /// single-request upload, or counted at commit).
+    func authorizeWrite(_ name: String, caller: RuleCaller, contentType: String, size: Int64?, existing: StoredFile?)
+        async throws
+    {
+        let rules = try await access.current()
+        let incoming: ExpressionValue = [
+            "content_type": .string(contentType), "size": size.map { .number(Double($0)) } ?? .null,
+        ]
+        guard let existing else {
+            let wouldBe = StoredFile.ruleValue(
+                name: name, owner: caller.user, size: size, contentType: contentType, sha256: nil, updatedAt: nil)
+            guard Self.allows(rules, .create, caller, file: wouldBe, request: incoming) else {
+                throw Self.refusal(rules.rule(for: AccessRules.filesType, .create), caller: caller)
+            }
+            return
+        }
+        guard Self.allows(rules, .update, caller, file: existing.ruleValue, request: incoming) else {
+            guard Self.allows(rules, .read, caller, file: existing.ruleValue) else { throw Self.notFound(name) }
+            throw Self.refusal(rules.rule(for: AccessRules.filesType, .update), caller: caller)
+        }
+    }
+
+    static func allows(
+        _ rules: AccessRules, _ operation: RuleOperation, _ caller: RuleCaller, file: ExpressionValue,
+        request: ExpressionValue = .null
+    ) -> Bool {
+        rules.rule(for: AccessRules.filesType, operation).condition.decide(
+            in: AccessRules.fileEnvironment(caller: caller, file: file, request: request))
+    }
+
+    /// 401 `sign_in_required` for a create the default rule refuses to a caller who is not signed
+    /// in; otherwise 403 `forbidden_by_rule`, naming the rule.
+    static func refusal(_ rule: AccessRule, caller: RuleCaller) -> ServerError {
+        guard rule.isDefault && rule.operation == .create && !caller.signedIn else {
+            return RecordRoutes.refusal(rule, type: AccessRules.filesType, caller: caller, noun: "file")
+        }
+        return ServerError(
+            .unauthorized, code: "sign_in_required",
+            message: "Uploading a file needs a signed-in user: sign in (send 'Authorization: Bearer <access token>'), "
+                + "or ask the server's operator for a rule that allows it (outpost rules set @files create ...)",
+            headers: [.wwwAuthenticate: "Bearer"])
     }
 
     static func user(_ caller: AuthenticatedCaller?) throws -> String {
         guard let caller else {
-            throw AuthService.unauthorized("Uploading, replacing and deleting files needs a signed-in user; send a bearer token")
+            throw ServerError(
+                .unauthorized, code: "sign_in_required",
+                message: "Resumable uploads belong to a signed-in user; send 'Authorization: Bearer <access token>'",
+                headers: [.wwwAuthenticate: "Bearer"])
         }
         guard let user = caller.userID else {
             throw ServerError(
                 .forbidden, code: "user_required",
-                message: "A file belongs to a user, and this token has none (a client credentials token); sign in as a user")
+                message:
+                    "A resumable upload belongs to a user, and this token has none (a client credentials token); sign in as a user"
+            )
         }
         return user
     }
@@ -324,11 +396,6 @@ struct FileRoutes: Sendable {
     static func uploadNotFound(_ key: UploadKey) -> ServerError {
         ServerError.notFound(
             "upload_not_found", "No pending upload \(key.id) of \(key.name) for this user; start it again with Upload-Offset: 0")
-    }
-
-    static func notOwner(_ name: String) -> ServerError {
-        ServerError(
-            .forbidden, code: "forbidden", message: "File \(name) belongs to another user; only they can replace or delete it")
     }
 
     static func httpDate(_ date: Date) -> String {

@@ -89,9 +89,9 @@ enum OpenAPIDocument {
             },
             "/users": {
               "post": {
-                "operationId": "signUp", "summary": "Sign up with a username and password (stored with Bcrypt)",
-                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string", "pattern": "^[A-Za-z0-9._@-]{3,64}$"}, "password": {"type": "string", "minLength": 8}}}}}},
-                "responses": {"201": {"description": "The new user's id and username", "headers": {"Location": {"description": "/me", "schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewUser"}}}}, "400": {"$ref": "#/components/responses/Error"}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
+                "operationId": "signUp", "summary": "Sign up with a username and password (stored with Bcrypt). The operator's sign-up mode (outpost serve --signup) decides who may: open (anyone), invite (with a one-time code from outpost users invite in invite; 403 invite_required or invite_invalid otherwise) or closed (403 signup_closed)",
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["username", "password"], "properties": {"username": {"type": "string", "pattern": "^[A-Za-z0-9._@-]{3,64}$"}, "password": {"type": "string", "minLength": 8}, "invite": {"type": "string", "description": "A one-time invite code (inv_...) from the operator; required when the server takes sign-ups by invitation, ignored otherwise (400 invalid_invite when it is not a string of at most 128 characters). Spent by the sign-up it creates", "maxLength": 128}}}}}},
+                "responses": {"201": {"description": "The new user's id and username", "headers": {"Location": {"description": "/me", "schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewUser"}}}}, "400": {"$ref": "#/components/responses/Error"}, "403": {"description": "signup_closed (the server takes no sign-ups), invite_required (it takes them by invitation and none was sent) or invite_invalid (the code is unknown, spent or expired)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "408": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "429": {"description": "Too many sign-ups from this address; see Retry-After", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
               }
             },
             "/me": {
@@ -282,7 +282,7 @@ enum OpenAPIDocument {
                 {"name": "upload", "in": "query", "required": false, "description": "A resumable upload's id, chosen by the client (16-64 of A-Z a-z 0-9 _ -)", "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{16,64}$"}}
               ],
               "get": {
-                "operationId": "getFile", "summary": "Download a file, streamed, with ETag, Content-Type, Content-Length, Accept-Ranges, Repr-Digest; one byte range (Range, If-Range) gives 206; If-None-Match gives 304. With ?upload=ID: the upload's stored offset (owner only). Open to everyone (a token needs records:read)",
+                "operationId": "getFile", "summary": "Download a file, streamed, with ETag, Content-Type, Content-Length, Accept-Ranges, Repr-Digest; one byte range (Range, If-Range) gives 206; If-None-Match gives 304. With ?upload=ID: the upload's stored offset (owner only). Decided by the files' read rule (default: everyone; a file it hides is 404); a token needs records:read",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "Range", "in": "header", "required": false, "schema": {"type": "string"}},
@@ -300,8 +300,8 @@ enum OpenAPIDocument {
                 }
               },
               "put": {
-                "operationId": "putFile", "summary": "Upload a file, streamed; owner-only replace (a signed-in user's token with records:write). Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
-                "security": [{"bearer": ["records:write"]}],
+                "operationId": "putFile", "summary": "Upload a file, streamed. Decided by the files' create rule for a new name (default: a signed-in user; anonymous 401 sign_in_required) and update rule for an existing one (default: its owner; 403 forbidden_by_rule naming the rule); a token needs records:write. Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "parameters": [
                   {"name": "Upload-Offset", "in": "header", "required": false, "schema": {"type": "integer", "minimum": 0}},
                   {"name": "Upload-Complete", "in": "header", "required": false, "schema": {"type": "string", "enum": ["?0", "?1"]}},
@@ -323,8 +323,8 @@ enum OpenAPIDocument {
                 }
               },
               "delete": {
-                "operationId": "deleteFile", "summary": "Delete a file (its owner only), or with ?upload=ID forget a pending upload",
-                "security": [{"bearer": ["records:write"]}],
+                "operationId": "deleteFile", "summary": "Delete a file (decided by the files' delete rule, default its owner: 403 forbidden_by_rule otherwise; a file the read rule hides is 404), or with ?upload=ID forget a pending upload",
+                "security": [{}, {"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},
                   "400": {"$ref": "#/components/responses/Error"},
@@ -488,7 +488,7 @@ enum OpenAPIDocument {
               "File": {
                 "type": "object",
                 "required": ["name", "size", "content_type", "sha256", "etag", "owner", "updated_at"],
-                "properties": {"name": {"type": "string"}, "size": {"type": "integer"}, "content_type": {"type": "string"}, "sha256": {"type": "string"}, "etag": {"type": "string"}, "owner": {"type": "string"}, "updated_at": {"type": "string", "format": "date-time"}}
+                "properties": {"name": {"type": "string"}, "size": {"type": "integer"}, "content_type": {"type": "string"}, "sha256": {"type": "string"}, "etag": {"type": "string"}, "owner": {"type": ["string", "null"], "description": "The user who uploaded it; null for a file a rule let an anonymous caller upload"}, "updated_at": {"type": "string", "format": "date-time"}}
               },
               "LambdaCall": {
                 "type": "object",

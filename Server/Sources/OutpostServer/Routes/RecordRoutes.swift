@@ -108,8 +108,9 @@ struct RecordRoutes: Sendable {
         throw refusal(rule, type: type, caller: caller)
     }
 
-    static func refusal(_ rule: AccessRule, type: String, caller: RuleCaller) -> ServerError {
-        if rule.isDefault && rule.operation == .create && !caller.signedIn {
+    /// `noun` names what the rule is about in the message: a record, or a file.
+    static func refusal(_ rule: AccessRule, type: String, caller: RuleCaller, noun: String = "record") -> ServerError {
+        if rule.isDefault && rule.operation == .create && !caller.signedIn && noun == "record" {
             return ServerError(
                 .unauthorized, code: "sign_in_required",
                 message:
@@ -122,7 +123,7 @@ struct RecordRoutes: Sendable {
         if rule.isDefault { details["default"] = .bool(true) }
         return ServerError(
             .forbidden, code: "forbidden_by_rule",
-            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this record"
+            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this \(noun)"
                 + (caller.signedIn ? "" : "; sign in, or ask the server's operator for a rule that allows it"),
             details: .object(details))
     }

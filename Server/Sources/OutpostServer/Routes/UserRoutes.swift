@@ -10,6 +10,7 @@ struct UserRoutes: Sendable {
     /// Sign-ups per client address, counted in storage so every instance sees the same count.
     let signUps: AttemptLimiter
     let signUpsPerAddress: Int
+    let signUpMode: SignUpMode
 
     init(auth: AuthService, configuration: ServerConfiguration) {
         self.auth = auth
@@ -17,10 +18,16 @@ struct UserRoutes: Sendable {
         self.maxJSONDepth = configuration.maxJSONDepth
         self.signUps = AttemptLimiter(storage: auth.storage, window: AuthService.milliseconds(configuration.signUpWindow))
         self.signUpsPerAddress = configuration.signUpsPerAddress
+        self.signUpMode = configuration.signUp
     }
 
     func add(to router: Router<OutpostRequestContext>) {
         router.post("/users") { request, context in
+            if signUpMode == .closed {
+                throw ServerError(
+                    .forbidden, code: "signup_closed",
+                    message: "This server does not take sign-ups; ask its operator for an account (outpost users add)")
+            }
             // Every attempt counts, successful or not: the cost being limited is the Bcrypt hash.
             let key = "signup-address:\(context.clientAddress)"
             if let wait = try await signUps.wait([(key, signUpsPerAddress)]) {
@@ -34,7 +41,8 @@ struct UserRoutes: Sendable {
             guard let username = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
                 throw ServerError.badRequest("invalid_user", "Send {\"username\": ..., \"password\": ...}")
             }
-            let user = try await auth.signUp(username: username, password: password)
+            let invite = try Self.invite(body, mode: signUpMode)
+            let user = try await auth.signUp(username: username, password: password, invite: invite)
             return Response.json(
                 ["id": .string(user.id), "username": .string(user.username)], status: .created,
                 headers: [.location: "/me"])
@@ -70,5 +78,25 @@ struct UserRoutes: Sendable {
                 provider: provider, authData: authData, client: client, address: context.clientAddress)
             return Response.json(tokens, headers: [.cacheControl: "no-store"])
         }
+    }
+
+    /// The invite code a sign-up carries, required in ``SignUpMode/invite`` mode and ignored
+    /// otherwise; in any mode, an `invite` that is not a string of at most
+    /// ``Invites/maxCodeLength`` characters is 400 `invalid_invite`.
+    static func invite(_ body: JSONValue, mode: SignUpMode) throws -> String? {
+        let code = body["invite"]
+        if let code, code.stringValue.map({ $0.unicodeScalars.count > Invites.maxCodeLength }) ?? true {
+            throw ServerError.badRequest(
+                "invalid_invite", "invite must be a string of at most \(Invites.maxCodeLength) characters: the code, inv_...")
+        }
+        guard mode == .invite else { return nil }
+        guard let code = code?.stringValue, !code.isEmpty else {
+            throw ServerError(
+                .forbidden, code: "invite_required",
+                message:
+                    "This server takes sign-ups by invitation: send {\"username\": ..., \"password\": ..., \"invite\": \"inv_...\"} "
+                    + "with a code from its operator (outpost users invite)")
+        }
+        return code
     }
 }

@@ -6,8 +6,11 @@ public import OutpostExpressions
 ///
 /// ```json
 /// {"types": {"posts": {"read": "record.status == \"published\" || record.owner == caller.user"},
-///            "*": {"create": "caller.signed_in"}}}
+///            "*": {"create": "caller.signed_in"}},
+///  "files": {"read": "caller.signed_in"}}
 /// ```
+///
+/// `files` holds the rules of `/files` (``AccessRules/filesType`` in ``types``).
 ///
 /// Every expression is checked when the set is made, so a bad one stops the server before it
 /// serves anything.
@@ -44,22 +47,33 @@ public struct AccessRuleSet: Sendable, Hashable {
         self = try AccessRuleSet(json: data, file: path)
     }
 
-    /// Parses `{"types": {"TYPE": {"OPERATION": "EXPRESSION", …}, …}}`.
+    /// Parses `{"types": {"TYPE": {"OPERATION": "EXPRESSION", …}, …}, "files": {"OPERATION": "EXPRESSION", …}}`
+    /// (either key may be left out).
     public init(json data: Data, file: String = "rules") throws(AccessRuleError) {
-        let shape = #"{"types": {"TYPE": {"read": "EXPRESSION", "create": "EXPRESSION", …}, "*": {…}}}"#
-        guard let value = try? JSONValue(parsing: data), case .object(let top) = value,
-            case .object(let types)? = top["types"], top.count == 1
+        let shape =
+            #"{"types": {"TYPE": {"read": "EXPRESSION", "create": "EXPRESSION", …}, "*": {…}}, "files": {"read": "EXPRESSION", …}}"#
+        guard let value = try? JSONValue(parsing: data), case .object(let top) = value, !top.isEmpty,
+            top.keys.allSatisfy({ $0 == "types" || $0 == "files" })
         else {
             throw AccessRuleError(message: "\(file): not a rules file; write JSON shaped \(shape)")
         }
+        var entries: [(path: String, type: String, rules: JSONValue)] = []
+        if let types = top["types"] {
+            guard case .object(let types) = types else {
+                throw AccessRuleError(
+                    message: "\(file): types must be an object of record type to rules; write JSON shaped \(shape)")
+            }
+            entries += types.map { ("types.\($0.key)", $0.key, $0.value) }
+        }
+        if let files = top["files"] { entries.append(("files", AccessRules.filesType, files)) }
         var result: [String: [String: String]] = [:]
-        for (type, entry) in types {
+        for (path, type, entry) in entries {
             guard case .object(let rules) = entry else {
-                throw AccessRuleError(message: "\(file): types.\(type) must be an object of operation to expression")
+                throw AccessRuleError(message: "\(file): \(path) must be an object of operation to expression")
             }
             for (operation, expression) in rules {
                 guard case .string(let text) = expression else {
-                    throw AccessRuleError(message: "\(file): types.\(type).\(operation) must be a string holding an expression")
+                    throw AccessRuleError(message: "\(file): \(path).\(operation) must be a string holding an expression")
                 }
                 result[type, default: [:]][operation] = text
             }
@@ -76,8 +90,12 @@ public struct AccessRuleSet: Sendable, Hashable {
     /// Checks one rule: the type is a record type name or `*`, the operation is known, the
     /// expression parses with the roots rules read, and a `list` or `read` rule can select records
     /// in a list query (``RecordPredicate``).
+    ///
+    /// The rules of files (type ``AccessRules/filesType``) decide read, create, update and delete,
+    /// and read the roots ``AccessRules/fileRoots``.
     @discardableResult
     public static func validate(type: String, operation: String, expression: String) throws(AccessRuleError) -> RuleOperation {
+        if type == AccessRules.filesType { return try validateFileRule(operation: operation, expression: expression) }
         guard type == "*" || RecordRoutes.isValidName(type) else {
             throw AccessRuleError(
                 message: "types.\(type): \(RuleError.invalidType(type).description)", type: type, operation: operation)
@@ -105,6 +123,23 @@ public struct AccessRuleSet: Sendable, Hashable {
                 throw AccessRuleError(
                     message: "types.\(type).\(operation): \(error.description)", type: type, operation: operation)
             }
+        }
+        return parsed
+    }
+
+    static func validateFileRule(operation: String, expression: String) throws(AccessRuleError) -> RuleOperation {
+        let type = AccessRules.filesType
+        guard let parsed = RuleOperation(rawValue: operation), AccessRules.fileOperations.contains(parsed) else {
+            throw AccessRuleError(
+                message: "files.\(operation): \(RuleError.unknownFileOperation(operation).description)", type: type,
+                operation: operation)
+        }
+        do {
+            _ = try AccessRules.parse(expression, type: type)
+        } catch {
+            throw AccessRuleError(
+                message: "files.\(operation): \(error.message) (\(error.code))", type: type, operation: operation,
+                expressionError: error)
         }
         return parsed
     }

@@ -59,14 +59,44 @@ public struct AccessRules: Sendable {
         .subscribe: "record.private != true || record.owner == caller.user",
     ]
 
-    private static let parsedDefaults: [RuleOperation: AccessRule] = Dictionary(
-        uniqueKeysWithValues: defaults.map { operation, source in
-            // The defaults are constants that parse (`false`, denying, would stand in for one that did not).
-            let condition = (try? parse(source)) ?? Condition(.bool(false))
-            return (operation, AccessRule(type: nil, operation: operation, condition: condition, source: source))
-        })
+    private static let parsedDefaults = parsed(defaults, type: "*")
 
-    /// The rules by type (`*` included), then operation.
+    /// Built-in rules, parsed. They are constants that parse (`false`, denying, would stand in for
+    /// one that did not).
+    private static func parsed(_ sources: [RuleOperation: String], type: String) -> [RuleOperation: AccessRule] {
+        Dictionary(
+            uniqueKeysWithValues: sources.map { operation, source in
+                let condition = (try? parse(source, type: type)) ?? Condition(.bool(false))
+                return (operation, AccessRule(type: nil, operation: operation, condition: condition, source: source))
+            })
+    }
+
+    /// The entry that holds the rules of files (`/files/{name}`): `@files` in storage and on the
+    /// command line, the top-level `files` object in a rules file. No record type has that name,
+    /// and `*` does not apply to files.
+    public static let filesType = "@files"
+
+    /// The operations a rule decides on files: reading (downloading), creating a name, replacing
+    /// a file's bytes, deleting it.
+    public static let fileOperations: [RuleOperation] = [.read, .create, .update, .delete]
+
+    /// The roots a file's rule may read: `caller`, `file` (`name`, `owner`, `size`,
+    /// `content_type`, `sha256`, `updated_at`), and `request` (`content_type`, `size`) on create
+    /// and update.
+    public static let fileRoots: Set<String> = ["caller", "file", "request"]
+
+    /// The built-in rule of each file operation: everyone downloads; a signed-in user creates (a
+    /// file belongs to a user); only its owner replaces or deletes it.
+    public static let fileDefaults: [RuleOperation: String] = [
+        .read: "true",
+        .create: "caller.user != null",
+        .update: "file.owner != null && file.owner == caller.user",
+        .delete: "file.owner != null && file.owner == caller.user",
+    ]
+
+    private static let parsedFileDefaults = parsed(fileDefaults, type: filesType)
+
+    /// The rules by type (`*` and `@files` included), then operation.
     public private(set) var entries: [String: [RuleOperation: AccessRule]] = [:]
 
     /// No rules: every decision is the default's.
@@ -86,9 +116,13 @@ public struct AccessRules: Sendable {
                 invalid.append((rule, RuleError.unknownOperation(rule.operation)))
                 continue
             }
+            if rule.type == Self.filesType && !Self.fileOperations.contains(operation) {
+                invalid.append((rule, RuleError.unknownFileOperation(rule.operation)))
+                continue
+            }
             let condition: Condition
             do {
-                condition = try Self.parse(rule.expression)
+                condition = try Self.parse(rule.expression, type: rule.type)
             } catch {
                 invalid.append((rule, error))
                 condition = Condition(.bool(false))
@@ -103,10 +137,31 @@ public struct AccessRules: Sendable {
         try Condition(parsing: source, roots: roots)
     }
 
+    /// Parses the expression of a rule of `type`: a file's rule (``filesType``) reads
+    /// ``fileRoots``, a record type's ``roots``.
+    public static func parse(_ source: String, type: String) throws(ExpressionError) -> Condition {
+        try Condition(parsing: source, roots: type == filesType ? fileRoots : roots)
+    }
+
     /// The rule that decides `operation` on records of `type`: the type's own, else `*`'s, else the
-    /// default.
+    /// default. For ``filesType``, the files' own rule, else the file default (`*` does not apply;
+    /// an operation files do not have is decided by `false`).
     public func rule(for type: String, _ operation: RuleOperation) -> AccessRule {
-        entries[type]?[operation] ?? entries["*"]?[operation] ?? Self.parsedDefaults[operation]!
+        if type == Self.filesType {
+            return entries[type]?[operation] ?? Self.parsedFileDefaults[operation]
+                ?? AccessRule(type: type, operation: operation, condition: Condition(.bool(false)), source: "false")
+        }
+        return entries[type]?[operation] ?? entries["*"]?[operation] ?? Self.parsedDefaults[operation]!
+    }
+
+    /// The environment a file's rule is evaluated in: `caller`, `file`, and `request` (on create
+    /// and update).
+    public static func fileEnvironment(caller: RuleCaller, file: ExpressionValue, request: ExpressionValue = .null)
+        -> ExpressionEnvironment
+    {
+        var roots: [String: ExpressionValue] = ["caller": caller.value, "file": file]
+        if request != .null { roots["request"] = request }
+        return ExpressionEnvironment(roots)
     }
 
     /// Whether `caller` may perform `operation` on `record` (with `body` for create and update).
@@ -129,6 +184,7 @@ public struct AccessRules: Sendable {
 /// A rule that cannot be used, as the CLI and `--rules` report it.
 public enum RuleError: Error, Sendable, CustomStringConvertible {
     case unknownOperation(String)
+    case unknownFileOperation(String)
     case invalidType(String)
 
     public var description: String {
@@ -136,8 +192,16 @@ public enum RuleError: Error, Sendable, CustomStringConvertible {
         case .unknownOperation(let name):
             "'\(name)' is not an operation a rule decides; use one of: "
                 + RuleOperation.allCases.map(\.rawValue).joined(separator: ", ")
+        case .unknownFileOperation(let name):
+            "'\(name)' is not an operation a rule decides on files; use one of: "
+                + fileOperationNames
         case .invalidType(let name):
-            "'\(name)' is not a record type: use 1–64 letters, digits, '_' or '-', or * for every type without its own rules"
+            "'\(name)' is not a record type: use 1–64 letters, digits, '_' or '-', * for every type without its own rules, "
+                + "or @files for files"
         }
+    }
+
+    private var fileOperationNames: String {
+        AccessRules.fileOperations.map(\.rawValue).joined(separator: ", ")
     }
 }

@@ -49,3 +49,25 @@ extension StoredRecord {
             fields: [:], id: id, owner: owner, isPrivate: isPrivate, createdAt: createdAt, updatedAt: updatedAt)
     }
 }
+
+extension StoredFile {
+    /// This file as a file rule's `file` reads it (an upload allowed without a user has no owner).
+    var ruleValue: ExpressionValue {
+        Self.ruleValue(
+            name: name, owner: owner.isEmpty ? nil : owner, size: size, contentType: contentType, sha256: sha256,
+            updatedAt: updatedAt)
+    }
+
+    /// `{"name", "owner", "size", "content_type", "sha256", "updated_at"}`, `null` where unknown.
+    static func ruleValue(
+        name: String, owner: String?, size: Int64?, contentType: String, sha256: String?, updatedAt: Date?
+    ) -> ExpressionValue {
+        .object([
+            "name": .string(name), "owner": owner.map(ExpressionValue.string) ?? .null,
+            "size": size.map { .number(Double($0)) } ?? .null, "content_type": .string(contentType),
+            "sha256": sha256.map(ExpressionValue.string) ?? .null,
+            "updated_at": updatedAt.map { .string(StoredRecord.timestamp(Int64(($0.timeIntervalSince1970 * 1000).rounded()))) }
+                ?? .null,
+        ])
+    }
+}

@@ -100,8 +100,44 @@ struct ClientsCommand: AsyncParsableCommand {
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Add users, set their entitlements and roles (works on the database directly).",
-        subcommands: [Add.self, Entitle.self, RolesCommand.self])
+        commandName: "users",
+        abstract: "Add users, invite them, set their entitlements and roles (works on the database directly).",
+        subcommands: [Add.self, Invite.self, Entitle.self, RolesCommand.self])
+
+    struct Invite: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a one-time invite code for sign-up on a server run with --signup invite.",
+            discussion: """
+                The code is shown once; the database keeps only its hash, so every instance on it accepts the code, once.
+                The new user sends it in POST /users as {"username": ..., "password": ..., "invite": "inv_..."}.
+                  outpost users invite --expires 3d
+                """)
+        @Option(help: "How long the code stays valid: a number with s, m, h or d (at most 90d). Default: 7d.")
+        var expires = "7d"
+        @OptionGroup var options: DatabaseOptions
+
+        func validate() throws {
+            guard Self.lifetime(expires) != nil else {
+                throw ValidationError("--expires takes a number with s, m, h or d, from 1s to 90d, e.g. 12h or 7d")
+            }
+        }
+
+        /// `90s`, `30m`, `12h` or `7d` as a duration of at most 90 days.
+        static func lifetime(_ text: String) -> Duration? {
+            guard text.utf8.count <= 12, let unit = text.last, let count = Int64(text.dropLast()), count > 0 else { return nil }
+            let seconds: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+            guard let scale = seconds[unit], count <= 90 * 86400 / scale else { return nil }
+            return .seconds(count * scale)
+        }
+
+        func run() async throws {
+            let lifetime = Self.lifetime(expires) ?? .seconds(7 * 86400)
+            let (code, expiry) = try await options.withStorage { try await Invites.issue(in: $0, lifetime: lifetime) }
+            print(code)
+            FileHandle.standardError.write(
+                Data("valid once, until \(ISO8601DateFormatter().string(from: expiry)); the database keeps only its hash\n".utf8))
+        }
+    }
 
     struct Entitle: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -9,13 +9,21 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Start the server on a free loopback port with a temporary database, tour the SDK, and stop.")
 
-    /// Anonymous writes, which the tour makes, and records with an owner changed by that owner only.
+    /// Anonymous writes, which the tour makes, and records with an owner changed by that owner only;
+    /// a diary whose entries only their owner reads, and a guestbook anyone signs (``RulesTour``).
     static let demoRules: [String: [String: String]] = [
         "*": [
             "create": "true",
             "update": "record.owner == null || record.owner == caller.user",
             "delete": "record.owner == null || record.owner == caller.user",
-        ]
+        ],
+        "diary": [
+            "create": "caller.user != null",
+            "read": "record.owner == caller.user",
+            "list": "record.owner == caller.user",
+            "subscribe": "record.owner == caller.user",
+        ],
+        "guestbook": ["create": "request.body.message != null", "update": "false", "delete": "false"],
     ]
 
     func run() async throws {
@@ -47,6 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await FoundationTour.run(client: client, baseURL: running.baseURL, log: log)
             try await RecordsTour.run(client: client, log: log)
             try await AuthTour.run(baseURL: running.baseURL, databasePath: databasePath, providerSecret: providerSecret, log: log)
+            try await RulesTour.run(baseURL: running.baseURL, log: log)
             try await PluginsTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
             try await CallbacksTour.run(log: log)
             try await OutboxTour.run(client: client, databasePath: databasePath, log: log)

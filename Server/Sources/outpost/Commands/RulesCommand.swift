@@ -11,9 +11,12 @@ struct RulesCommand: AsyncParsableCommand {
         discussion: """
             A rule is an expression (docs/PROTOCOL.md, "Expressions") that decides one operation on the records of a type:
             \(RuleOperation.allCases.map(\.rawValue).joined(separator: ", ")). Type * applies to every type without its own rule.
+            Type @files holds the rules of /files: \(AccessRules.fileOperations.map(\.rawValue).joined(separator: ", ")), reading
+            caller, file (name, owner, size, content_type, sha256, updated_at) and request (content_type, size).
             Running servers pick up a change within a second.
               outpost rules set posts read 'record.status == "published" || record.owner == caller.user'
               outpost rules set '*' create 'caller.signed_in'
+              outpost rules set @files read 'caller.signed_in'
               outpost rules check posts read --caller '{"user": "u1"}' --record '{"owner": "u2", "status": "draft"}'
             """,
         subcommands: [Show.self, Set.self, Clear.self, Check.self])
@@ -35,14 +38,19 @@ struct RulesCommand: AsyncParsableCommand {
             for operation in RuleOperation.allCases {
                 text += "  \(operation.rawValue): \(AccessRules.defaults[operation]!)\n"
             }
+            text += "File defaults (where @files has no rule):\n"
+            for operation in AccessRules.fileOperations {
+                text += "  \(operation.rawValue): \(AccessRules.fileDefaults[operation]!)\n"
+            }
             return text
         }
     }
 
     struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set one rule, replacing the one there was.")
-        @Argument(help: "A record type, or * for every type without its own rule.") var type: String
-        @Argument(help: "list, read, create, update, delete or subscribe.") var operation: String
+        @Argument(help: "A record type, * for every type without its own rule, or @files for files.") var type: String
+        @Argument(help: "list, read, create, update, delete or subscribe (files: read, create, update, delete).")
+        var operation: String
         @Argument(help: "The expression, e.g. 'record.owner == caller.user'.") var expression: String
         @OptionGroup var options: DatabaseOptions
 
@@ -63,7 +71,7 @@ struct RulesCommand: AsyncParsableCommand {
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove one rule (the type's * rule or the default applies again), or all of a type's rules.")
-        @Argument(help: "A record type, or *.") var type: String
+        @Argument(help: "A record type, *, or @files.") var type: String
         @Argument(help: "The operation; without it, every rule of the type.") var operation: String?
         @OptionGroup var options: DatabaseOptions
 
@@ -89,10 +97,11 @@ struct RulesCommand: AsyncParsableCommand {
             discussion: """
                 --caller takes {"signed_in", "user", "client", "scopes", "roles"}; signed_in defaults to whether user or
                 client is set, scopes and roles to []. --record takes the record's fields with id, owner, private,
-                created_at and updated_at. Exits 0 when the rule allows, 1 when it denies.
+                created_at and updated_at; for type @files, the file (name, owner, size, content_type, sha256,
+                updated_at), and --body the request (content_type, size). Exits 0 when the rule allows, 1 when it denies.
                   outpost rules check posts update --caller '{"user": "u1", "roles": ["editor"]}' --record '{"owner": "u2"}' --body '{"title": "x"}'
                 """)
-        @Argument(help: "The record type.") var type: String
+        @Argument(help: "The record type, or @files.") var type: String
         @Argument(help: "list, read, create, update, delete or subscribe.") var operation: String
         @Option(help: "The caller as JSON.") var caller: String = "{}"
         @Option(help: "The record as JSON.") var record: String = "{}"
@@ -110,11 +119,18 @@ struct RulesCommand: AsyncParsableCommand {
             guard let operation = RuleOperation(rawValue: self.operation) else {
                 throw ValidationError(RuleError.unknownOperation(self.operation).description)
             }
+            if type == AccessRules.filesType && !AccessRules.fileOperations.contains(operation) {
+                throw ValidationError(RuleError.unknownFileOperation(self.operation).description)
+            }
             let rules = AccessRules(stored)
             let rule = rules.rule(for: type, operation)
-            let environment = AccessRules.environment(
-                caller: try Self.caller(try Self.json(caller, "--caller")), record: try Self.json(record, "--record"),
-                body: try body.map { try Self.json($0, "--body") } ?? .null)
+            let ruleCaller = try Self.caller(try Self.json(caller, "--caller"))
+            let subject = try Self.json(record, "--record")
+            let request = try body.map { try Self.json($0, "--body") } ?? .null
+            let environment =
+                type == AccessRules.filesType
+                ? AccessRules.fileEnvironment(caller: ruleCaller, file: subject, request: request)
+                : AccessRules.environment(caller: ruleCaller, record: subject, body: request)
             let explanation = rule.condition.explain(in: environment)
             let origin = rule.isDefault ? "the default \(operation.rawValue) rule" : "rule \(rule.name)"
             var text = "\(explanation.decision ? "allow" : "deny") by \(origin): \(rule.source)\n"

@@ -64,7 +64,40 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var rulesFile: String?
 
+    @Option(
+        name: .customLong("signup"),
+        help: """
+            Who may sign up with POST /users: open (anyone), invite (with a one-time code from `outpost users invite`), \
+            or closed (nobody; add users with `outpost users add`).
+            """)
+    var signUp: String = SignUpMode.open.rawValue
+
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help: """
+            A reverse proxy in front of the server, as an IPv4 or IPv6 CIDR (127.0.0.1/32, 10.0.0.0/8, ::1/128); repeatable. \
+            From those peers only, the client's address is read from --forwarded-header (the rightmost address that is not \
+            a trusted proxy) for sign-in limits and the access log.
+            """)
+    var trustedProxies: [String] = []
+
+    @Option(
+        name: .customLong("forwarded-header"),
+        help: """
+            The header the trusted proxies write the client's address into: x-forwarded-for (nginx's \
+            $proxy_add_x_forwarded_for) or forwarded (RFC 7239). Read from trusted proxies only.
+            """)
+    var forwardedHeader: String = ForwardedHeader.xForwardedFor.rawValue
+
     func validate() throws {
+        guard SignUpMode(rawValue: signUp) != nil else { throw ValidationError("--signup must be open, invite or closed") }
+        for proxy in trustedProxies where IPNetwork(proxy) == nil {
+            throw ValidationError(
+                "--trusted-proxy \(proxy) is not an IP address or CIDR; write e.g. 127.0.0.1/32, 10.0.0.0/8 or ::1/128")
+        }
+        guard ForwardedHeader(rawValue: forwardedHeader.lowercased()) != nil else {
+            throw ValidationError("--forwarded-header must be x-forwarded-for or forwarded")
+        }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         do {
             _ = try DatabaseLocation(database)
@@ -98,6 +131,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxFileBytes = maxFileBytes
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
+        configuration.signUp = SignUpMode(rawValue: signUp) ?? .open
+        configuration.trustedProxies = TrustedProxies(
+            networks: trustedProxies.compactMap(IPNetwork.init),
+            header: ForwardedHeader(rawValue: forwardedHeader.lowercased()) ?? .xForwardedFor)
         if let rulesFile {
             // Every expression is checked before the server starts: a bad one stops it here.
             do {

@@ -6,11 +6,14 @@ public enum UserWriteFailure: Error, Sendable, CustomStringConvertible {
     case usernameTaken
     /// The provider identity belongs to this user already (a concurrent first sign-in won).
     case identityLinked(userID: String)
+    /// No unexpired invite has the code given (unknown, spent or expired).
+    case inviteInvalid
 
     public var description: String {
         switch self {
         case .usernameTaken: "That username is taken (usernames ignore case); choose another"
         case .identityLinked: "That provider identity is linked to a user already"
+        case .inviteInvalid: "That invite code is unknown, spent or expired; ask the operator for a new one"
         }
     }
 }

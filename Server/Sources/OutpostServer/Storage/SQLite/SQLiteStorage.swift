@@ -289,6 +289,8 @@ public final class SQLiteStorage: Storage {
         (8, changesMigration),
         // Access rules per record type and operation; users' roles.
         (9, rulesMigration),
+        // One-time invite codes for sign-up (hashes and expiry).
+        (10, invitesMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
