@@ -56,6 +56,7 @@ public struct OutpostMiddleware: OpenAPIRuntime.ClientMiddleware {
     public let baseURL: URL
     public var configuration: Configuration
 
+    /// Runs `middlewares`, in this order, for the backend at `baseURL`.
     public init(
         _ middlewares: [any OutpostCore.ClientMiddleware], baseURL: URL, configuration: Configuration = Configuration()
     ) {
@@ -64,12 +65,14 @@ public struct OutpostMiddleware: OpenAPIRuntime.ClientMiddleware {
         self.configuration = configuration
     }
 
+    /// Runs `middlewares`, in this order, for the backend at `baseURL`.
     public init(
         _ middlewares: any OutpostCore.ClientMiddleware..., baseURL: URL, configuration: Configuration = Configuration()
     ) {
         self.init(middlewares, baseURL: baseURL, configuration: configuration)
     }
 
+    /// Runs the middlewares on `request`, then `next` with what they send on.
     public func intercept(
         _ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, URL) async throws -> (HTTPResponse, HTTPBody?)

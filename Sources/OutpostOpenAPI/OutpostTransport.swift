@@ -51,11 +51,15 @@ public struct OutpostTransport: OpenAPIRuntime.ClientTransport {
     public let client: OutpostClient
     public var configuration: Configuration
 
+    /// A transport over `client`, which it borrows: the caller shuts the client down.
     public init(client: OutpostClient, configuration: Configuration = Configuration()) {
         self.client = client
         self.configuration = configuration
     }
 
+    /// Sends `request` (its path relative to `baseURL`) through the client and returns the response
+    /// whatever its status. The `operationID` is the request's operation name in the client's logs
+    /// and in its middlewares' `MiddlewareContext`.
     public func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (
         HTTPResponse, HTTPBody?
     ) {
@@ -78,6 +82,14 @@ public struct OutpostTransport: OpenAPIRuntime.ClientTransport {
         let response = try await client.prepare(
             absolute, body: data, timeout: configuration.timeout, operationName: operationID
         ).exchange()
+        // The built-in transports stop reading at the bound; this holds it for any other transport too.
+        let maxResponseBytes = client.configuration.maxResponseBytes
+        guard response.body.count <= maxResponseBytes else {
+            throw OutpostError(
+                .responseTooLarge, "The response was larger than \(maxResponseBytes) bytes",
+                suggestion: "Raise Configuration.maxResponseBytes or ask for less (a smaller page)",
+                status: response.status, method: request.method.rawValue, path: absolute.path)
+        }
         // No body for a HEAD request, as other transports of the runtime do.
         let responseBody = request.method == .head ? nil : HTTPBody(response.body)
         return (response.response, responseBody)

@@ -24,7 +24,8 @@ final class Downstream: Sendable {
     init(_ answer: @escaping @Sendable (HTTPRequest) throws -> (HTTPResponse, HTTPBody?)) { self.answer = answer }
 
     func next(_ request: HTTPRequest, _ body: HTTPBody?, _ baseURL: URL) async throws -> (HTTPResponse, HTTPBody?) {
-        let text = try await body.map { try await String(collecting: $0, upTo: 1 << 20) }
+        var text: String?
+        if let body { text = try await String(collecting: body, upTo: 1 << 20) }
         forwarded.withLock { $0.append(Forwarded(request: request, body: text, baseURL: baseURL)) }
         return try answer(request)
     }
@@ -156,14 +157,19 @@ struct OutpostMiddlewareTests {
     }
 }
 
+/// Counts what happened, across tasks.
+final class Counter: Sendable {
+    let value = Mutex(0)
+}
+
 @Suite("OutpostOpenAPI with AuthMiddleware and the runtime's client")
 struct AuthThroughRuntimeTests {
     /// An authenticator signed in with `credential`, whose token endpoint answers a refresh with
     /// access token `fresh` (and counts refreshes).
-    func authenticator(_ credential: Credential, refreshes: Mutex<Int>) async throws -> Authenticator {
+    func authenticator(_ credential: Credential, refreshes: Counter) async throws -> Authenticator {
         let tokens = ScriptedTransport { request, _ in
             guard request.path == "/api/oauth/token" else { return ScriptedTransport.reply(404) }
-            refreshes.withLock { $0 += 1 }
+            refreshes.value.withLock { $0 += 1 }
             return ScriptedTransport.reply(
                 200, json: ["access_token": "fresh", "token_type": "Bearer", "expires_in": 3600, "refresh_token": "r2"])
         }
@@ -176,7 +182,7 @@ struct AuthThroughRuntimeTests {
 
     @Test("a generated-style call signs with the token, refreshes once on a 401 and retries, on the server's origin only")
     func refreshOn401() async throws {
-        let refreshes = Mutex(0)
+        let refreshes = Counter()
         let authenticator = try await authenticator(
             Credential(accessToken: "stale", tokenType: "Bearer", refreshToken: "r1", expiresAt: Date() + 3600),
             refreshes: refreshes)
@@ -190,10 +196,10 @@ struct AuthThroughRuntimeTests {
             middlewares: [OutpostMiddleware(AuthMiddleware(authenticator: authenticator), baseURL: server)])
         let status = try await client.send(
             input: "n1", forOperation: "getRecord",
-            serializer: { id in (HTTPRequest(soar_path: "/records/notes/\(id)", method: .get), nil) },
+            serializer: { id in (HTTPRequest(soar_path: "/records/notes/\(id)", method: .get), nil as HTTPBody?) },
             deserializer: { response, _ in response.status.code })
         #expect(status == 200)
-        #expect(refreshes.withLock { $0 } == 1)
+        #expect(refreshes.value.withLock { $0 } == 1)
         #expect(api.requests.map { $0.header(.authorization) } == ["Bearer stale", "Bearer fresh"])
         #expect(api.requests.allSatisfy { $0.url?.absoluteString == "http://127.0.0.1:8080/api/records/notes/n1" })
         #expect(try await authenticator.credential()?.refreshToken == "r2")
@@ -206,7 +212,7 @@ struct AuthThroughRuntimeTests {
         let error = await #expect(throws: ClientError.self) {
             try await elsewhere.send(
                 input: "n1", forOperation: "getRecord",
-                serializer: { _ in (HTTPRequest(soar_path: "/records/notes/n1", method: .get), nil) },
+                serializer: { _ in (HTTPRequest(soar_path: "/records/notes/n1", method: .get), nil as HTTPBody?) },
                 deserializer: { response, _ in response.status.code })
         }
         #expect((error?.underlyingError as? OutpostError)?.code == .untrustedDestination)
