@@ -1,5 +1,5 @@
 public import Foundation
-import HTTPTypes
+public import HTTPTypes
 import HTTPTypesFoundation
 import Logging
 
@@ -104,6 +104,20 @@ public final class OutpostClient: Sendable {
         return PreparedRequest(
             client: self, request: http, body: body, timeout: request.timeout ?? configuration.timeout,
             operationName: operationName)
+    }
+
+    /// A request for `request`, an absolute HTTP request built elsewhere (a generated client's), with
+    /// the client's default header fields where the request has none of its own, the client's
+    /// timeout unless `timeout` is given, and `body` as it is.
+    @_spi(OutpostInternal) public func prepare(
+        _ request: HTTPRequest, body: Data?, timeout: Duration? = nil, operationName: String? = nil
+    ) -> PreparedRequest {
+        var http = request
+        for field in template.headerFields where http.headerFields[field.name] == nil {
+            http.headerFields[field.name] = field.value
+        }
+        return PreparedRequest(
+            client: self, request: http, body: body, timeout: timeout ?? configuration.timeout, operationName: operationName)
     }
 
     /// The request `prepare(_:operationName:)` builds through `makeURL(for:)` alone, for tests that

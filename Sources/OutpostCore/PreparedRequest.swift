@@ -17,6 +17,17 @@ public struct PreparedRequest: Sendable {
     /// Sends the request through the middlewares and the transport, with retries, and applies the
     /// default handling: a non-2xx status or a service error becomes an ``OutpostError``.
     public func start() async throws -> ClientResponse {
+        try await send(checkingStatus: true)
+    }
+
+    /// Sends the request as ``start()`` does (middlewares, transport, retries, logging) but returns
+    /// the response whatever its status: for callers that read every status themselves, such as
+    /// OutpostOpenAPI's transport, whose generated clients decode each documented response.
+    @_spi(OutpostInternal) public func exchange() async throws -> ClientResponse {
+        try await send(checkingStatus: false)
+    }
+
+    private func send(checkingStatus: Bool) async throws -> ClientResponse {
         let method = request.method.rawValue
         let path = Self.pathWithoutQuery(request.path)
         var requestLogger = client.configuration.logger
@@ -41,7 +52,7 @@ public struct PreparedRequest: Sendable {
                         try await sendWithRetries(request, body: body, logger: logger)
                     })
             }
-            try client.checkStatus(response, method: method, path: path)
+            if checkingStatus { try client.checkStatus(response, method: method, path: path) }
             return response
         } catch {
             throw OutpostError.wrap(error, method: method, path: path)
