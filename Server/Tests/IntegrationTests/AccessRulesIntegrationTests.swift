@@ -55,7 +55,12 @@ struct AccessRulesIntegrationTests {
 
     @Test("a subscriber never sees a change the subscribe rule refuses; a changed rule applies to an open stream")
     func changeFeed() async throws {
-        try await withAuthFixture(configure: Self.defaults) { fixture in
+        // Frequent heartbeats carry the position a stream has passed, changes it skipped included.
+        let configure: @Sendable (inout ServerConfiguration) -> Void = {
+            Self.defaults(&$0)
+            $0.changes.heartbeatInterval = .milliseconds(50)
+        }
+        try await withAuthFixture(configure: configure) { fixture in
             let http = ChangesIntegrationTests.rawClient()
             do {
                 let base = fixture.server.baseURL
@@ -76,8 +81,10 @@ struct AccessRulesIntegrationTests {
                     try await $0.setRule(type: "diary", operation: "subscribe", expression: "caller.signed_in")
                 }
                 let hidden = try await create("for signed-in subscribers")
-                #expect(try recordID(try await adaStream.nextChange()) == hidden)
-                try await Task.sleep(for: .milliseconds(300))  // the anonymous stream has skipped it by now
+                let hiddenEvent = try #require(try await adaStream.nextChange())
+                #expect(try recordID(hiddenEvent) == hidden)
+                let hiddenPosition = try #require(hiddenEvent.id.flatMap { Int64($0) })
+                #expect(try await anonymous.waitForPosition(hiddenPosition), "the anonymous stream ended")
                 _ = try await fixture.withStorage { try await $0.removeRule(type: "diary", operation: "subscribe") }
                 let open = try await create("for everyone")
                 #expect(try recordID(try await adaStream.nextChange()) == open)

@@ -44,9 +44,7 @@ final class RawEventStream {
     /// The next event, or `nil` when the server closed the stream.
     func next() async throws -> ServerSentEvent? {
         while queued.isEmpty {
-            guard let chunk = try await iterator.next() else { return nil }
-            countHeartbeats(chunk.readableBytesView)
-            queued += try parser.parse(chunk.readableBytesView)
+            guard try await readChunk() else { return nil }
         }
         return queued.removeFirst()
     }
@@ -62,19 +60,32 @@ final class RawEventStream {
     /// Reads until `count` heartbeats have arrived in all; events met meanwhile are kept for ``next()``.
     func waitForHeartbeats(_ count: Int) async throws -> Bool {
         while heartbeats < count {
-            guard let chunk = try await iterator.next() else { return false }
-            countHeartbeats(chunk.readableBytesView)
-            queued += try parser.parse(chunk.readableBytesView)
+            guard try await readChunk() else { return false }
+        }
+        return true
+    }
+
+    /// Reads until the stream's last event id, from an event or a heartbeat, is at least
+    /// `position`: the server has passed that change, whether it sent or skipped it. Events met
+    /// meanwhile are kept for ``next()``; `false` when the server closed the stream first.
+    func waitForPosition(_ position: Int64) async throws -> Bool {
+        while (parser.lastEventID.flatMap { Int64($0) } ?? 0) < position {
+            guard try await readChunk() else { return false }
         }
         return true
     }
 
     /// Reads to the end of the stream; `true` when the server closed it.
     func readToEnd() async throws -> Bool {
-        while let chunk = try await iterator.next() {
-            countHeartbeats(chunk.readableBytesView)
-            queued += try parser.parse(chunk.readableBytesView)
-        }
+        while try await readChunk() {}
+        return true
+    }
+
+    /// Parses the next chunk of the body into ``queued``; `false` at the end of the stream.
+    private func readChunk() async throws -> Bool {
+        guard let chunk = try await iterator.next() else { return false }
+        countHeartbeats(chunk.readableBytesView)
+        queued += try parser.parse(chunk.readableBytesView)
         return true
     }
 
