@@ -293,7 +293,7 @@ struct BackgroundTransferTests {
             do {
                 _ = try BackgroundTransferDescription(parsing: text)
                 Issue.record("accepted \(text.prefix(80))")
-            } catch let error as OutpostError {
+            } catch {
                 #expect(error.code == .invalidRequest)
                 #expect(error.message.hasPrefix("A background task's description"))
             }

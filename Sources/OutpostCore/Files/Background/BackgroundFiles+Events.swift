@@ -54,7 +54,7 @@ extension BackgroundFiles {
             description = try BackgroundTransferDescription(parsing: text)
         } catch {
             resultSink.yield(
-                BackgroundTransferResult(transfer: nil, outcome: .failed(OutpostError.wrap(error, method: nil, path: nil))))
+                BackgroundTransferResult(transfer: nil, outcome: .failed(error)))
             return
         }
         let outcome: BackgroundTransferResult.Outcome?

@@ -37,7 +37,7 @@ struct BackgroundTransferDescription: Codable, Sendable, Equatable {
     ///
     /// - Throws: ``OutpostError/Code/invalidRequest`` when the text is longer than ``maxBytes``,
     ///   not a description of this version, or has a field out of bounds.
-    init(parsing text: String) throws {
+    init(parsing text: String) throws(OutpostError) {
         guard text.utf8.count <= Self.maxBytes else {
             throw Self.refusal("is \(text.utf8.count) bytes long, more than the \(Self.maxBytes) of any Outpost wrote")
         }
