@@ -262,9 +262,7 @@ public struct OutpostFiles: Sendable {
         let digest = meter.sha256.hex
         if let announced = response.headerFields[.reprDigest].flatMap(Self.sha256(fromReprDigest:)), announced != digest {
             part.remove()
-            throw OutpostError(
-                .malformedResponse, "The downloaded bytes do not match the server's SHA-256",
-                suggestion: "Download the file again; the partial copy was discarded")
+            throw Self.digestMismatch
         }
         try part.finish()
         return FileDownloadResult(
@@ -326,6 +324,13 @@ public struct OutpostFiles: Sendable {
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }
+    }
+
+    /// Downloaded bytes whose SHA-256 is not the server's `Repr-Digest`.
+    static var digestMismatch: OutpostError {
+        OutpostError(
+            .malformedResponse, "The downloaded bytes do not match the server's SHA-256",
+            suggestion: "Download the file again; the partial copy was discarded")
     }
 
     /// A failure after which the transfer can go on from where it stopped.
