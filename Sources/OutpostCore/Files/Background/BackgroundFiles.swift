@@ -54,8 +54,12 @@ public final class BackgroundFiles: Sendable {
 
     /// Starts reading `session`'s events (taking them over from any earlier reader).
     ///
-    /// - Parameter folder: where remainders of resumed uploads wait; default: a folder named after
-    ///   the session in the caches folder.
+    /// - Parameters:
+    ///   - files: the client's files, whose middlewares sign each request and whose options give
+    ///     the chunk size and the number of automatic resumes.
+    ///   - session: runs the tasks; a background `URLSession` on Apple platforms.
+    ///   - folder: where remainders of resumed uploads wait; default: a folder named after the
+    ///     session in the caches folder.
     public init(files: OutpostFiles, session: any BackgroundTransferSession, folder: URL? = nil) {
         self.files = files
         self.session = session

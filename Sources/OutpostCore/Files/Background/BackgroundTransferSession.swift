@@ -15,8 +15,11 @@ public protocol BackgroundTransferSession: Sendable {
 
     /// Starts a task that sends the file at `file` as the body of `request`, which is sent as it is.
     ///
-    /// - Parameter taskDescription: kept with the task, and given back with each of its events,
-    ///   also in a later launch.
+    /// - Parameters:
+    ///   - request: the signed request, sent as it is when the system runs the task.
+    ///   - file: the body; the file must stay in place until the task ends.
+    ///   - taskDescription: kept with the task, and given back with each of its events, also in a
+    ///     later launch.
     func startUpload(_ request: HTTPRequest, fromFile file: URL, taskDescription: String) throws
 
     /// Starts a task that sends `request` as it is and receives the response body into a file.

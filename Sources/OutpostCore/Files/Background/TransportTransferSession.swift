@@ -22,6 +22,9 @@ public final class TransportTransferSession: BackgroundTransferSession {
 
     /// - Parameters:
     ///   - transport: sends the requests; the session does not shut it down.
+    ///   - identifier: the session's name, as a background `URLSession`'s identifier.
+    ///   - folder: where download bodies are written; default: a new folder in the temporary
+    ///     directory.
     ///   - holdingTasks: keep started tasks until ``startHeldTasks()``.
     ///   - timeout: the longest one task may take.
     public init(
