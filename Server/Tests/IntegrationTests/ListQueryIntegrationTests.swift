@@ -291,4 +291,33 @@ struct ListQueryIntegrationTests {
             #expect(try followed.json()["results"]?.arrayValue?.map { $0["views"] } == [3, 2])
         }
     }
+
+    struct Item: Decodable, Sendable {
+        var id: String
+        var views: Int
+        var title: String
+    }
+
+    @Test("the client's ListRequest sends filter and sort; items() walks the filtered, sorted list")
+    func clientListRequest() async throws {
+        try await withLiveServer { server, client in
+            for (views, title) in [(3, "c"), (9, "a"), (12, "b"), (12, "a"), (40, "z")] {
+                let created = try await PrivateRecordsTests.send(
+                    server.baseURL, .post, "/records/items", body: ["views": .int(views), "title": .string(title)])
+                #expect(created.status == 201)
+            }
+            let store = client.entities(.outpost)
+            let request = ListRequest(resourcePath: "records/items", of: Item.self, pageSize: 2)
+                .filter("record.views > 5 && record.title != \"z\"").sorted(by: "-views", "title")
+            var seen: [String] = []
+            for try await item in store.items(request) { seen.append("\(item.views)\(item.title)") }
+            #expect(seen == ["12a", "12b", "9a"])
+            let numbered = ListRequest(
+                resourcePath: "records/items", of: Item.self, pageSize: 2, pagination: .outpostPageNumbers, page: 2
+            ).filter("record.views > 5").sorted(by: "title", "-views")
+            let page = try await store.page(numbered)
+            #expect(page.items.map { "\($0.views)\($0.title)" } == ["12b", "40z"])
+            #expect(page.info.totalItems == 4)
+        }
+    }
 }
