@@ -211,6 +211,9 @@ struct ListQueryIntegrationTests {
                     #expect(error?["details"]?["column"]?.intValue != nil)
                 }
                 #expect(error?["message"]?.stringValue?.isEmpty == false)
+                if code == "unknown_root" {
+                    #expect(error?["message"]?.stringValue?.contains("reads the record only") == true)
+                }
             }
         }
     }

@@ -25,8 +25,12 @@ struct ListFilter: Sendable {
                 details["offset"] = .int(position.offset)
                 details["column"] = .int(position.column)
             }
+            // caller and request belong to access rules: say why they are refused here.
+            let hint =
+                error.code == .unknownRoot
+                ? " (a list filter reads the record only; who may see what is decided by the type's access rules)" : ""
             throw ServerError.badRequest(
-                "invalid_filter", "The filter does not parse: \(error.message)", details: .object(details))
+                "invalid_filter", "The filter does not parse: \(error.message)\(hint)", details: .object(details))
         }
         do {
             predicate = try RecordPredicate.compile(condition, caller: .anonymous)
