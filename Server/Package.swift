@@ -121,7 +121,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCore", package: "Outpost"), "OutpostServer",
-                "OutpostServerTesting", "OutpostTestSupport",
+                .product(name: "OutpostExpressions", package: "Outpost"), "OutpostServerTesting", "OutpostTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "_OutpostSupport", package: "Outpost"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

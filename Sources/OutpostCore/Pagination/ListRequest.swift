@@ -8,6 +8,7 @@ public import Foundation
 /// let blogPage = ListRequest(resourcePath: "records/posts", of: BlogPostPreview.self, pageSize: 20,
 ///                            query: [URLQueryItem(name: "author", value: "ada")])
 /// let previews: [BlogPostPreview] = try await store.page(blogPage).items
+/// let popular = try await store.page(blogPage.filter("record.views > 10").sorted(by: "-views", "title")).items
 /// ```
 public struct ListRequest<Item: Decodable & Sendable>: Sendable {
     /// The collection, relative to the base URL, before ``EntityConfiguration/collectionPathTemplate``.
@@ -43,6 +44,25 @@ public struct ListRequest<Item: Decodable & Sendable>: Sendable {
     public func filter(_ field: String, _ value: String) -> ListRequest {
         var copy = self
         copy.query.append(URLQueryItem(name: field, value: value))
+        return copy
+    }
+
+    /// Lists only what `expression` selects, sent as `filter=expression`. On an Outpost server it
+    /// is an expression over `record`, e.g. `record.views > 10 && record.title ^= "Intro"` (see
+    /// docs/PROTOCOL.md, "Lists"); one the server cannot run fails with its 400 `invalid_filter`.
+    public func filter(_ expression: String) -> ListRequest {
+        var copy = self
+        copy.query.removeAll { $0.name == "filter" }
+        copy.query.append(URLQueryItem(name: "filter", value: expression))
+        return copy
+    }
+
+    /// Orders the list by `keys`, sent as `sort=key,key`: each a field name, `-` first for
+    /// descending, e.g. `sorted(by: "-views", "title")`. On an Outpost server ties end by `id`.
+    public func sorted(by keys: String...) -> ListRequest {
+        var copy = self
+        copy.query.removeAll { $0.name == "sort" }
+        copy.query.append(URLQueryItem(name: "sort", value: keys.joined(separator: ",")))
         return copy
     }
 }

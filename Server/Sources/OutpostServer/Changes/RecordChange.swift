@@ -1,4 +1,5 @@
 import Foundation
+import OutpostExpressions
 
 /// One row of the change feed: a record was created, updated or deleted.
 ///
@@ -39,6 +40,19 @@ public struct RecordChange: Sendable, Hashable {
         }
         text += "}"
         return text
+    }
+
+    /// The data of a `left` event (a record that stopped matching a stream's filter): `{"id",
+    /// "change": "left", "version"}`, without the record.
+    var leftEventData: String {
+        "{\"id\":\"\(record.id)\",\"change\":\"left\",\"version\":\(record.version)}"
+    }
+
+    /// Whether the record after this change matches a stream's filter, evaluated on the record
+    /// as rules read it. A deletion never matches.
+    func matches(_ filter: ListFilter) -> Bool {
+        guard kind != .deleted, let value = try? record.ruleValue else { return false }
+        return filter.condition.decide(in: ExpressionEnvironment(["record": value]))
     }
 
     /// Whether `caller` may see this change: the type's `subscribe` and `read` rules both grant

@@ -7,7 +7,8 @@ import NIOCore
 /// docs/PROTOCOL.md ("Live changes").
 ///
 /// Each change is one event: `id:` its position, `event:` `created`, `updated` or `deleted`, and
-/// `data:` `{"id", "change", "version", "record"}`. The stream starts with a `ready` event whose
+/// `data:` `{"id", "change", "version", "record"}`. With `?filter=EXPR` (a list filter), only
+/// changes whose record matches go out, and `left` when an update makes a record stop matching. The stream starts with a `ready` event whose
 /// `id:` is the starting position, and resumes after `Last-Event-ID` (or `?after=`). Heartbeat
 /// comments keep idle connections alive; they carry an `id:` when the position moved past changes
 /// this subscriber does not see.
@@ -35,6 +36,7 @@ struct ChangeRoutes: Sendable {
                 .notImplemented, code: "changes_unsupported",
                 message: "This server's storage keeps no change feed; poll GET /records/\(type) instead")
         }
+        let filter = try request.queryFields()["filter"].map { try ListFilter(parsing: $0) }
         let bounds = try await feed.storage.changeBounds()
         let start: Int64
         if let requested = try Self.requestedPosition(request) {
@@ -55,7 +57,7 @@ struct ChangeRoutes: Sendable {
             body: ResponseBody { writer in
                 defer { feed.leave(ticket) }
                 try await Self.pump(
-                    feed: feed, ticket: ticket, type: type, caller: caller, access: access, from: start,
+                    feed: feed, ticket: ticket, type: type, caller: caller, access: access, filter: filter, from: start,
                     until: feed.configuration.maxStreamDuration.map { ContinuousClock.now + $0 }, into: &writer)
                 try await writer.finish(nil)
             })
@@ -65,12 +67,13 @@ struct ChangeRoutes: Sendable {
     /// heartbeat) or a write fails (the client left).
     static func pump(
         feed: ChangeFeed, ticket: ChangeFeed.Ticket, type: String, caller: AuthenticatedCaller?, access: AccessControl,
-        from start: Int64,
+        filter: ListFilter? = nil, from start: Int64,
         until deadline: ContinuousClock.Instant?, into writer: inout any ResponseBodyWriter
     ) async throws {
         var position = start
         // Sent: the position the client knows (its last event id).
         var sent = start
+        var outside = FilterOutside()
         try await writer.write(ByteBuffer(string: "retry: 1000\nid: \(start)\nevent: ready\ndata: {\"position\":\(start)}\n\n"))
         while true {
             let seen = feed.seen
@@ -85,7 +88,13 @@ struct ChangeRoutes: Sendable {
                 ruleCaller = try await access.caller(caller)
             }
             for change in changes where change.isVisible(to: ruleCaller, under: rules) {
-                text += "id: \(change.position)\nevent: \(change.kind.rawValue)\ndata: \(change.eventData)\n\n"
+                var event = change.kind.rawValue
+                if let filter {
+                    guard let filtered = outside.event(for: change, filter: filter) else { continue }
+                    event = filtered
+                }
+                let data = event == "left" ? change.leftEventData : change.eventData
+                text += "id: \(change.position)\nevent: \(event)\ndata: \(data)\n\n"
                 sent = change.position
             }
             position = max(position, through)
@@ -146,6 +155,37 @@ struct ChangeRoutes: Sendable {
                 message:
                     "Position \(position) is ahead of this server's feed (at \(bounds.latest)); the data was replaced: reload /records/\(type) and subscribe again",
                 details: ["latest_position": .int(Int(bounds.latest))])
+        }
+    }
+}
+
+/// What a filtered stream knows of records that do not match its filter, so it sends one `left`
+/// per record leaving, not one per change of a record outside.
+///
+/// A stream cannot know whether a record it never saw matched before an update (the change holds
+/// the record after it only), so an update of a record it holds no knowledge of that does not
+/// match is sent as `left`: a client drops the id if it has it and ignores it otherwise. Bounded:
+/// past ``capacity`` ids it forgets them all, which only sends some `left` events again.
+struct FilterOutside {
+    static let capacity = 10_000
+    private var ids: Set<String> = []
+
+    /// The event to send for `change` under `filter`, or `nil` to send none.
+    mutating func event(for change: RecordChange, filter: ListFilter) -> String? {
+        let id = change.record.id
+        switch change.kind {
+        case .deleted:
+            // A record known not to match was never the client's.
+            return ids.remove(id) == nil ? RecordChange.Kind.deleted.rawValue : nil
+        case .created, .updated:
+            if change.matches(filter) {
+                ids.remove(id)
+                return change.kind.rawValue
+            }
+            let known = ids.contains(id)
+            if ids.count >= Self.capacity { ids.removeAll(keepingCapacity: true) }
+            ids.insert(id)
+            return change.kind == .created || known ? nil : "left"
         }
     }
 }

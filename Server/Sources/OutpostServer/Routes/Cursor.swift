@@ -6,7 +6,8 @@ import Synchronization
 /// Opaque, tamper-evident list cursors.
 ///
 /// A cursor is `base64url(payload) + "." + base64url(HMAC-SHA256(payload)[0..<16])`. The payload
-/// names the list it belongs to (type, sort, filters), the direction, and the position, so a cursor
+/// names the list it belongs to (type, sort, filters), the direction, and the position (for a list
+/// ordered by fields, the record's values under its keys), so a cursor
 /// altered by hand, or reused on another list, is refused with 400 `invalid_cursor`.
 struct CursorCodec: Sendable {
     struct Payload: Codable, Hashable {
@@ -16,6 +17,9 @@ struct CursorCodec: Sendable {
         var direction: String
         var time: Int64
         var seq: Int64
+        /// In a list ordered by fields: the record's values under the order's keys (`time` and
+        /// `seq` are 0).
+        var values: [RecordOrderValue]? = nil
     }
 
     let secret: Data
@@ -90,6 +94,20 @@ struct CursorCodec: Sendable {
         json.append(contentsOf: String(payload.seq).utf8)
         json.append(contentsOf: #","time":"#.utf8)
         json.append(contentsOf: String(payload.time).utf8)
+        if let values = payload.values {
+            json.append(contentsOf: #","values":["#.utf8)
+            for (index, value) in values.enumerated() {
+                if index > 0 { json.append(UInt8(ascii: ",")) }
+                json.append(contentsOf: #"{"n":""#.utf8)
+                json.append(contentsOf: String(value.number.bitPattern).utf8)
+                json.append(contentsOf: #"","r":"#.utf8)
+                json.append(contentsOf: String(value.rank).utf8)
+                json.append(contentsOf: #","t":"#.utf8)
+                JSONText.appendQuoted(value.text, to: &json)
+                json.append(UInt8(ascii: "}"))
+            }
+            json.append(UInt8(ascii: "]"))
+        }
         json.append(UInt8(ascii: "}"))
         let mac = json.withUnsafeBytes { authenticationCode($0) }
         Base64URL.append(json, to: &out)

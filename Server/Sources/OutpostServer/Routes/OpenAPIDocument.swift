@@ -170,15 +170,16 @@ enum OpenAPIDocument {
                 }
               },
               "get": {
-                "operationId": "listRecords", "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort; equality filters on fields (a token needs records:read). Private records of other users are left out",
+                "operationId": "listRecords", "summary": "List records: keyset cursor (limit, cursor) or page numbers (page, per_page); sort by time or fields; a filter expression and equality filters on fields (a token needs records:read). Private records of other users are left out",
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
                   {"name": "cursor", "in": "query", "schema": {"type": "string"}},
                   {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 9223372036854775}},
                   {"name": "per_page", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
-                  {"name": "sort", "in": "query", "schema": {"type": "string", "enum": ["created", "-created", "updated", "-updated"]}},
-                  {"name": "filter", "in": "query", "style": "form", "explode": true, "description": "Equality filters on top-level fields: every query parameter other than limit, cursor, page, per_page and sort is one, field=value (this object's members are sent as separate parameters; the name filter itself is not sent). A value that reads as JSON (30, 2.5, true, false, null, \"30\") is compared as that JSON value, anything else as text. A field name is 1-64 letters, digits, _ or - (400 invalid_filter otherwise)", "schema": {"$ref": "#/components/schemas/ListFilter"}},
+                  {"name": "sort", "in": "query", "description": "created, -created, updated or -updated (the default is created); or up to 3 comma-separated keys, each a top-level field name or created, updated or id, with - for descending (-views,title), always ended by id so no two records tie. Mixed types sort null (and missing) < false < true < numbers < strings (by code point, first 100 characters) < arrays and objects. 400 invalid_sort otherwise", "schema": {"type": "string", "pattern": "^-?[A-Za-z0-9_][A-Za-z0-9_-]{0,63}(,-?[A-Za-z0-9_][A-Za-z0-9_-]{0,63}){0,2}$"}},
+                  {"name": "filter", "in": "query", "description": "An expression of the rules' language over record (its fields, id, owner, private), e.g. record.views > 10 && record.tag in [\"a\", \"b\"]; ^= is a string prefix. Lists only records for which it is true. 400 invalid_filter with details.code, details.offset and details.column when it does not parse, or details.code unsupported_expression or too_complex when it cannot run as a query", "schema": {"type": "string", "maxLength": 4096}},
+                  {"name": "fields", "in": "query", "style": "form", "explode": true, "description": "Equality filters on top-level fields: every query parameter other than limit, cursor, page, per_page, sort and filter is one, field=value (this object's members are sent as separate parameters; the name fields itself is not sent). A value that reads as JSON (30, 2.5, true, false, null, \"30\") is compared as that JSON value, anything else as text. A field name is 1-64 letters, digits, _ or - (400 invalid_filter otherwise)", "schema": {"$ref": "#/components/schemas/ListFilter"}},
                   {"$ref": "#/components/parameters/IfNoneMatch"}
                 ],
                 "responses": {
@@ -197,10 +198,11 @@ enum OpenAPIDocument {
                 "security": [{}, {"bearer": ["records:read"]}],
                 "parameters": [
                   {"name": "Last-Event-ID", "in": "header", "description": "Resume after this position (the id of the last event received); wins over after", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},
-                  {"name": "after", "in": "query", "description": "Resume after this position; without either, the stream starts at the newest change", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}}
+                  {"name": "after", "in": "query", "description": "Resume after this position; without either, the stream starts at the newest change", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},
+                  {"name": "filter", "in": "query", "description": "A list filter (the filter of listRecords): only changes whose record matches go out, and a left event (data: {id, change, version}) when an update makes a record stop matching", "schema": {"type": "string", "maxLength": 4096}}
                 ],
                 "responses": {
-                  "200": {"description": "An endless event stream with heartbeat comments", "content": {"text/event-stream": {"schema": {"type": "object", "description": "One event: id is the resume position, event is ready, created, updated or deleted, data is JSON", "properties": {"id": {"type": "string"}, "event": {"type": "string"}, "data": {"type": "string"}, "retry": {"type": "integer"}}}}}},
+                  "200": {"description": "An endless event stream with heartbeat comments", "content": {"text/event-stream": {"schema": {"type": "object", "description": "One event: id is the resume position, event is ready, created, updated, deleted or (with a filter) left, data is JSON", "properties": {"id": {"type": "string"}, "event": {"type": "string"}, "data": {"type": "string"}, "retry": {"type": "integer"}}}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "410": {"$ref": "#/components/responses/Error"},
@@ -447,8 +449,8 @@ enum OpenAPIDocument {
               },
               "ListFilter": {
                 "type": "object",
-                "description": "field=value equality filters: the names are field names, never limit, cursor, page, per_page or sort",
-                "propertyNames": {"pattern": "^[A-Za-z0-9_-]{1,64}$", "not": {"enum": ["limit", "cursor", "page", "per_page", "sort"]}},
+                "description": "field=value equality filters: the names are field names, never limit, cursor, page, per_page, sort or filter",
+                "propertyNames": {"pattern": "^[A-Za-z0-9_-]{1,64}$", "not": {"enum": ["limit", "cursor", "page", "per_page", "sort", "filter"]}},
                 "additionalProperties": {"type": "string"},
                 "maxProperties": 32
               },

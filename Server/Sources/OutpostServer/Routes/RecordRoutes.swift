@@ -282,17 +282,21 @@ struct RecordRoutes: Sendable {
         var limit: Int?
         var sort = RecordSort.created
         var filters: [(field: String, value: JSONValue)] = []
+        var filter: ListFilter?
+        var order: [RecordOrderKey]?
         let fields = try request.queryFields()
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             switch name {
             case "cursor": cursor = value.isEmpty ? nil : value
+            case "filter": filter = try ListFilter(parsing: value)
             case "page": page = try Self.positive(value, name: "page", max: Int.max / 1000)
             case "limit", "per_page": limit = try Self.positive(value, name: name, max: Self.maxPageSize)
             case "sort":
-                guard let parsed = RecordSort(rawValue: value) else {
-                    throw ServerError.badRequest("invalid_sort", "sort must be one of: created, -created, updated, -updated")
+                if let parsed = RecordSort(rawValue: value) {
+                    sort = parsed
+                } else {
+                    order = try Self.order(value)
                 }
-                sort = parsed
             default:
                 guard Self.isValidName(name) else {
                     throw ServerError.badRequest(
@@ -307,6 +311,8 @@ struct RecordRoutes: Sendable {
         var query = RecordQuery(
             type: type, filters: filters, sort: sort, limit: limit ?? Self.defaultPageSize, viewer: caller?.userID)
         query.access = try await listAccess(type: type, caller: caller)
+        query.filter = filter?.predicate
+        query.order = order
         if let page {
             let (records, total) = try await storage.listRecords(query, page: page)
             return Self.listResponse(
@@ -316,7 +322,8 @@ struct RecordRoutes: Sendable {
                     ("total_pages", .int((total + query.limit - 1) / query.limit)),
                 ])
         }
-        return try await keysetPage(query, cursor: cursor, request: request, fields: fields)
+        return try await keysetPage(
+            query, cursor: cursor, request: request, fields: fields, listName: Self.listName(query, filter: filter))
     }
 
     /// What the caller may list: records both the list and the read rules grant, as a condition
@@ -344,24 +351,50 @@ struct RecordRoutes: Sendable {
     }
 
     nonisolated(nonsending) func keysetPage(
-        _ query: RecordQuery, cursor: String?, request: Request, fields: [String: String]
+        _ query: RecordQuery, cursor: String?, request: Request, fields: [String: String], listName: String
     ) async throws -> Response {
-        let listName = Self.listName(query)
         let payload = try cursor.map { try cursors.decode($0, list: listName) }
         let backwards = payload?.direction == "p"
-        let page = try await storage.listRecordText(
-            query, from: payload.map { RecordPosition(time: $0.time, seq: $0.seq) }, backwards: backwards)
+        let page: RecordPageText
+        // The positions of the page's first and last records, for the cursors.
+        let first: CursorCodec.Payload?
+        let last: CursorCodec.Payload?
+        if let order = query.order {
+            guard payload == nil || payload?.values?.count == order.count else { throw CursorCodec.invalid }
+            let position = payload.map { RecordPosition(values: $0.values ?? []) }
+            var rows = try await storage.listRecords(query, from: position, backwards: backwards)
+            page = RecordPageText(rows: rows, limit: query.limit, backwards: backwards)
+            rows = Array(rows.prefix(query.limit))
+            if backwards { rows.reverse() }
+            func at(_ record: StoredRecord?) throws -> CursorCodec.Payload? {
+                guard let record else { return nil }
+                let values = try RecordOrderValue.values(of: record, keys: order)
+                return .init(list: listName, direction: "", time: 0, seq: 0, values: values)
+            }
+            first = try at(rows.first)
+            last = try at(rows.last)
+        } else {
+            page = try await storage.listRecordText(
+                query, from: payload.map { RecordPosition(time: $0.time, seq: $0.seq) }, backwards: backwards)
+            func at(_ record: RecordPageText.Entry?) -> CursorCodec.Payload? {
+                guard let record else { return nil }
+                let time = RecordPageText.time(record, sort: query.sort)
+                return .init(list: listName, direction: "", time: time, seq: record.seq)
+            }
+            first = at(page.first)
+            last = at(page.last)
+        }
         let hasNext = backwards ? true : page.more
         let hasPrevious = backwards ? page.more : payload != nil
-        func makeCursor(_ record: RecordPageText.Entry?, _ direction: String) -> [UInt8]? {
-            guard let record else { return nil }
-            let time = RecordPageText.time(record, sort: query.sort)
+        func makeCursor(_ position: CursorCodec.Payload?, _ direction: String) -> [UInt8]? {
+            guard var position else { return nil }
+            position.direction = direction
             var text: [UInt8] = []
-            cursors.append(.init(list: listName, direction: direction, time: time, seq: record.seq), to: &text)
+            cursors.append(position, to: &text)
             return text
         }
-        let next = hasNext ? makeCursor(page.last, "n") : nil
-        let previous = hasPrevious ? makeCursor(page.first, "p") : nil
+        let next = hasNext ? makeCursor(last, "n") : nil
+        let previous = hasPrevious ? makeCursor(first, "p") : nil
         // Both links are this request with another cursor: what comes before the cursor, once.
         let linkStart = (next != nil || previous != nil) ? linkPrefix(request, type: query.type, fields: fields) : []
         return Self.listResponse(page) { out in
@@ -459,9 +492,14 @@ struct RecordRoutes: Sendable {
         return text
     }
 
-    static func listName(_ query: RecordQuery) -> String {
+    /// What a cursor is bound to: the type, the order, the equality filters and the filter
+    /// expression (its canonical source, so spacing does not matter).
+    static func listName(_ query: RecordQuery, filter: ListFilter? = nil) -> String {
         let filters = query.filters.map { "\($0.field)=\($0.value.jsonString())" }.sorted().joined(separator: "&")
-        return "\(query.type)|\(query.sort.rawValue)|\(filters)"
+        let sort = query.order.map { $0.map(\.text).joined(separator: ",") } ?? query.sort.rawValue
+        let name = "\(query.type)|\(sort)|\(filters)"
+        guard let filter else { return name }
+        return name + "|" + filter.condition.description
     }
 
     /// A filter value: JSON when it is a number, `true`, `false`, `null` or a quoted string; text otherwise.

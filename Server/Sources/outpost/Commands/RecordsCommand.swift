@@ -49,7 +49,12 @@ struct RecordsCommand: AsyncParsableCommand {
         @Option(name: .customLong("per-page"), help: "Records per page, 1–100.") var perPage = 20
         @Option(help: "Where to start (a next_cursor from an earlier page).") var cursor: String?
         @Option(name: .customLong("filter"), help: "field=value equality filter (repeatable).") var filters: [String] = []
-        @Option(help: "created, -created, updated or -updated.") var sort: String?
+        @Option(
+            name: .customLong("where"),
+            help: "A filter expression over record, sent as filter=, e.g. 'record.views > 10 && record.title ^= \"Intro\"'.")
+        var expression: String?
+        @Option(help: "created, -created, updated, -updated, or up to 3 comma-separated fields: --sort=-views,title.")
+        var sort: String?
         @OptionGroup var options: SignInOptions
 
         func validate() throws {
@@ -66,6 +71,7 @@ struct RecordsCommand: AsyncParsableCommand {
                 let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 return URLQueryItem(name: String(parts[0]), value: String(parts[1]))
             }
+            if let expression { items.append(URLQueryItem(name: "filter", value: expression)) }
             if let sort { items.append(URLQueryItem(name: "sort", value: sort)) }
             return items
         }

@@ -86,6 +86,10 @@ enum RecordsTour {
         var firstFour: [String] = []
         for try await preview in store.items(cursorList, limit: 4) { firstFour.append(preview.title) }
         log.step("items(limit: 4) fetches lazily and stops early: \(firstFour.joined(separator: ", "))")
+        let selected = cursorList.filter(#"record.title ^= "Post" && record.title != "Post 4""#).sorted(by: "-title")
+        var titles: [String] = []
+        for try await preview in store.items(selected) { titles.append(preview.title) }
+        log.step(#"filter record.title ^= "Post" && record.title != "Post 4", sort -title: "# + titles.joined(separator: ", "))
 
         log.section("Idempotent writes")
         let marker = UUID().uuidString

@@ -147,10 +147,19 @@ public enum RecordSort: String, Sendable, CaseIterable {
 public struct RecordPosition: Sendable, Hashable, Codable {
     public var time: Int64
     public var seq: Int64
+    /// In a list ordered by fields (``RecordQuery/order``): the record's values under its keys,
+    /// instead of `time` and `seq`.
+    public var values: [RecordOrderValue]? = nil
 
     public init(time: Int64, seq: Int64) {
         self.time = time
         self.seq = seq
+    }
+
+    /// A position in a list ordered by fields.
+    public init(values: [RecordOrderValue]) {
+        self.init(time: 0, seq: 0)
+        self.values = values
     }
 }
 
@@ -167,6 +176,12 @@ public struct RecordQuery: Sendable {
     /// The records the caller may list, from the access rules (``RecordPredicate``); `nil` keeps
     /// the default, ``viewer``'s visibility.
     public var access: RecordPredicate?
+    /// The caller's own filter (`?filter=EXPR`), compiled: the list holds only records it grants,
+    /// on top of ``access`` (or the default visibility). `nil` filters nothing.
+    public var filter: RecordPredicate?
+    /// An order by fields (`?sort=-views,title`), ending with a key no two records share (`id`);
+    /// `nil` orders by ``sort``. Such lists are ordered by the query itself, not by an index.
+    public var order: [RecordOrderKey]?
 
     public init(
         type: String, filters: [(field: String, value: JSONValue)] = [], sort: RecordSort = .created, limit: Int = 20,

@@ -100,8 +100,13 @@ extension PostgresStorage {
 
     public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
     {
+        if let order = query.order {
+            let statement = Self.orderedStatement(
+                query, order: order, from: position, backwards: backwards, limit: query.limit + 1)
+            return try await rows(statement.query).map(Self.record(from:))
+        }
         let descending = query.sort.descending != backwards
-        if query.filters.isEmpty && query.access == nil {
+        if query.filters.isEmpty && query.access == nil && query.filter == nil {
             return try await keysetPage(query, from: position, descending: descending)
         }
         return try await rows(Self.keysetStatement(query, from: position, descending: descending).query).map(Self.record(from:))
@@ -150,6 +155,11 @@ extension PostgresStorage {
         count.sql += count.bind(query.type)
         Self.appendConditions(query, to: &count)
         let total = try await rows(count.query).first?.int64("total") ?? 0
+        if let order = query.order {
+            let statement = Self.orderedStatement(
+                query, order: order, from: nil, backwards: false, limit: query.limit, offset: max(0, page - 1) * query.limit)
+            return (try await rows(statement.query).map(Self.record(from:)), Int(total))
+        }
         let direction = query.sort.descending ? "DESC" : "ASC"
         var select = PostgresStatement("SELECT \(Self.columns) FROM records WHERE type = ")
         select.sql += select.bind(query.type)
@@ -159,23 +169,29 @@ extension PostgresStorage {
         return (try await rows(select.query).map(Self.record(from:)), Int(total))
     }
 
-    /// Visibility (private records of others are left out) and equality on top-level fields,
+    /// Visibility (private records of others are left out), the caller's filter and equality on top-level fields,
     /// compared as JSON values (`1` equals `1.0`, as in SQLite). Names and values are bound.
     static func appendConditions(_ query: RecordQuery, to statement: inout PostgresStatement) {
         if let access = query.access {
-            let sql = accessSQL(access, into: &statement)
-            statement.sql += " AND " + sql
-            if access.comparesFieldStrings {
-                statement.sql += " AND strpos(body, " + statement.bind(RecordPredicate.escapedNull) + "::text) = 0"
-            }
+            appendPredicate(access, to: &statement)
         } else if let viewer = query.viewer {
             statement.sql += " AND (NOT private OR owner = " + statement.bind(viewer) + ")"
         } else {
             statement.sql += " AND NOT private"
         }
+        if let filter = query.filter { appendPredicate(filter, to: &statement) }
         for filter in query.filters {
             statement.sql += " AND body_json -> " + statement.bind(filter.field)
             statement.sql += " = " + statement.bind(filter.value.jsonString()) + "::jsonb"
+        }
+    }
+
+    /// `AND predicate`, leaving out records with U+0000 in a string when it compares strings.
+    private static func appendPredicate(_ predicate: RecordPredicate, to statement: inout PostgresStatement) {
+        let sql = accessSQL(predicate, into: &statement)
+        statement.sql += " AND " + sql
+        if predicate.comparesFieldStrings {
+            statement.sql += " AND strpos(body, " + statement.bind(RecordPredicate.escapedNull) + "::text) = 0"
         }
     }
 

@@ -120,6 +120,10 @@ extension SQLiteStorage {
     /// order. The extra record tells whether another page follows.
     public func listRecords(_ query: RecordQuery, from position: RecordPosition?, backwards: Bool) async throws -> [StoredRecord]
     {
+        if let order = query.order {
+            let (sql, binds) = orderedSQL(query, order: order, from: position, backwards: backwards, limit: query.limit + 1)
+            return try await reader.query(sql, binds).map(Self.record(from:))
+        }
         let (sql, binds) = keysetSQL(query, from: position, backwards: backwards, columns: Self.columns)
         return try await reader.query(sql, binds).map(Self.record(from:))
     }
@@ -140,6 +144,10 @@ extension SQLiteStorage {
         -> RecordPageText
     {
         let limit = query.limit
+        if query.order != nil {
+            let rows = try await listRecords(query, from: position, backwards: backwards)
+            return RecordPageText(rows: rows, limit: limit, backwards: backwards)
+        }
         let bounded = keysetSQL(
             query, from: position, backwards: backwards, columns: Self.pageColumns, shownAsColumn: true,
             rowLimit: Self.inPlaceRowBudget(limit: limit))
@@ -226,8 +234,7 @@ extension SQLiteStorage {
         let descending = query.sort.descending != backwards
         var conditions = ""
         var binds: [SQLiteData] = []
-        appendVisibility(query, to: &conditions, binds: &binds)
-        appendFilters(query.filters, to: &conditions, binds: &binds)
+        appendConditions(query, to: &conditions, binds: &binds)
         var sql: String
         if shownAsColumn {
             // " AND a AND b" as a column: "(1 AND a AND b)". Its parameters come first.
@@ -256,31 +263,48 @@ extension SQLiteStorage {
         let direction = query.sort.descending ? "DESC" : "ASC"
         var filterSQL = ""
         var binds: [SQLiteData] = [.text(query.type)]
-        appendVisibility(query, to: &filterSQL, binds: &binds)
-        appendFilters(query.filters, to: &filterSQL, binds: &binds)
+        appendConditions(query, to: &filterSQL, binds: &binds)
         let reader = self.reader
         let countRows = try await reader.query("SELECT COUNT(*) AS total FROM records WHERE type = ?" + filterSQL, binds)
         let total = countRows.first?.column("total")?.integer ?? 0
+        if let order = query.order {
+            let (sql, orderBinds) = orderedSQL(
+                query, order: order, from: nil, backwards: false, limit: query.limit, offset: (page - 1) * query.limit)
+            return (try await reader.query(sql, orderBinds).map(Self.record(from:)), total)
+        }
         let rows = try await reader.query(
             "SELECT \(Self.columns) FROM records WHERE type = ?\(filterSQL) ORDER BY \(column) \(direction), seq \(direction) LIMIT ? OFFSET ?",
             binds + [.integer(query.limit), .integer((page - 1) * query.limit)])
         return (try rows.map(Self.record(from:)), total)
     }
 
+    /// Every condition of a list: visibility, the caller's filter, equality filters.
+    func appendConditions(_ query: RecordQuery, to sql: inout String, binds: inout [SQLiteData]) {
+        appendVisibility(query, to: &sql, binds: &binds)
+        appendFilters(query.filters, to: &sql, binds: &binds)
+    }
+
     /// The records the access rules let the caller list (``RecordQuery/access``); without rules,
-    /// private records of others are left out and `viewer` sees its own.
+    /// private records of others are left out and `viewer` sees its own. Then the caller's own
+    /// filter (``RecordQuery/filter``).
     private func appendVisibility(_ query: RecordQuery, to sql: inout String, binds: inout [SQLiteData]) {
         if let access = query.access {
-            sql += " AND " + Self.accessSQL(access, binds: &binds)
-            if access.comparesFieldStrings {
-                sql += " AND instr(body, ?) = 0"
-                binds.append(.text(RecordPredicate.escapedNull))
-            }
+            appendPredicate(access, to: &sql, binds: &binds)
         } else if let viewer = query.viewer {
             sql += " AND (private = 0 OR owner = ?)"
             binds.append(.text(viewer))
         } else {
             sql += " AND private = 0"
+        }
+        if let filter = query.filter { appendPredicate(filter, to: &sql, binds: &binds) }
+    }
+
+    /// `AND predicate`, leaving out records with U+0000 in a string when it compares strings.
+    private func appendPredicate(_ predicate: RecordPredicate, to sql: inout String, binds: inout [SQLiteData]) {
+        sql += " AND " + Self.accessSQL(predicate, binds: &binds)
+        if predicate.comparesFieldStrings {
+            sql += " AND instr(body, ?) = 0"
+            binds.append(.text(RecordPredicate.escapedNull))
         }
     }
 
