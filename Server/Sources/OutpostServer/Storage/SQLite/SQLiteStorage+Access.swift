@@ -34,6 +34,9 @@ extension SQLiteStorage {
             case .compareString(let op, let text):
                 binds.append(.text(text))
                 return "\(name) \(op.rawValue) ?"
+            case .startsWith(let prefix) where prefix.isEmpty:
+                // SQLite binds an empty blob as NULL, so the empty prefix is a presence test.
+                return "\(name) IS NOT NULL"
             case .startsWith(let prefix):
                 binds += [.integer(prefix.utf8.count), .blob(.init(bytes: Array(prefix.utf8)))]
                 return "substr(CAST(\(name) AS BLOB), 1, ?) = ?"
@@ -71,6 +74,9 @@ extension SQLiteStorage {
                 let sql = "(\(type()) IN ('integer', 'real') AND \(value()) \(op.rawValue) ?)"
                 binds.append(.float(number))
                 return sql
+            case .startsWith(let prefix) where prefix.isEmpty:
+                // Every string starts with the empty prefix (whose empty blob SQLite would bind as NULL).
+                return "\(type()) = 'text'"
             case .startsWith(let prefix):
                 let sql = "(\(type()) = 'text' AND substr(CAST(\(value()) AS BLOB), 1, ?) = ?)"
                 binds += [.integer(prefix.utf8.count), .blob(.init(bytes: Array(prefix.utf8)))]
