@@ -22,6 +22,7 @@ public final class OutpostServer: Sendable {
     let lambdas: [String: LambdaBody]
     let handlers: [String: HandlerBody]
     let providers: [String: ProviderBody]
+    let hooks: RecordHooks
     /// The identifiers of the plugins in use.
     public let pluginIdentifiers: [String]
 
@@ -39,6 +40,7 @@ public final class OutpostServer: Sendable {
         self.lambdas = registrar.lambdas
         self.handlers = registrar.handlers
         self.providers = registrar.providers
+        self.hooks = registrar.hooks
         self.pluginIdentifiers = plugins.map(\.identifier)
     }
 
@@ -77,17 +79,21 @@ public final class OutpostServer: Sendable {
         let auth = try await AuthService.make(
             storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
             logger: configuration.logger, passwordPool: passwordPool)
-        PluginRoutes(lambdas: lambdas, handlers: handlers, configuration: configuration, storage: storage, auth: auth).add(
-            to: router)
-        let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
         let feed = changeFeed ?? makeChangeFeed(storage: storage)
-        // Before the records' routes: `/records/{type}/changes` is not a record id.
         let access = AccessControl(
             storage: storage, maxAge: configuration.accessRulesMaxAge, logger: configuration.logger)
+        let actions = RecordActions(
+            storage: storage, access: access, hooks: hooks, changes: feed, logger: configuration.logger)
+        PluginRoutes(
+            lambdas: lambdas, handlers: handlers, configuration: configuration, storage: storage, auth: auth,
+            actions: actions
+        ).add(to: router)
+        let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
+        // Before the records' routes: `/records/{type}/changes` is not a record id.
         ChangeRoutes(feed: feed, auth: auth, access: access).add(to: router)
         RecordRoutes(
             storage: storage, auth: auth, access: access, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
-            maxJSONDepth: configuration.maxJSONDepth, changes: feed
+            maxJSONDepth: configuration.maxJSONDepth, actions: actions
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
@@ -100,6 +106,25 @@ public final class OutpostServer: Sendable {
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router
+    }
+
+    /// The runner of plugins' after hooks and jobs; `nil` when no plugin registered any.
+    ///
+    /// - Throws: ``ServerError`` when there are some and `storage` cannot keep their leases or change feed.
+    func backgroundWork(storage: any Storage, changeFeed: ChangeFeed?) throws -> BackgroundWork? {
+        guard !hooks.after.isEmpty || !hooks.jobs.isEmpty else { return nil }
+        guard let leases = storage as? any LeaseStorage, let changes = storage as? any ChangeFeedStorage else {
+            throw ServerError(
+                .internalServerError, code: "background_work_unsupported",
+                message: "The plugins register after hooks or jobs, and this storage keeps no leases or change feed; "
+                    + "use SQLite or PostgreSQL")
+        }
+        let access = AccessControl(storage: storage, maxAge: configuration.accessRulesMaxAge, logger: configuration.logger)
+        let actions = RecordActions(
+            storage: storage, access: access, hooks: hooks, changes: changeFeed, logger: configuration.logger)
+        return BackgroundWork(
+            hooks: hooks, changes: changes, leases: leases, actions: actions, configuration: configuration.background,
+            logger: configuration.logger)
     }
 
     /// The change feed's notifier over `storage`, or `nil` when the storage keeps no change feed.
@@ -118,6 +143,7 @@ public final class OutpostServer: Sendable {
         let app = try await makeApplication(storage: storage, passwordPool: passwordPool, changeFeed: feed, onRunning: onRunning)
         var services: [any Service] = [app]
         if let feed { services.append(feed) }
+        if let work = try backgroundWork(storage: storage, changeFeed: feed) { services.append(work) }
         return services
     }
 

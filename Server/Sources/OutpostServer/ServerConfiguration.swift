@@ -54,6 +54,8 @@ public struct ServerConfiguration: Sendable {
     package var downloadObserver: (any DownloadObserver)? = nil
     /// The change feed (`GET /records/{type}/changes`): retention, subscriber limit, heartbeats.
     public var changes = ChangeFeedConfiguration()
+    /// How after hooks and scheduled jobs run.
+    public var background = BackgroundWorkConfiguration()
     /// How long an instance keeps the access rules and users' roles it read from storage before
     /// reading them again: a rule changed in storage applies to every instance within this long.
     /// Default: 1 s.

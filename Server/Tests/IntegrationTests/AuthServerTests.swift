@@ -18,8 +18,10 @@ struct AuthFixture {
     static let redirect = "http://127.0.0.1/callback"
     static let password = "correct horse battery"
 
-    static func start(configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> AuthFixture {
-        let server = try await LiveServer.start(configure: configure)
+    static func start(
+        plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()], configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> AuthFixture {
+        let server = try await LiveServer.start(plugins: plugins, configure: configure)
         let storage = try await server.openStorage()
         do {
             let (publicClient, _) = try await storage.registerClient(
@@ -63,10 +65,11 @@ struct AuthFixture {
     }
 }
 
-func withAuthFixture(configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (AuthFixture) async throws -> Void)
-    async throws
-{
-    let fixture = try await AuthFixture.start(configure: configure)
+func withAuthFixture(
+    plugins: [any ServerPlugin] = [DemoPlugin(), TestPlugin()], configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: (AuthFixture) async throws -> Void
+) async throws {
+    let fixture = try await AuthFixture.start(plugins: plugins, configure: configure)
     do {
         try await body(fixture)
     } catch {

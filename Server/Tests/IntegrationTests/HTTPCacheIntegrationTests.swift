@@ -42,9 +42,9 @@ struct HTTPCacheIntegrationTests {
         let log = LogRecorder()
         try await withLiveServer(configure: { $0.logger = log.logger(level: .info) }) { server, _ in
             let (client, _) = Self.cachedClient(server.baseURL)
-            let created = try await client.send(.post("/records/notes", json: ["title": "first"])).json()
+            let created = try await client.send(.post("/records/memos", json: ["title": "first"])).json()
             let id = try #require(created["id"]?.stringValue)
-            let path = "/records/notes/\(id)"
+            let path = "/records/memos/\(id)"
             let first = try await client.send(.get(path))
             #expect(first.headerFields[.cacheControl] == "private, max-age=0")
             #expect(first.headerFields[.lastModified] != nil)
@@ -54,10 +54,10 @@ struct HTTPCacheIntegrationTests {
             let statuses = log.requests(to: path).map { $0.contains("status=304") ? 304 : 200 }
             #expect(statuses == [200, 304])
 
-            _ = try await client.send(.get("/records/notes"))
-            let page = try await client.send(.get("/records/notes"))
+            _ = try await client.send(.get("/records/memos"))
+            let page = try await client.send(.get("/records/memos"))
             #expect(page.cacheStatus == .revalidated)
-            #expect(log.requests(to: "/records/notes").last?.contains("status=304") == true)
+            #expect(log.requests(to: "/records/memos").last?.contains("status=304") == true)
 
             // A write through the same client invalidates the entry: the next read gets the new body.
             _ = try await client.send(Request(method: .put, path: path, body: .json(["title": "second"])))
@@ -70,25 +70,25 @@ struct HTTPCacheIntegrationTests {
     @Test("the server answers If-None-Match and If-Modified-Since with 304 on records, and If-None-Match on lists")
     func serverConditionals() async throws {
         try await withLiveServer { _, client in
-            let created = try await client.send(.post("/records/notes", json: ["title": "x"]))
+            let created = try await client.send(.post("/records/memos", json: ["title": "x"]))
             let id = try #require(try created.json()["id"]?.stringValue)
-            let read = try await client.send(.get("/records/notes/\(id)"))
+            let read = try await client.send(.get("/records/memos/\(id)"))
             let etag = try #require(read.headerFields[.eTag])
             let modified = try #require(read.headerFields[.lastModified])
             func get(_ path: String, _ fields: HTTPFields) async throws -> ClientResponse {
                 try await client.send(Request(method: .get, path: path, headers: fields))
             }
-            #expect(try await get("/records/notes/\(id)", [.ifNoneMatch: etag]).status == 304)
-            #expect(try await get("/records/notes/\(id)", [.ifModifiedSince: modified]).status == 304)
-            #expect(try await get("/records/notes/\(id)", [.ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"]).status == 200)
-            #expect(try await get("/records/notes/\(id)", [.ifNoneMatch: "\"v999\""]).status == 200)
-            let list = try await client.send(.get("/records/notes"))
+            #expect(try await get("/records/memos/\(id)", [.ifNoneMatch: etag]).status == 304)
+            #expect(try await get("/records/memos/\(id)", [.ifModifiedSince: modified]).status == 304)
+            #expect(try await get("/records/memos/\(id)", [.ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"]).status == 200)
+            #expect(try await get("/records/memos/\(id)", [.ifNoneMatch: "\"v999\""]).status == 200)
+            let list = try await client.send(.get("/records/memos"))
             let listTag = try #require(list.headerFields[.eTag])
             #expect(listTag.hasPrefix("W/\""))
-            let notModified = try await get("/records/notes", [.ifNoneMatch: listTag])
+            let notModified = try await get("/records/memos", [.ifNoneMatch: listTag])
             #expect(notModified.status == 304 && notModified.headerFields[.eTag] == listTag)
-            _ = try await client.send(.post("/records/notes", json: ["title": "y"]))
-            #expect(try await get("/records/notes", [.ifNoneMatch: listTag]).status == 200, "a new record changes the page")
+            _ = try await client.send(.post("/records/memos", json: ["title": "y"]))
+            #expect(try await get("/records/memos", [.ifNoneMatch: listTag]).status == 200, "a new record changes the page")
         }
     }
 

@@ -140,15 +140,15 @@ struct IdempotencyTests {
             try await Self.withClient(fixture.server.baseURL) { client in
                 let ada = try #require(try await fixture.passwordTokens("ada")["access_token"] as? String)
                 let bob = try #require(try await fixture.passwordTokens("bob")["access_token"] as? String)
-                let asAda = try await client.send(Self.post("/records/notes", ["n": 1], key: "shared", token: ada))
-                let asBob = try await client.send(Self.post("/records/notes", ["n": 1], key: "shared", token: bob))
-                let anonymous = try await client.send(Self.post("/records/notes", ["n": 1], key: "shared"))
+                let asAda = try await client.send(Self.post("/records/memos", ["n": 1], key: "shared", token: ada))
+                let asBob = try await client.send(Self.post("/records/memos", ["n": 1], key: "shared", token: bob))
+                let anonymous = try await client.send(Self.post("/records/memos", ["n": 1], key: "shared"))
                 #expect(asAda.status == 201 && asBob.status == 201 && anonymous.status == 201)
                 let ids = Set([try asAda.json()["id"], try asBob.json()["id"], try anonymous.json()["id"]])
                 #expect(ids.count == 3)
-                let adaAgain = try await client.send(Self.post("/records/notes", ["n": 1], key: "shared", token: ada))
+                let adaAgain = try await client.send(Self.post("/records/memos", ["n": 1], key: "shared", token: ada))
                 #expect(try adaAgain.json()["id"] == (try asAda.json()["id"]))
-                #expect(try await Self.count(client, "notes") == 3)
+                #expect(try await Self.count(client, "memos") == 3)
             }
         }
     }

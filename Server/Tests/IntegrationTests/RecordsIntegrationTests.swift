@@ -44,14 +44,14 @@ struct RecordsProtocolTests {
     @Test("create, read, conditional read, replace, patch, delete")
     func lifecycle() async throws {
         try await withLiveServer { _, client in
-            let created = try await client.send(.post("/records/notes", json: ["title": "first", "id": "ignored"]))
+            let created = try await client.send(.post("/records/memos", json: ["title": "first", "id": "ignored"]))
             #expect(created.status == 201)
             let etag = try #require(created.headerFields[.eTag])
             let location = try #require(created.headerFields[.location])
             let body = try created.json()
             let id = try #require(body["id"]?.stringValue)
             #expect(id != "ignored")
-            #expect(location == "/records/notes/\(id)")
+            #expect(location == "/records/memos/\(id)")
             #expect(body["title"] == "first")
             #expect(body["created_at"]?.stringValue?.hasSuffix("Z") == true)
 
@@ -99,17 +99,17 @@ struct RecordsProtocolTests {
     func badInput() async throws {
         try await withLiveServer { _, client in
             let notObject = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(.post("/records/notes", json: [1, 2]))
+                _ = try await client.send(.post("/records/memos", json: [1, 2]))
             }
             #expect(notObject.serverCode == "invalid_record")
             let badType = try await #require(throws: OutpostError.self) {
                 _ = try await client.send(.get("/records/no%20spaces"))
             }
             #expect(badType.serverCode == "invalid_type")
-            let badID = try await #require(throws: OutpostError.self) { _ = try await client.send(.get("/records/notes/a.b")) }
+            let badID = try await #require(throws: OutpostError.self) { _ = try await client.send(.get("/records/memos/a.b")) }
             #expect(badID.serverCode == "invalid_id")
-            let created = try await client.send(.post("/records/notes", json: ["a": 1])).json()
-            let path = "/records/notes/\(created["id"]?.stringValue ?? "")"
+            let created = try await client.send(.post("/records/memos", json: ["a": 1])).json()
+            let path = "/records/memos/\(created["id"]?.stringValue ?? "")"
             let wrongType = try await #require(throws: OutpostError.self) {
                 _ = try await client.send(Request(method: .patch, path: path, body: .json(["a": 2])))
             }
@@ -121,7 +121,7 @@ struct RecordsProtocolTests {
             }
             #expect(notAPatch.serverCode == "invalid_patch")
             let tooBig = try await #require(throws: OutpostError.self) {
-                _ = try await client.send(.get("/records/notes", query: [URLQueryItem(name: "limit", value: "101")]))
+                _ = try await client.send(.get("/records/memos", query: [URLQueryItem(name: "limit", value: "101")]))
             }
             #expect(tooBig.serverCode == "invalid_limit")
             #expect(try await client.send(.get(path)).json()["a"] == 1)

@@ -1,13 +1,17 @@
 public import Foundation
 @_spi(OutpostInternal) import OutpostCore
 
-/// The built-in demo plugin: the `hello:someone` lambda and the `time` handler.
+/// The built-in demo plugin: the `hello:someone` lambda, the `time` handler, and a before hook on
+/// `notes` records.
 ///
 /// - `hello:someone` takes a name, positional (`["world"]`) or named (`{"name": "world"}`), and
 ///   answers `"Hello, world!"`.
 /// - `time` takes `{"zone": "Asia/Tokyo"}` and answers the current time there:
 ///   `{"zone", "time" (ISO 8601 with the zone's offset), "utc_offset_seconds", "abbreviation"}`.
 ///   An unknown zone is a 400 `unknown_time_zone`.
+/// - Before a `notes` record is created or updated, its `words` field is set to the number of
+///   whitespace-separated words in its `text`; a note without text (missing, not a string, or only
+///   whitespace) is refused with 422 `text_required`.
 public struct DemoPlugin: ServerPlugin {
     public let identifier = "outpost.demo"
     /// The clock, a seam for tests.
@@ -24,6 +28,14 @@ public struct DemoPlugin: ServerPlugin {
                     "missing_argument", "hello:someone needs a name: [\"world\"] or {\"name\": \"world\"}")
             }
             return .string("Hello, \(name)!")
+        }
+        try registrar.before(.create, .update, on: "notes") { note in
+            let words = Self.wordCount(note.fields["text"]?.stringValue ?? "")
+            guard words > 0 else {
+                throw RecordRefusal(
+                    "text_required", "A note needs text: send {\"text\": \"...\"} with at least one word")
+            }
+            note.fields["words"] = .int(words)
         }
         let now = self.now
         try registrar.handler("time") { call in
@@ -47,5 +59,10 @@ public struct DemoPlugin: ServerPlugin {
                 "abbreviation": zone.abbreviation(for: date).map(JSONValue.string) ?? .null,
             ])
         }
+    }
+
+    /// The number of runs of non-whitespace characters in `text`.
+    static func wordCount(_ text: String) -> Int {
+        text.split(whereSeparator: { $0.isWhitespace }).count
     }
 }

@@ -3,7 +3,9 @@ public import HTTPTypes
 public import Logging
 @_spi(OutpostInternal) public import OutpostCore
 
-/// Extends the server with lambdas, custom handlers and (later) authentication providers.
+/// Extends the server with lambdas, custom handlers, authentication providers, record hooks
+/// (``PluginRegistrar/before(_:on:_:)``, ``PluginRegistrar/after(_:on:name:_:)``) and scheduled
+/// jobs (``PluginRegistrar/job(_:every:_:)``).
 ///
 /// ```swift
 /// struct Greeter: ServerPlugin {
@@ -44,6 +46,8 @@ public struct LambdaCall: Sendable {
     public var logger: Logger
     /// Who called: `nil` without an access token.
     public var caller: CallerIdentity? = nil
+    /// Records, acting as the caller (the access rules apply); ``RecordData/server`` acts as the server.
+    public var data: RecordData
 }
 
 /// One handler invocation, as a plugin sees it: any JSON in.
@@ -55,6 +59,8 @@ public struct HandlerCall: Sendable {
     public var logger: Logger
     /// Who called: `nil` without an access token.
     public var caller: CallerIdentity? = nil
+    /// Records, acting as the caller (the access rules apply); ``RecordData/server`` acts as the server.
+    public var data: RecordData
 }
 
 /// What a handler answers: JSON, or any bytes with their content type, with a status and headers.
@@ -111,6 +117,7 @@ public struct PluginRegistrar: Sendable {
     private(set) var handlers: [String: HandlerBody] = [:]
     private(set) var providers: [String: ProviderBody] = [:]
     private(set) var owners: [String: String] = [:]
+    var hooks = RecordHooks()
     var currentPlugin = ""
 
     init() {}
@@ -138,11 +145,11 @@ public struct PluginRegistrar: Sendable {
     }
 
     /// Checks the name and records which plugin owns it; two plugins may not claim one name.
-    private mutating func claim(_ name: String, kind: String) throws {
+    mutating func claim(_ name: String, kind: String) throws {
         try Self.validate(name, kind: kind)
         if let owner = owners[kind + " " + name] {
             throw ServerError(
-                .internalServerError, code: "duplicate_\(kind)",
+                .internalServerError, code: "duplicate_\(kind.replacingOccurrences(of: " ", with: "_"))",
                 message:
                     "\(kind.prefix(1).uppercased() + kind.dropFirst()) '\(name)' is registered by both '\(owner)' and '\(currentPlugin)'; rename one"
             )
@@ -154,7 +161,7 @@ public struct PluginRegistrar: Sendable {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-")
         guard (1...128).contains(name.count), name.allSatisfy(allowed.contains) else {
             throw ServerError(
-                .internalServerError, code: "invalid_\(kind)_name",
+                .internalServerError, code: "invalid_\(kind.replacingOccurrences(of: " ", with: "_"))_name",
                 message: "'\(name)' is not a valid \(kind) name: use 1–128 letters, digits, '_', '.', ':' or '-'")
         }
     }

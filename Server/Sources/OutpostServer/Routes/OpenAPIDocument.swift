@@ -230,7 +230,7 @@ enum OpenAPIDocument {
                 }
               },
               "put": {
-                "operationId": "replaceRecord", "summary": "Replace a record's fields; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "operationId": "replaceRecord", "summary": "Replace a record's fields; If-Match gives 412 on a mismatch (a token needs records:write); a server hook may refuse it (422 with its code)",
                 "security": [{}, {"bearer": ["records:write"]}],
                 "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
@@ -241,12 +241,14 @@ enum OpenAPIDocument {
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"},
                   "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "patch": {
-                "operationId": "patchRecord", "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch (a token needs records:write)",
+                "operationId": "patchRecord", "summary": "Apply a JSON Merge Patch (RFC 7396); If-Match gives 412 on a mismatch (a token needs records:write); a server hook may refuse it (422 with its code)",
                 "security": [{}, {"bearer": ["records:write"]}],
                 "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
@@ -257,13 +259,15 @@ enum OpenAPIDocument {
                   "403": {"$ref": "#/components/responses/Error"},
                   "404": {"$ref": "#/components/responses/Error"},
                   "408": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
                   "415": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"},
                   "503": {"$ref": "#/components/responses/Busy"}
                 }
               },
               "delete": {
-                "operationId": "deleteRecord", "summary": "Delete a record; If-Match gives 412 on a mismatch (a token needs records:write)",
+                "operationId": "deleteRecord", "summary": "Delete a record; If-Match gives 412 on a mismatch (a token needs records:write); a server hook may refuse it (422 with its code)",
                 "security": [{}, {"bearer": ["records:write"]}],
                 "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "responses": {
@@ -274,6 +278,7 @@ enum OpenAPIDocument {
                   "404": {"$ref": "#/components/responses/Error"},
                   "409": {"$ref": "#/components/responses/Error"},
                   "412": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"},
                   "503": {"$ref": "#/components/responses/Busy"}
                 }
               }

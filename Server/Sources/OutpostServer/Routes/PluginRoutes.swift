@@ -11,6 +11,8 @@ struct PluginRoutes: Sendable {
     let configuration: ServerConfiguration
     let storage: any Storage
     let auth: AuthService
+    /// Gives each call its ``RecordData``.
+    let actions: RecordActions
 
     func add(to router: Router<OutpostRequestContext>) {
         // Another Authorization scheme is left to the plugin, which sees it in the headers.
@@ -49,7 +51,9 @@ struct PluginRoutes: Sendable {
         }
         var logger = context.logger
         logger[metadataKey: "lambda"] = "\(name)"
-        let call = LambdaCall(name: name, arguments: arguments, logger: logger, caller: Self.identity(caller))
+        let call = LambdaCall(
+            name: name, arguments: arguments, logger: logger, caller: Self.identity(caller),
+            data: RecordData(actions: actions, actor: .request(caller)))
         return try await once(request, caller: caller, key: key, body: data) {
             let result = try await run("lambda", name, logger: logger) { try await lambda(call) }
             return Idempotency.stored(
@@ -71,7 +75,8 @@ struct PluginRoutes: Sendable {
         var logger = context.logger
         logger[metadataKey: "handler"] = "\(name)"
         let call = HandlerCall(
-            name: name, body: body, headers: request.headers, logger: logger, caller: Self.identity(caller))
+            name: name, body: body, headers: request.headers, logger: logger, caller: Self.identity(caller),
+            data: RecordData(actions: actions, actor: .request(caller)))
         return try await once(request, caller: caller, key: key, body: data) {
             let reply = try await run("handler", name, logger: logger) { try await handler(call) }
             var headers = reply.headers

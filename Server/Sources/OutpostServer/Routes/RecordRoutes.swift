@@ -16,8 +16,9 @@ struct RecordRoutes: Sendable {
     let cursors: CursorCodec
     let maxBodyBytes: Int
     let maxJSONDepth: Int
-    /// Woken after every record write, so change streams deliver it at once.
-    var changes: ChangeFeed? = nil
+    /// The before hooks plugins registered, and the change feed to wake after every write.
+    let actions: RecordActions
+    var changes: ChangeFeed? { actions.changes }
     static let maxPageSize = 100
     static let defaultPageSize = 20
 
@@ -42,14 +43,17 @@ struct RecordRoutes: Sendable {
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let json = try Request.parseJSON(body, maxDepth: maxJSONDepth)
-        let fields = try Self.fields(from: json)
+        let fieldsAsSent = try Self.fields(from: json)
         // Checked before anything is stored or replayed: a repeat of an idempotent create is
         // checked again, under the rules in force now.
         let rules = try await access.current()
         let ruleCaller = try await access.caller(caller)
         let wouldBe = ExpressionValue.ruleRecord(
-            fields: fields, id: nil, owner: caller?.userID, isPrivate: isPrivate, createdAt: nil, updatedAt: nil)
+            fields: fieldsAsSent, id: nil, owner: caller?.userID, isPrivate: isPrivate, createdAt: nil, updatedAt: nil)
         try Self.authorize(rules, .create, type: type, caller: ruleCaller, record: wouldBe, body: ExpressionValue(json))
+        let fields = try await actions.before(
+            .create, type: type, id: nil, fields: fieldsAsSent, current: nil, caller: ruleCaller,
+            identity: ruleCaller.identity, logger: context.logger)
         guard let key else {
             let record = try await storage.createRecord(
                 type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate)
@@ -162,7 +166,10 @@ struct RecordRoutes: Sendable {
         // there: no concurrent change slips between the check and the write.
         let body = ExpressionValue(json)
         let record = try await write(type, id) {
-            try await storage.updateRecord(type: type, id: id, expectedVersion: expected) { current in
+            try await actions.update(
+                type: type, id: id, expectedVersion: expected, caller: caller, identity: caller.identity,
+                logger: context.logger
+            ) { current in
                 let value = try current.ruleValue(for: rules.rule(for: type, .update))
                 try Self.authorize(rules, .update, type: type, caller: caller, record: value, body: body)
                 return fields
@@ -192,7 +199,10 @@ struct RecordRoutes: Sendable {
         // Read, apply and write in one storage transaction that holds the record against every
         // other writer, of this instance or another on the same database: no patch is lost.
         let record = try await write(type, id) {
-            try await storage.updateRecord(type: type, id: id, expectedVersion: expected) { current in
+            try await actions.update(
+                type: type, id: id, expectedVersion: expected, caller: caller, identity: caller.identity,
+                logger: context.logger
+            ) { current in
                 try Self.authorize(
                     rules, .update, type: type, caller: caller, record: try current.ruleValue, body: ExpressionValue(patchValue))
                 let patched = MergePatch.apply(patchValue, to: .object(try current.fields))
@@ -220,6 +230,9 @@ struct RecordRoutes: Sendable {
             try Self.authorize(
                 rules, .delete, type: type, caller: caller, record: try record.ruleValue(for: rules.rule(for: type, .delete)))
             if let expected, expected != record.version { throw Self.preconditionFailed(type, id, current: record.version) }
+            _ = try await actions.before(
+                .delete, type: type, id: id, fields: [:], current: try record.fields, caller: caller,
+                identity: caller.identity, logger: context.logger)
             do {
                 _ = try await write(type, id) {
                     try await storage.deleteRecord(type: type, id: id, expectedVersion: record.version)
@@ -331,10 +344,14 @@ struct RecordRoutes: Sendable {
     /// both rules are the defaults (the storage's own visibility, which is the same condition).
     func listAccess(type: String, caller: AuthenticatedCaller?) async throws -> RecordPredicate? {
         let rules = try await access.current()
+        if rules.rule(for: type, .list).isDefault && rules.rule(for: type, .read).isDefault { return nil }
+        return try Self.listPredicate(rules, type: type, caller: try await access.caller(caller))
+    }
+
+    /// The list and read rules of `type` for `caller`, as one condition a list query carries.
+    static func listPredicate(_ rules: AccessRules, type: String, caller ruleCaller: RuleCaller) throws -> RecordPredicate {
         let list = rules.rule(for: type, .list)
         let read = rules.rule(for: type, .read)
-        if list.isDefault && read.isDefault { return nil }
-        let ruleCaller = try await access.caller(caller)
         var predicate = RecordPredicate.constant(true)
         for rule in [list, read] {
             do {

@@ -23,6 +23,12 @@ public struct RuleCaller: Sendable, Hashable {
     /// Nobody signed in.
     public static let anonymous = RuleCaller(signedIn: false)
 
+    /// Who the caller is, as plugins see it: `nil` when nobody signed in.
+    var identity: CallerIdentity? {
+        guard signedIn else { return nil }
+        return CallerIdentity(userID: user, clientID: client ?? "", scopes: scopes)
+    }
+
     /// `{"signed_in": …, "user": …, "client": …, "scopes": […], "roles": […]}`.
     public var value: ExpressionValue {
         .object([

@@ -91,6 +91,18 @@ enum RecordsTour {
         for try await preview in store.items(selected) { titles.append(preview.title) }
         log.step(#"filter record.title ^= "Post" && record.title != "Post 4", sort -title: "# + titles.joined(separator: ", "))
 
+        log.section("Record hooks (the demo plugin's before hook on notes)")
+        let note = try await client.send(.post("/records/notes", json: ["text": "Hooks run next to the data"]))
+        log.step(#"POST /records/notes {"text": "Hooks run next to the data"}"#)
+        log.detail("201; the hook set words = \(try note.json()["words"]?.intValue ?? 0)")
+        do {
+            _ = try await client.send(.post("/records/notes", json: ["text": "  "]))
+            log.step("POST /records/notes with blank text: stored (the hook did not run)")
+        } catch let error as OutpostError {
+            log.step(#"POST /records/notes {"text": "  "}: the hook refuses it"#)
+            log.detail("HTTP \(error.status ?? 0) [\(error.serverCode ?? "-")]: \(error.serverMessage ?? error.message)")
+        }
+
         log.section("Idempotent writes")
         let marker = UUID().uuidString
         let order = Request.post("/records/orders", json: ["item": "tea", "order": .string(marker)]).idempotencyKey()

@@ -291,6 +291,8 @@ public final class SQLiteStorage: Storage {
         (9, rulesMigration),
         // One-time invite codes for sign-up (hashes and expiry).
         (10, invitesMigration),
+        // Leases of after hooks and scheduled jobs, shared by the processes on one file.
+        (11, leasesMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses

@@ -1,0 +1,106 @@
+import Logging
+@_spi(OutpostInternal) import OutpostCore
+
+/// What record writes share, whoever makes them (the record routes, or a plugin through
+/// ``RecordData``): the before hooks, the update that reruns them when the record changed under
+/// them, and waking the change feed.
+struct RecordActions: Sendable {
+    let storage: any Storage
+    let access: AccessControl
+    let hooks: RecordHooks
+    /// Woken after every write, so change streams deliver it at once.
+    let changes: ChangeFeed?
+    let logger: Logger
+
+    /// How deep writes from hooks may nest (a hook that writes a record whose hook writes again):
+    /// deeper is refused, so two hooks that write each other's types end instead of looping.
+    static let maxDepth = 4
+    @TaskLocal static var depth = 0
+
+    /// How often an update whose record kept changing under its hooks is tried before it is 409.
+    static let updateAttempts = 5
+
+    /// Runs the before hooks of `operation` on `type` over `fields`: the fields to store.
+    ///
+    /// - Throws: ``ServerError``: 422 with the code of a hook's ``RecordRefusal``, the hook's own
+    ///   ``ServerError``, or 500 `hook_failed` for any other error (logged, not shown).
+    func before(
+        _ operation: RecordOperation, type: String, id: String?, fields: [String: JSONValue],
+        current: [String: JSONValue]?, caller: RuleCaller?, identity: CallerIdentity?, logger: Logger
+    ) async throws -> [String: JSONValue] {
+        let hooks = hooks.before(operation, on: type)
+        if hooks.isEmpty { return fields }
+        guard Self.depth < Self.maxDepth else {
+            throw ServerError(
+                .internalServerError, code: "hook_depth_exceeded",
+                message: "Record hooks wrote records \(Self.maxDepth) levels deep while writing \(type); "
+                    + "the server's plugins write each other's types in a loop")
+        }
+        var write = RecordWrite(
+            operation: operation, type: type, id: id, fields: fields, current: current, caller: identity, logger: logger,
+            data: data(caller: caller, identity: identity))
+        try await Self.$depth.withValue(Self.depth + 1) {
+            for hook in hooks {
+                do {
+                    try await hook(&write)
+                } catch let refusal as RecordRefusal {
+                    throw ServerError(
+                        .unprocessableContent, code: refusal.code, message: refusal.message, details: refusal.details)
+                } catch let error as ServerError {
+                    throw error
+                } catch {
+                    logger.error(
+                        "record hook failed",
+                        metadata: ["type": "\(type)", "operation": "\(operation.rawValue)", "error": "\(error)"])
+                    throw ServerError(
+                        .internalServerError, code: "hook_failed",
+                        message: "A server hook on \(type) records failed; the write did not happen. Try again later")
+                }
+            }
+        }
+        for key in StoredRecord.serverKeys { write.fields[key] = nil }
+        return write.fields
+    }
+
+    /// Updates a record: `change` computes its new fields from the current record (and checks the
+    /// rules), the before hooks run on them, and the write commits only if the record is still the
+    /// version the hooks saw; otherwise everything runs again on the new version. Without before
+    /// hooks the storage does it in one transaction.
+    ///
+    /// - Throws: ``RecordWriteFailure`` as ``RecordStorage/updateRecord(type:id:expectedVersion:_:)``
+    ///   does; 409 `record_busy` when the record kept changing.
+    func update(
+        type: String, id: String, expectedVersion: Int?, caller: RuleCaller?, identity: CallerIdentity?, logger: Logger,
+        change: @escaping @Sendable (StoredRecord) throws -> [String: JSONValue]
+    ) async throws -> StoredRecord {
+        if hooks.before(.update, on: type).isEmpty {
+            return try await storage.updateRecord(type: type, id: id, expectedVersion: expectedVersion, change)
+        }
+        for _ in 1...Self.updateAttempts {
+            guard let current = try await storage.record(type: type, id: id) else { throw RecordWriteFailure.notFound }
+            if let expectedVersion, expectedVersion != current.version {
+                throw RecordWriteFailure.versionMismatch(current: current.version)
+            }
+            let fields = try await before(
+                .update, type: type, id: id, fields: try change(current), current: try current.fields, caller: caller,
+                identity: identity, logger: logger)
+            do {
+                return try await storage.updateRecord(type: type, id: id, expectedVersion: current.version) { now in
+                    // The same version: the rules decide as they did above.
+                    _ = try change(now)
+                    return fields
+                }
+            } catch RecordWriteFailure.versionMismatch(let version) where expectedVersion == nil {
+                logger.debug("record changed under its hooks; running them again", metadata: ["version": "\(version)"])
+                continue
+            }
+        }
+        throw ServerError(
+            .conflict, code: "record_busy", message: "Record \(type)/\(id) kept changing while it was being written; try again")
+    }
+
+    /// The data API for a caller (`nil`: the server itself).
+    func data(caller: RuleCaller?, identity: CallerIdentity?) -> RecordData {
+        RecordData(actions: self, actor: caller.map { .caller($0, identity) } ?? .server)
+    }
+}

@@ -1,0 +1,82 @@
+public import Logging
+@_spi(OutpostInternal) public import OutpostCore
+
+/// A write to a record, as hooks name it.
+public enum RecordOperation: String, Sendable, Hashable, CaseIterable {
+    case create, update, delete
+}
+
+/// A write about to happen, as a before hook sees it: the hook may change ``fields`` (for a
+/// create or an update) or refuse the write by throwing ``RecordRefusal``.
+public struct RecordWrite: Sendable {
+    public let operation: RecordOperation
+    public let type: String
+    /// The record's id; `nil` for a create (the id is given when the record is stored).
+    public let id: String?
+    /// The fields the record will have after the write: a hook may change them. Empty for a delete.
+    /// The server-owned keys (`id`, `created_at`, `updated_at`) are removed after the hooks run.
+    public var fields: [String: JSONValue]
+    /// The record's fields before the write: `nil` for a create.
+    public let current: [String: JSONValue]?
+    /// Who asked for the write: `nil` without an access token, or when the server writes on its own
+    /// (``RecordData/server``).
+    public let caller: CallerIdentity?
+    public let logger: Logger
+    /// Reads and writes of other records, as the caller or as the server.
+    public let data: RecordData
+}
+
+/// A before hook's refusal: the write does not happen and the request is answered
+/// `422 Unprocessable Content` with this code and message (and `details`, when given).
+public struct RecordRefusal: Error, Sendable, Hashable {
+    /// A machine-readable reason, such as `text_required`.
+    public var code: String
+    /// What is wrong and what to do, for a person.
+    public var message: String
+    public var details: JSONValue?
+
+    /// - Parameters:
+    ///   - code: the error code the client receives, such as `text_required`.
+    ///   - message: what is wrong and what to do instead.
+    ///   - details: more about the refusal, as JSON (the client receives it in `details`).
+    public init(_ code: String, _ message: String, details: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+}
+
+/// A committed change, as an after hook sees it.
+public struct RecordEvent: Sendable {
+    public let operation: RecordOperation
+    /// The record after the change; for a delete, the record as it was deleted, without its fields
+    /// (``StoredRecord/body`` is `{}`).
+    public let record: StoredRecord
+    /// The change's position in the change feed (`GET /records/{type}/changes`).
+    public let position: Int64
+    /// How many times this hook ran on this change before (0 the first time): after hooks run at
+    /// least once, so a hook that must not repeat a side effect checks it.
+    public let attempt: Int
+    public let logger: Logger
+    /// Reads and writes of records, as the server.
+    public let data: RecordData
+}
+
+/// One run of a scheduled job.
+public struct JobRun: Sendable {
+    public let name: String
+    /// The scheduled time this run stands for, in milliseconds since 1970 (a run that was missed
+    /// while no instance was up runs once, late, for the latest such time).
+    public let scheduledAt: Int64
+    public let logger: Logger
+    /// Reads and writes of records, as the server.
+    public let data: RecordData
+}
+
+/// Runs before a write, inside its request: changes ``RecordWrite/fields``, or throws
+/// ``RecordRefusal`` (or a ``ServerError``) to refuse it.
+public typealias BeforeRecordHook = @Sendable (inout RecordWrite) async throws -> Void
+/// Runs after a change committed, away from the request that made it.
+public typealias AfterRecordHook = @Sendable (RecordEvent) async throws -> Void
+/// The body of a scheduled job.
+public typealias JobBody = @Sendable (JobRun) async throws -> Void
