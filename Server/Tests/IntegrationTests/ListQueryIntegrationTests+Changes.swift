@@ -67,4 +67,46 @@ extension ListQueryIntegrationTests {
             try await http.shutdown()
         }
     }
+
+    /// An item with a view count, for the SDK's filtered change stream.
+    struct ViewedItem: Entity {
+        static let resourcePath = "records/items"
+        var id: String?
+        var views: Int
+    }
+
+    @Test("the SDK's filtered change stream: matching changes with their entity, left without one, then the rest")
+    func sdkChangeFilter() async throws {
+        try await withAuthFixture { fixture in
+            let base = fixture.server.baseURL
+            let client = OutpostClient(configuration: .init(baseURL: base))
+            let store = client.entities()
+            do {
+                var a = try await store.push(ViewedItem(id: nil, views: 20))
+                var b = try await store.push(ViewedItem(id: nil, views: 1))
+                a.views = 5
+                a = try await store.patch(a)  // leaves
+                b.views = 50
+                b = try await store.patch(b)  // enters
+                var iterator = store.changes(
+                    of: ViewedItem.self, filter: "record.views > 10", after: "0", retry: ChangesIntegrationTests.fastRetry
+                ).makeAsyncIterator()
+                var seen: [String] = []
+                while seen.count < 3, let change = try await iterator.next() {
+                    seen.append("\(change.kind.rawValue) \(change.id) \(change.entity?.value.views ?? -1)")
+                }
+                let aID = try #require(a.value.id)
+                let bID = try #require(b.value.id)
+                #expect(seen == ["created \(aID) 20", "left \(aID) -1", "updated \(bID) 50"])
+                let refused = store.changes(of: ViewedItem.self, filter: "record.views >", retry: .none)
+                await #expect(throws: OutpostError.self) {
+                    for try await _ in refused {}
+                }
+            } catch {
+                try? await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        }
+    }
 }

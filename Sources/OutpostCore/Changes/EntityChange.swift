@@ -6,6 +6,10 @@ public struct EntityChange<E: Entity>: Sendable {
     /// What happened.
     public enum Kind: String, Sendable, Hashable {
         case created, updated, deleted
+        /// The entity stopped matching the stream's filter
+        /// (``EntityStore/changes(of:filter:after:retry:limits:)``): it still exists, but is no
+        /// longer part of what the stream follows. ``EntityChange/entity`` is `nil`.
+        case left
     }
 
     public var kind: Kind
@@ -13,7 +17,8 @@ public struct EntityChange<E: Entity>: Sendable {
     public var id: E.ID
     /// The entity's version after the change (for a deletion, the version that was deleted).
     public var version: Int
-    /// The entity after the change, ready to patch (its ETag is the version's); `nil` for a deletion.
+    /// The entity after the change, ready to patch (its ETag is the version's); `nil` for a deletion
+    /// and for ``Kind/left``.
     public var entity: Synced<E>?
     /// Where the feed stands after this change. Pass it as `after:` to a later
     /// ``EntityStore/changes(of:after:retry:limits:)`` to continue from here.
@@ -46,6 +51,8 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
     let after: String?
     let retry: RetryPolicy
     let limits: ServerSentEventParser.Limits
+    /// The stream's filter expression (`?filter=`), if any.
+    var filter: String? = nil
 
     /// Reconnects without end, after 250 ms at first and at most every 15 s.
     public static var defaultRetry: RetryPolicy {
@@ -124,7 +131,7 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
         mutating func open() async throws -> ByteStream.AsyncIterator {
             let store = sequence.store
             let path = store.configuration.collectionPath(resource: E.resourcePath) + "/changes"
-            var request = Request.get(path)
+            var request = Request.get(path, query: sequence.filter.map { [URLQueryItem(name: "filter", value: $0)] } ?? [])
             request.headers[.accept] = "text/event-stream"
             if let position { request.headers[HTTPField.Name("Last-Event-ID")!] = position }
             let (_, stream) = try await store.client.prepare(request, operationName: "changes \(E.self)").startStream()
@@ -163,7 +170,7 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
                 ChangeWire<E>.self, from: ClientResponse(response: .init(status: .ok), body: Data(event.data.utf8)),
                 decoder: store.client.configuration.decoder, method: "GET", path: path)
             var synced: Synced<E>?
-            if kind != .deleted, let value = wire.record {
+            if kind == .created || kind == .updated, let value = wire.record {
                 synced = Synced(value, snapshot: try store.encode(value, method: "GET", path: path), etag: "\"v\(wire.version)\"")
             }
             if let number { delivered = number }
@@ -195,7 +202,7 @@ extension EntityStore {
     /// for try await change in store.changes(of: Person.self) {
     ///     switch change.kind {
     ///     case .created, .updated: show(change.entity!.value)
-    ///     case .deleted: remove(change.id)
+    ///     case .deleted, .left: remove(change.id)  // `left` comes only on a filtered stream
     ///     }
     /// }
     /// ```
@@ -213,5 +220,34 @@ extension EntityStore {
         limits: ServerSentEventParser.Limits = .init()
     ) -> EntityChanges<E> {
         EntityChanges(store: self, after: position, retry: retry, limits: limits)
+    }
+
+    /// The changes to the entities of `type` that match `filter`, as they happen: a change whose
+    /// entity matches after it is delivered as usual; an update that makes a matching entity stop
+    /// matching is delivered once as ``EntityChange/Kind/left``.
+    ///
+    /// ```swift
+    /// for try await change in store.changes(of: Task.self, filter: #"record.status == "open""#) {
+    ///     switch change.kind {
+    ///     case .created, .updated: show(change.entity!.value)
+    ///     case .deleted, .left: remove(change.id)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - type: the entity type whose changes to watch.
+    ///   - filter: an expression over `record.*`, as lists take it (docs/PROTOCOL.md, "Expressions");
+    ///     one that does not parse is refused with 400 `invalid_filter` when the stream opens.
+    ///   - position: where to resume; `nil` starts at the server's newest change.
+    ///   - retry: how to reconnect; by default without end, with backoff (``EntityChanges/defaultRetry``).
+    ///   - limits: how large a line and an event of the stream may be.
+    public func changes<E: Entity>(
+        of type: E.Type, filter: String, after position: String? = nil, retry: RetryPolicy = EntityChanges<E>.defaultRetry,
+        limits: ServerSentEventParser.Limits = .init()
+    ) -> EntityChanges<E> {
+        var changes = EntityChanges<E>(store: self, after: position, retry: retry, limits: limits)
+        changes.filter = filter
+        return changes
     }
 }
