@@ -181,7 +181,7 @@ struct BackgroundWorkTests {
             let (stream, continuation) = AsyncStream.makeStream(of: Int64.self)
             var hooks = RecordHooks()
             hooks.jobs.append(
-                .init(name: "tick", interval: .milliseconds(interval)) { run in
+                .init(name: "tick", schedule: .interval(interval)) { run in
                     runs.withLock { $0.append(run.scheduledAt) }
                     continuation.yield(run.scheduledAt)
                 })

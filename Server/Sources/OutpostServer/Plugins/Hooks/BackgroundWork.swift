@@ -148,34 +148,34 @@ struct BackgroundWork: Service {
 
     // MARK: Jobs
 
-    /// Runs the job at each multiple of its interval that no instance ran yet: the latest one only,
-    /// so runs missed while no instance was up are made up by one.
+    /// Runs the job at its latest due time that no instance ran yet: runs missed while no instance
+    /// was up are made up by one.
     private func schedule(_ job: RecordHooks.Job) async throws {
         let name = "job:" + job.name
-        let interval = max(1, job.interval.inMilliseconds)
         var jobLogger = logger
         jobLogger[metadataKey: "job"] = "\(job.name)"
         while !Task.isCancelled {
             let time = now
-            let slot = time - time % interval
+            // A job seen for the first time counts as having run now: it first runs when next due.
             if let state = try await leases.acquireLease(
-                name, holder: holder, now: time, expiresAt: time + leaseMilliseconds, initialState: String(slot)),
-                let last = Int64(state), slot > last
+                name, holder: holder, now: time, expiresAt: time + leaseMilliseconds, initialState: String(time)),
+                let last = Int64(state), let due = job.schedule.latest(atOrBefore: time), due > last
             {
                 let run = JobRun(
-                    name: job.name, scheduledAt: slot, logger: jobLogger, data: actions.data(caller: nil, identity: nil))
+                    name: job.name, scheduledAt: due, logger: jobLogger, data: actions.data(caller: nil, identity: nil))
                 do {
                     try await holding(name, state: state) { try await job.body(run) }
                 } catch let error where !(error is LeaseLost) && !(error is CancellationError) {
                     jobLogger.error("scheduled job failed; it runs again when next due", metadata: ["error": "\(error)"])
                 }
-                guard try await leases.updateLease(name, holder: holder, state: String(slot), expiresAt: now) else {
+                guard try await leases.updateLease(name, holder: holder, state: String(due), expiresAt: now) else {
                     throw LeaseLost()
                 }
             } else {
                 try await leases.releaseLease(name, holder: holder)
             }
-            let wait = min(slot + interval - now, leaseMilliseconds)
+            let next = job.schedule.next(after: now) ?? (now + leaseMilliseconds)
+            let wait = min(next - now, leaseMilliseconds)
             try await Task.sleep(for: .milliseconds(max(wait, 1)))
         }
     }

@@ -1,3 +1,5 @@
+@_spi(OutpostInternal) import OutpostSupport
+
 /// The record hooks and scheduled jobs plugins registered, by record type.
 struct RecordHooks: Sendable {
     struct Before: Sendable {
@@ -16,7 +18,7 @@ struct RecordHooks: Sendable {
 
     struct Job: Sendable {
         var name: String
-        var interval: Duration
+        var schedule: JobSchedule
         var body: JobBody
     }
 
@@ -94,7 +96,31 @@ extension PluginRegistrar {
                 message: "Job '\(name)' runs every \(interval); a job's interval is at least one second")
         }
         try claim(name, kind: "job")
-        hooks.jobs.append(.init(name: name, interval: interval, body: body))
+        hooks.jobs.append(.init(name: name, schedule: .interval(interval.inMilliseconds), body: body))
+    }
+
+    /// Registers a job that runs at the times a cron expression matches (UTC), on one server
+    /// instance at a time. A run missed while no instance was up runs once when one comes back.
+    ///
+    /// ```swift
+    /// try registrar.job("weekly-digest", cron: "30 7 * * MON") { run in ... }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: a stable name (1–128 letters, digits, `_ . : -`); when the job last ran is kept under it.
+    ///   - cron: five fields, `minute hour day-of-month month day-of-week`, or a macro such as
+    ///     `@daily` (``CronSchedule``).
+    ///   - body: the job.
+    /// - Throws: ``ServerError`` `invalid_cron` when the expression does not parse or never matches.
+    public mutating func job(_ name: String, cron: String, _ body: @escaping JobBody) throws {
+        let schedule: CronSchedule
+        do {
+            schedule = try CronSchedule(cron)
+        } catch let error as CronSchedule.ParseError {
+            throw ServerError(.internalServerError, code: "invalid_cron", message: "Job '\(name)': \(error.description)")
+        }
+        try claim(name, kind: "job")
+        hooks.jobs.append(.init(name: name, schedule: .cron(schedule), body: body))
     }
 
     static func validateHook(type: String, operations: [RecordOperation]) throws {
