@@ -148,4 +148,32 @@ struct CronScheduleTests {
             }
         }
     }
+
+    @Test("jobs register by interval or cron; a short interval, a bad cron and a taken name are refused")
+    func registration() throws {
+        var registrar = PluginRegistrar()
+        try registrar.job("sweep", every: .minutes(5)) { _ in }
+        try registrar.job("digest", cron: "30 7 * * MON") { _ in }
+        #expect(registrar.hooks.jobs.map(\.name) == ["sweep", "digest"])
+        let start = Self.time("2026-11-28T05:17:30Z")
+        #expect(Self.text(registrar.hooks.jobs[0].schedule.latest(atOrBefore: start)) == "2026-11-28T05:15:00Z")
+        #expect(Self.text(registrar.hooks.jobs[0].schedule.next(after: start)) == "2026-11-28T05:20:00Z")
+        #expect(Self.text(registrar.hooks.jobs[1].schedule.next(after: start)) == "2026-11-30T07:30:00Z")
+        #expect(Duration.hours(2) == .seconds(7200))
+        for (attempt, code) in [
+            ({ (r: inout PluginRegistrar) in try r.job("fast", every: .milliseconds(500)) { _ in } }, "invalid_job_interval"),
+            ({ (r: inout PluginRegistrar) in try r.job("odd", cron: "* * 31 2 *") { _ in } }, "invalid_cron"),
+            ({ (r: inout PluginRegistrar) in try r.job("sweep", every: .minutes(1)) { _ in } }, "duplicate_job"),
+            ({ (r: inout PluginRegistrar) in try r.job("bad name", every: .minutes(1)) { _ in } }, "invalid_job_name"),
+            ({ (r: inout PluginRegistrar) in try r.before(.create, on: "no/type") { _ in } }, "invalid_hook_type"),
+            ({ (r: inout PluginRegistrar) in try r.after(on: "notes", name: "x") { _ in } }, "invalid_hook_operations"),
+        ] as [((inout PluginRegistrar) throws -> Void, String)] {
+            do {
+                try attempt(&registrar)
+                Issue.record("\(code) was not refused")
+            } catch let error as ServerError {
+                #expect(error.code == code)
+            }
+        }
+    }
 }

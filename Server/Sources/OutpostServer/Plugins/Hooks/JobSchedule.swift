@@ -20,3 +20,15 @@ enum JobSchedule: Sendable {
         }
     }
 }
+
+extension Duration {
+    /// `minutes` minutes, for job intervals: `registrar.job("sweep", every: .minutes(5)) { ... }`.
+    ///
+    /// - Parameter minutes: how many minutes.
+    public static func minutes(_ minutes: Int) -> Duration { .seconds(minutes * 60) }
+
+    /// `hours` hours, for job intervals: `registrar.job("report", every: .hours(24)) { ... }`.
+    ///
+    /// - Parameter hours: how many hours.
+    public static func hours(_ hours: Int) -> Duration { .seconds(hours * 3600) }
+}

@@ -81,7 +81,7 @@ extension PluginRegistrar {
         hooks.after.append(.init(name: name, type: type, operations: Set(operations), body: body))
     }
 
-    /// Registers a job that runs every `interval`, on one server instance at a time: at each
+    /// Registers a job that runs every `interval` (such as `.minutes(5)`), on one server instance at a time: at each
     /// multiple of `interval` since 1970 (UTC), so every instance agrees on when a run is due. A
     /// run missed while no instance was up runs once when one comes back.
     ///
