@@ -34,7 +34,8 @@ extension RecordRoutes {
         let body = try await request.collectBody(limit: maxBodyBytes)
         let operations = try Self.batchOperations(
             from: try Request.parseJSON(body, maxDepth: maxJSONDepth + Self.batchEnvelopeDepth))
-        // The rules in force now decide every operation, a repeat of an idempotent batch included.
+        // The rules in force now decide every operation, inside the batch's transaction. A repeat of an
+        // idempotent batch that succeeded runs no operation: it gets the first answer.
         let rules = try await access.current()
         let ruleCaller = try await access.caller(caller)
         let writes = try operations.enumerated().map { index, operation in
