@@ -227,7 +227,7 @@ extension RecordRoutes {
         var ifMatch: String?
         switch members["if_match"] {
         case nil: break
-        case .string(let text)? where (1...256).contains(text.utf8.count):
+        case .string(let text)? where (1...256).contains(text.unicodeScalars.count):
             guard method != .post else {
                 throw invalid("a POST creates a record, which has no version to match: leave if_match out")
             }
