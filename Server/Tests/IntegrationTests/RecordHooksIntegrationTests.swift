@@ -237,4 +237,49 @@ struct RecordHooksIntegrationTests {
             #expect(rows.map { $0["id"]?.stringValue } == audits.map { Optional($0) })
         }
     }
+
+    @Test("a batch runs each operation's before hooks in order, and a refusal writes nothing, with its index")
+    func batchHooks() async throws {
+        let plugin = HookPlugin()
+        try await withAuthFixture(plugins: [DemoPlugin(), plugin]) { fixture in
+            let base = fixture.server.baseURL
+            let note = try #require(
+                try await Self.send(base, .post, "/records/notes", body: ["text": "one"]).json()["id"]?.stringValue)
+            let counter = try #require(
+                try await Self.send(base, .post, "/records/counters", body: ["n": 0]).json()["id"]?.stringValue)
+            let batch = try await Self.send(
+                base, .post, "/records/batch",
+                body: [
+                    "operations": [
+                        ["method": "POST", "type": "notes", "body": ["text": "a new note"]],
+                        ["method": "PATCH", "type": "notes", "id": .string(note), "body": ["text": "now three words"]],
+                        // Sees the operation before: the text it leaves has three words.
+                        ["method": "PATCH", "type": "notes", "id": .string(note), "body": ["tag": "x"]],
+                        // Its hook changes the record under the batch once: the batch is prepared again.
+                        ["method": "PATCH", "type": "counters", "id": .string(counter), "body": ["n": 1]],
+                    ]
+                ])
+            #expect(batch.status == 200, "\(String(decoding: batch.body, as: UTF8.self))")
+            let results = try batch.json()["results"]?.arrayValue ?? []
+            #expect(results.map { $0["record"]?["words"] } == [3, 3, 3, nil])
+            #expect(results[2]["record"]?["tag"] == "x")
+            #expect(results[3]["record"]?["meanwhile"] == true)
+            #expect(results[3]["record"]?["n"] == 1)
+
+            let refused = try await Self.send(
+                base, .post, "/records/batch",
+                body: [
+                    "operations": [
+                        ["method": "PATCH", "type": "notes", "id": .string(note), "body": ["text": "changed"]],
+                        ["method": "POST", "type": "notes", "body": ["text": "   "]],
+                    ]
+                ])
+            #expect(refused.status == 422)
+            #expect(try refused.json()["error"]?["code"] == "text_required")
+            #expect(try refused.json()["error"]?["details"]?["index"] == 1)
+            let kept = try await Self.send(base, .get, "/records/notes/\(note)").json()
+            #expect(kept["text"] == "now three words")
+            #expect(try await Self.send(base, .get, "/records/notes?page=1").json()["total"] == 2)
+        }
+    }
 }

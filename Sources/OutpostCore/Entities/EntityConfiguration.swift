@@ -54,6 +54,10 @@ public struct EntityConfiguration: Sendable {
     public var patchStyle: PatchStyle
     /// How the backend writes errors, or `nil` to keep the client's ``OutpostClient/Configuration/errorFormat``.
     public var errorFormat: OutpostClient.ErrorFormat?
+    /// Where ``EntityStore/batch(_:idempotencyKey:_:)`` posts a batch of writes (Outpost's
+    /// `records/batch`), or `nil` when the backend takes none. A batch names each entity's type by
+    /// the last component of its ``Entity/resourcePath``.
+    public var batchPath: String?
 
     public init(
         collectionPathTemplate: String = "{resource}",
@@ -63,7 +67,8 @@ public struct EntityConfiguration: Sendable {
         pagination: PaginationStyle = .outpostCursor,
         maxPageSize: Int? = nil,
         patchStyle: PatchStyle = .mergePatch,
-        errorFormat: OutpostClient.ErrorFormat? = nil
+        errorFormat: OutpostClient.ErrorFormat? = nil,
+        batchPath: String? = nil
     ) {
         self.collectionPathTemplate = collectionPathTemplate
         self.itemPathTemplate = itemPathTemplate
@@ -73,15 +78,16 @@ public struct EntityConfiguration: Sendable {
         self.maxPageSize = maxPageSize
         self.patchStyle = patchStyle
         self.errorFormat = errorFormat
+        self.batchPath = batchPath
     }
 
     /// The Outpost server: `/records/{type}` paths (give entities `resourcePath = "records/<type>"`),
     /// bare JSON bodies, `results` lists with opaque cursors (``PaginationStyle/outpostCursor``; use
     /// ``PaginationStyle/outpostPageNumbers`` for `?page=&per_page=`), pages of at most 100, merge patches,
-    /// `{"error": {...}}` errors.
+    /// `{"error": {...}}` errors, batches of writes at `records/batch`.
     public static let outpost = EntityConfiguration(
         listItemsKey: "results", pagination: .outpostCursor, maxPageSize: 100, patchStyle: .mergePatch,
-        errorFormat: .outpost)
+        errorFormat: .outpost, batchPath: "records/batch")
 
     /// The common REST shape of Django REST framework: trailing slashes (`people/`, `people/42/`),
     /// bare bodies, lists as `{"count", "next", "previous", "results"}` with `?page=N` (use

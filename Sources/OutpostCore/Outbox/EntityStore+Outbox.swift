@@ -1,3 +1,5 @@
+import HTTPTypes
+
 extension EntityStore {
     /// Queues a push in `outbox` instead of sending it: a `POST` to the collection for a new entity,
     /// a `PUT` (with `If-Match` when an ETag is known) for one that has an id. The write is on disk
@@ -68,5 +70,68 @@ extension EntityStore {
                 contentType: configuration.patchStyle == .partialUpdate ? "application/json" : MergePatch.contentType))
         if let etag { request.headers[.ifMatch] = etag }
         return request
+    }
+}
+
+extension EntityStore {
+    /// Queues the writes `build` adds as one batch in `outbox`: one entry, sent as one request
+    /// (`POST /records/batch` on an Outpost server) with the `Idempotency-Key` fixed now, so that
+    /// however many times a lost reply makes the outbox send it, the server applies it once, all
+    /// together or not at all. The entry is on disk when this returns.
+    ///
+    /// ``OutboxEvent/completed(_:)`` carries the answer; ``batchResults(_:from:)`` reads the
+    /// entities from it. A refused batch (a 412 of one of its operations, say) waits in the outbox
+    /// as a whole, with the failing operation's position in its failure's details (`index`).
+    ///
+    /// A batch is independent of single writes queued for the same records: the outbox may send it
+    /// before them when it sends several writes at once (``Outbox/Configuration/maxConcurrentWrites``).
+    ///
+    /// - Parameters:
+    ///   - type: The entity type of every operation.
+    ///   - outbox: The outbox to queue the batch in.
+    ///   - build: Adds the operations, in the order the server runs them.
+    /// - Returns: The queued entry.
+    /// - Throws: ``OutpostError/Code/invalidRequest`` when the batch is empty or too large, or the
+    ///   configuration has no ``EntityConfiguration/batchPath``; what ``Outbox/enqueue(_:recordKey:label:)`` throws.
+    @discardableResult
+    public func enqueueBatch<E: Entity>(
+        _ type: E.Type = E.self, in outbox: Outbox, _ build: (inout EntityBatch<E>) throws -> Void
+    ) async throws -> OutboxEntry {
+        var batch = EntityBatch<E>()
+        try build(&batch)
+        guard !batch.isEmpty else {
+            throw OutpostError(
+                .invalidRequest, "An empty batch of \(E.self) writes cannot be queued",
+                suggestion: "Add at least one operation to the batch", path: E.resourcePath)
+        }
+        let (request, _) = try batchRequest(batch, idempotencyKey: nil)
+        return try await outbox.enqueue(request, label: "batch of \(batch.count) \(E.self) writes")
+    }
+
+    /// The entities in the answer to a batch queued with ``enqueueBatch(_:in:_:)``, one per
+    /// operation in order: the server's copy, with its ETag, for a create, replacement or patch;
+    /// `nil` for a delete.
+    ///
+    /// - Parameters:
+    ///   - type: The entity type of the batch.
+    ///   - completion: The completion of the batch's entry.
+    /// - Throws: ``OutpostError/Code/malformedResponse`` when the answer holds no results,
+    ///   ``OutpostError/Code/decodingFailed`` when a record does not decode as `E`.
+    public func batchResults<E: Entity>(_ type: E.Type = E.self, from completion: OutboxCompletion) throws -> [Synced<E>?] {
+        let path = completion.entry.path
+        let response = ClientResponse(response: HTTPResponse(status: .init(code: completion.status)), body: completion.body)
+        guard case .array(let results)? = try? response.json()["results"] else {
+            throw OutpostError(
+                .malformedResponse, "The answer to a queued batch holds no results", status: completion.status,
+                method: "POST", path: path)
+        }
+        let decoder = client.configuration.decoder
+        return try results.map { result in
+            guard let record = result["record"] else { return nil }
+            let value = try Self.decode(
+                E.self, from: ClientResponse(response: response.response, body: record.jsonData()), decoder: decoder,
+                method: "POST", path: path)
+            return Synced(value, snapshot: try encode(value, method: "POST", path: path), etag: result["etag"]?.stringValue)
+        }
     }
 }

@@ -151,6 +151,27 @@ enum OpenAPIDocument {
             "/oauth/logout": {
               "get": {"operationId": "logOut", "summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}, "400": {"$ref": "#/components/responses/Error"}}}
             },
+            "/records/batch": {
+              "post": {
+                "operationId": "writeRecordBatch", "summary": "Up to 100 creates, replacements, merge patches and deletes, run in order in one transaction: all or nothing. Each operation is checked as its single-record route is (a token needs records:write); a failure answers that operation's error with details.index, or 409 batch_conflict when an earlier operation of the batch wrote its record. batch is no record type",
+                "security": [{}, {"bearer": ["records:write"]}],
+                "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/BatchRequest"}}}},
+                "responses": {
+                  "200": {"description": "Every operation's result, in order (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/BatchResults"}}}},
+                  "400": {"$ref": "#/components/responses/Error"},
+                  "401": {"$ref": "#/components/responses/Error"},
+                  "403": {"$ref": "#/components/responses/Error"},
+                  "404": {"$ref": "#/components/responses/Error"},
+                  "408": {"$ref": "#/components/responses/Error"},
+                  "409": {"$ref": "#/components/responses/Error"},
+                  "412": {"$ref": "#/components/responses/Error"},
+                  "413": {"$ref": "#/components/responses/Error"},
+                  "422": {"$ref": "#/components/responses/Error"},
+                  "503": {"$ref": "#/components/responses/Busy"}
+                }
+              }
+            },
             "/records/{type}": {
               "parameters": [{"name": "type", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}],
               "post": {
@@ -470,6 +491,33 @@ enum OpenAPIDocument {
                 "required": ["id", "created_at", "updated_at"],
                 "properties": {"id": {"type": "string"}, "created_at": {"type": "string", "format": "date-time"}, "updated_at": {"type": "string", "format": "date-time"}},
                 "additionalProperties": true
+              },
+              "BatchRequest": {
+                "type": "object",
+                "required": ["operations"],
+                "additionalProperties": false,
+                "properties": {"operations": {"type": "array", "minItems": 1, "maxItems": 100, "items": {"$ref": "#/components/schemas/BatchOperation"}}}
+              },
+              "BatchOperation": {
+                "description": "One write: POST creates (body: the fields; no id), PUT replaces (body: the fields), PATCH applies a JSON Merge Patch (body: the patch), DELETE deletes (no body). if_match is the If-Match of the single-record route",
+                "oneOf": [
+                  {"type": "object", "required": ["method", "type", "body"], "additionalProperties": false, "properties": {"method": {"type": "string", "enum": ["POST"]}, "type": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, "body": {"type": "object"}}},
+                  {"type": "object", "required": ["method", "type", "id", "body"], "additionalProperties": false, "properties": {"method": {"type": "string", "enum": ["PUT", "PATCH"]}, "type": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, "body": {"type": "object"}, "if_match": {"type": "string", "minLength": 1, "maxLength": 256}}},
+                  {"type": "object", "required": ["method", "type", "id"], "additionalProperties": false, "properties": {"method": {"type": "string", "enum": ["DELETE"]}, "type": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}, "if_match": {"type": "string", "minLength": 1, "maxLength": 256}}}
+                ]
+              },
+              "BatchResults": {
+                "type": "object",
+                "required": ["results"],
+                "additionalProperties": false,
+                "properties": {"results": {"type": "array", "items": {"$ref": "#/components/schemas/BatchResult"}}}
+              },
+              "BatchResult": {
+                "description": "201 with the created record, 200 with the replaced or patched one, 204 (nothing else) for a delete",
+                "oneOf": [
+                  {"type": "object", "required": ["status", "record", "etag"], "additionalProperties": false, "properties": {"status": {"type": "integer", "enum": [200, 201]}, "record": {"$ref": "#/components/schemas/Record"}, "etag": {"type": "string"}}},
+                  {"type": "object", "required": ["status"], "additionalProperties": false, "properties": {"status": {"type": "integer", "enum": [204]}}}
+                ]
               },
               "CursorPage": {
                 "type": "object",

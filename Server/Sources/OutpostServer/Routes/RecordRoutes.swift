@@ -24,6 +24,8 @@ struct RecordRoutes: Sendable {
 
     func add(to router: Router<OutpostRequestContext>) {
         let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
+        // A constant path wins over `{type}`: `batch` is the one name that is no record type.
+        router.post("/records/batch") { request, context in try await batch(request, context) }
         router.post("/records/{type}") { request, context in try await create(request, context) }
         router.get("/records/{type}") { request, context in
             Self.conditionalList(try await list(request, context), request: request)
@@ -43,16 +45,15 @@ struct RecordRoutes: Sendable {
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let json = try Request.parseJSON(body, maxDepth: maxJSONDepth)
-        let fieldsAsSent = try Self.fields(from: json)
         // Checked before anything is stored or replayed: a repeat of an idempotent create is
         // checked again, under the rules in force now.
         let rules = try await access.current()
         let ruleCaller = try await access.caller(caller)
-        let wouldBe = ExpressionValue.ruleRecord(
-            fields: fieldsAsSent, id: nil, owner: caller?.userID, isPrivate: isPrivate, createdAt: nil, updatedAt: nil)
-        try Self.authorize(rules, .create, type: type, caller: ruleCaller, record: wouldBe, body: ExpressionValue(json))
+        let prepared = try Self.prepareCreate(
+            rules, caller: ruleCaller, type: type, fields: try Self.fields(from: json), body: json, owner: caller?.userID,
+            isPrivate: isPrivate)
         let fields = try await actions.before(
-            .create, type: type, id: nil, fields: fieldsAsSent, current: nil, caller: ruleCaller,
+            .create, type: type, id: nil, fields: prepared, current: nil, caller: ruleCaller,
             identity: ruleCaller.identity, logger: context.logger)
         guard let key else {
             let record = try await storage.createRecord(
@@ -136,10 +137,7 @@ struct RecordRoutes: Sendable {
     /// are answered 404, so a hidden record's existence is not revealed).
     func readable(type: String, id: String, caller: RuleCaller, rules: AccessRules) async throws -> StoredRecord? {
         guard let record = try await storage.record(type: type, id: id) else { return nil }
-        let rule = rules.rule(for: type, .read)
-        let value = try record.ruleValue(for: rule)
-        guard rule.condition.decide(in: AccessRules.environment(caller: caller, record: value)) else { return nil }
-        return record
+        return try Self.isReadable(record, caller: caller, rules: rules) ? record : nil
     }
 
     static func createdHeaders(_ record: StoredRecord) -> HTTPFields {
@@ -164,15 +162,12 @@ struct RecordRoutes: Sendable {
         let expected = try await expectedVersion(request, type: type, id: id)
         // The update rule is checked inside the write's transaction, against the record as it is
         // there: no concurrent change slips between the check and the write.
-        let body = ExpressionValue(json)
         let record = try await write(type, id) {
             try await actions.update(
                 type: type, id: id, expectedVersion: expected, caller: caller, identity: caller.identity,
                 logger: context.logger
             ) { current in
-                let value = try current.ruleValue(for: rules.rule(for: type, .update))
-                try Self.authorize(rules, .update, type: type, caller: caller, record: value, body: body)
-                return fields
+                try Self.prepareReplace(rules, caller: caller, current: current, fields: fields, body: json)
             }
         }
         return Self.recordResponse(record, headers: [.eTag: record.etag])
@@ -203,14 +198,7 @@ struct RecordRoutes: Sendable {
                 type: type, id: id, expectedVersion: expected, caller: caller, identity: caller.identity,
                 logger: context.logger
             ) { current in
-                try Self.authorize(
-                    rules, .update, type: type, caller: caller, record: try current.ruleValue, body: ExpressionValue(patchValue))
-                let patched = MergePatch.apply(patchValue, to: .object(try current.fields))
-                guard case .object(var fields) = patched else {
-                    throw ServerError.badRequest("invalid_patch", "The patch must leave the record a JSON object")
-                }
-                for key in StoredRecord.serverKeys { fields[key] = nil }
-                return fields
+                try Self.preparePatch(rules, caller: caller, current: current, patch: patchValue)
             }
         }
         return Self.recordResponse(record, headers: [.eTag: record.etag])
@@ -227,8 +215,7 @@ struct RecordRoutes: Sendable {
             guard let record = try await readable(type: type, id: id, caller: caller, rules: rules) else {
                 throw Self.notFound(type, id)
             }
-            try Self.authorize(
-                rules, .delete, type: type, caller: caller, record: try record.ruleValue(for: rules.rule(for: type, .delete)))
+            try Self.prepareDelete(rules, caller: caller, current: record)
             if let expected, expected != record.version { throw Self.preconditionFailed(type, id, current: record.version) }
             _ = try await actions.before(
                 .delete, type: type, id: id, fields: [:], current: try record.fields, caller: caller,

@@ -8,7 +8,9 @@ public import Foundation
 /// Every change that needs more than one statement (an idempotent create, a merge patch, a first
 /// provider sign-in) is one method here, which each backend runs as a transaction on one
 /// connection of its own: no backend runs `BEGIN` on a connection other requests share.
-public protocol Storage: RecordStorage, AuthStorage, OpenIDStorage, IdempotencyStorage, RuleStorage, InviteStorage {
+public protocol Storage: RecordStorage, RecordBatchStorage, AuthStorage, OpenIDStorage, IdempotencyStorage, RuleStorage,
+    InviteStorage
+{
     /// Creates or upgrades the schema. Safe to call on every start.
     func migrate() async throws
     /// Throws when the database cannot answer a trivial query.

@@ -10,31 +10,47 @@ extension PostgresStorage {
     ) async throws -> (claim: IdempotencyClaim, response: StoredResponse?) {
         try await withTransaction { connection in
             let now = Identifiers.nowMilliseconds()
-            let expires = now + IdempotencyRow.milliseconds(lifetime)
-            try await Self.execute("DELETE FROM idempotency_keys WHERE expires_at < \(now)", on: connection)
-            // The key first: a concurrent request with the same key (on any instance) waits on it
-            // until this transaction ends, then finds the stored response.
-            let claimed = try await Self.rows(
-                """
-                INSERT INTO idempotency_keys (caller, key, fingerprint, state, claim, locked_until, created_at, expires_at)
-                VALUES (\(key.caller), \(key.key), \(key.fingerprint), 'in_progress', '', 0, \(now), \(expires))
-                ON CONFLICT (caller, key) DO NOTHING RETURNING caller
-                """, on: connection)
-            if claimed.isEmpty {
-                guard let existing = try await Self.idempotencyRow(key, on: connection) else { return (.inProgress, nil) }
-                return (IdempotencyRow.classify(existing, key: key, now: now).claim, nil)
+            // The key first, so a concurrent request with it waits for this one's response.
+            if let claim = try await Self.claimIdempotencyKey(key, now: now, lifetime: lifetime, on: connection) {
+                return (claim, nil)
             }
             let record = try await Self.insertRecord(
                 type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: now, on: connection)
             let response = respond(record)
-            try await Self.execute(
-                """
-                UPDATE idempotency_keys SET state = 'done', status = \(Int64(response.status)),
-                    headers = \(IdempotencyRow.headerText(response.headers)), body = \(response.body)
-                WHERE caller = \(key.caller) AND key = \(key.key)
-                """, on: connection)
+            try await Self.finishIdempotencyKey(key, response: response, on: connection)
             return (.claimed(token: ""), response)
         }
+    }
+
+    /// Claims `key` inside the caller's transaction: `nil` when it is this request's, or what an
+    /// earlier request with it holds. A concurrent request with the same key (on any instance)
+    /// waits on the claim until the transaction ends, then finds the stored response.
+    static func claimIdempotencyKey(_ key: IdempotencyKey, now: Int64, lifetime: Duration, on connection: PostgresConnection)
+        async throws -> IdempotencyClaim?
+    {
+        let expires = now + IdempotencyRow.milliseconds(lifetime)
+        try await execute("DELETE FROM idempotency_keys WHERE expires_at < \(now)", on: connection)
+        let claimed = try await rows(
+            """
+            INSERT INTO idempotency_keys (caller, key, fingerprint, state, claim, locked_until, created_at, expires_at)
+            VALUES (\(key.caller), \(key.key), \(key.fingerprint), 'in_progress', '', 0, \(now), \(expires))
+            ON CONFLICT (caller, key) DO NOTHING RETURNING caller
+            """, on: connection)
+        if !claimed.isEmpty { return nil }
+        guard let existing = try await idempotencyRow(key, on: connection) else { return .inProgress }
+        return IdempotencyRow.classify(existing, key: key, now: now).claim
+    }
+
+    /// Stores the response of a key claimed by ``claimIdempotencyKey(_:now:lifetime:on:)``.
+    static func finishIdempotencyKey(_ key: IdempotencyKey, response: StoredResponse, on connection: PostgresConnection)
+        async throws
+    {
+        try await execute(
+            """
+            UPDATE idempotency_keys SET state = 'done', status = \(Int64(response.status)),
+                headers = \(IdempotencyRow.headerText(response.headers)), body = \(response.body)
+            WHERE caller = \(key.caller) AND key = \(key.key)
+            """, on: connection)
     }
 
     public func claimIdempotencyKey(_ key: IdempotencyKey, lease: Duration, lifetime: Duration) async throws

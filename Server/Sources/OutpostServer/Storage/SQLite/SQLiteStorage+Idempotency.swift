@@ -42,19 +42,26 @@ extension SQLiteStorage {
             let record = try await insertRecord(
                 type: type, fields: fields, owner: owner, isPrivate: isPrivate, now: now, on: writer)
             let response = respond(record)
-            _ = try await writer.query(
-                """
-                INSERT INTO idempotency_keys
-                    (caller, key, fingerprint, state, claim, locked_until, status, headers, body, created_at, expires_at)
-                VALUES (?, ?, ?, 'done', '', 0, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(key.caller), .text(key.key), .text(key.fingerprint), .integer(response.status),
-                    .text(IdempotencyRow.headerText(response.headers)), .blob(.init(bytes: response.body)), .integer(Int(now)),
-                    .integer(Int(now + IdempotencyRow.milliseconds(lifetime))),
-                ])
+            try await insertIdempotentResponse(response, key: key, now: now, lifetime: lifetime, on: writer)
             return (.claimed(token: ""), response)
         }
+    }
+
+    /// Keeps `response` under `key` as a finished request's (inside the caller's transaction).
+    func insertIdempotentResponse(
+        _ response: StoredResponse, key: IdempotencyKey, now: Int64, lifetime: Duration, on writer: BusyBoundedConnection
+    ) async throws {
+        _ = try await writer.query(
+            """
+            INSERT INTO idempotency_keys
+                (caller, key, fingerprint, state, claim, locked_until, status, headers, body, created_at, expires_at)
+            VALUES (?, ?, ?, 'done', '', 0, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(key.caller), .text(key.key), .text(key.fingerprint), .integer(response.status),
+                .text(IdempotencyRow.headerText(response.headers)), .blob(.init(bytes: response.body)), .integer(Int(now)),
+                .integer(Int(now + IdempotencyRow.milliseconds(lifetime))),
+            ])
     }
 
     public func claimIdempotencyKey(_ key: IdempotencyKey, lease: Duration, lifetime: Duration) async throws
