@@ -47,6 +47,16 @@ struct RecordHooksIntegrationTests {
                 }
                 write.fields["hook_calls"] = .int(call)
             }
+            // An order reserves its item and logs itself, in the order's own transaction.
+            try registrar.before(.create, on: "orders") { order in
+                let item = order.fields["item"]?.stringValue ?? ""
+                order.alsoPatch("stock", id: item, ["reserved": true])
+                order.alsoCreate("order_log", fields: ["item": .string(item), "id": "ignored"])
+            }
+            try registrar.before(.delete, on: "orders") { order in
+                if let item = order.current?["item"]?.stringValue { order.alsoPatch("stock", id: item, ["reserved": false]) }
+                if let log = order.current?["log"]?.stringValue { order.alsoDelete("order_log", id: log) }
+            }
             let audited = self.audited
             try registrar.after(.create, .delete, on: "watched", name: "audit") { event in
                 let audit = try await event.data.create(
@@ -280,6 +290,55 @@ struct RecordHooksIntegrationTests {
             let kept = try await Self.send(base, .get, "/records/notes/\(note)").json()
             #expect(kept["text"] == "now three words")
             #expect(try await Self.send(base, .get, "/records/notes?page=1").json()["total"] == 2)
+        }
+    }
+
+    @Test("writes a hook joins commit in the request's transaction: all of them, or none with the write")
+    func joinedWrites() async throws {
+        try await withAuthFixture(plugins: [DemoPlugin(), HookPlugin()]) { fixture in
+            let base = fixture.server.baseURL
+            func count(_ type: String) async throws -> Int {
+                try await Self.send(base, .get, "/records/\(type)?page=1").json()["total"]?.intValue ?? -1
+            }
+            let stock = try #require(
+                try await Self.send(base, .post, "/records/stock", body: ["name": "tea"]).json()["id"]?.stringValue)
+            let order = try await Self.send(base, .post, "/records/orders", body: ["item": .string(stock)])
+            #expect(order.status == 201)
+            #expect(try await Self.send(base, .get, "/records/stock/\(stock)").json()["reserved"] == true)
+            let logs = try await Self.send(base, .get, "/records/order_log?page=1").json()["results"]?.arrayValue ?? []
+            #expect(logs.map { $0["item"] } == [.string(stock)])
+            #expect(logs.first?["id"] != "ignored")
+
+            // A joined write that fails undoes the write itself: no order, no log.
+            let missing = try await Self.send(base, .post, "/records/orders", body: ["item": "nothing-here"])
+            #expect(missing.status == 500)
+            #expect(try missing.json()["error"]?["code"] == "hook_failed")
+            #expect(try await count("orders") == 1)
+            #expect(try await count("order_log") == 1)
+
+            // With an Idempotency-Key, and in a batch (whose answer lists its own operations only).
+            var ids: [String?] = []
+            for _ in 0..<2 {
+                let keyed = try await IdempotencyTests.raw(base, "/records/orders", ["item": .string(stock)], key: "order-1")
+                #expect(keyed.status == 201)
+                ids.append(try keyed.json()["id"]?.stringValue)
+            }
+            #expect(ids[0] != nil && ids[0] == ids[1])
+            #expect(try await count("order_log") == 2)
+            let batch = try await Self.send(
+                base, .post, "/records/batch",
+                body: ["operations": [["method": "POST", "type": "orders", "body": ["item": .string(stock)]]]])
+            #expect(try batch.json()["results"]?.arrayValue?.count == 1)
+            #expect(try await count("order_log") == 3)
+
+            // A delete's joined writes: the stock is released and the order's log removed with it.
+            let logID = try #require(logs.first?["id"]?.stringValue)
+            let id = try #require(try order.json()["id"]?.stringValue)
+            #expect(
+                try await Self.send(base, .patch, "/records/orders/\(id)", body: ["log": .string(logID)]).status == 200)
+            #expect(try await Self.send(base, .delete, "/records/orders/\(id)").status == 204)
+            #expect(try await Self.send(base, .get, "/records/stock/\(stock)").json()["reserved"] == false)
+            #expect(try await Self.send(base, .get, "/records/order_log/\(logID)").status == 404)
         }
     }
 }

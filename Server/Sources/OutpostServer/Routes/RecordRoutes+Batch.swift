@@ -47,7 +47,8 @@ extension RecordRoutes {
         ) {
             try await storage.writeRecords(writes, key: scoped, lifetime: Idempotency.lifetime) { results in
                 Idempotency.stored(
-                    status: .ok, headers: [.contentType: "application/json"], body: Data(Self.batchResponseText(results)))
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: Data(Self.batchResponseText(Array(results.prefix(operations.count)))))
             }
         }
         let outcome: (claim: IdempotencyClaim, response: StoredResponse?)
@@ -132,6 +133,12 @@ extension RecordRoutes {
     /// operation of the same batch wrote it.
     static func batchError(_ failure: RecordBatchFailure, operations: [BatchOperation]) -> any Error {
         let index = failure.index
+        guard index < operations.count else {
+            // A write a hook joined to the batch's transaction.
+            return ServerError(
+                .internalServerError, code: "hook_failed",
+                message: "A server hook's own write failed, so the batch did not happen. Try again later")
+        }
         let operation = operations[index]
         var error: ServerError
         switch failure.error {

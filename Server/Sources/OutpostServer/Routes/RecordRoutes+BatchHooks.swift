@@ -55,32 +55,38 @@ extension RecordRoutes {
         // Records the operations so far wrote (`nil`: deleted), by type and id.
         var written: [String: StoredRecord?] = [:]
         var writes: [RecordBatchWrite] = []
+        // What hooks joined to the batch's transaction, after its own operations (whose results
+        // the answer lists, in order).
+        var joined: [RecordBatchWrite] = []
         for (index, operation) in operations.enumerated() {
             do {
                 writes.append(
-                    try await prepared(operation, written: &written, rules: rules, caller: caller, owner: owner, logger: logger)
-                )
+                    try await prepared(
+                        operation, written: &written, joined: &joined, rules: rules, caller: caller, owner: owner,
+                        logger: logger))
             } catch {
                 throw RecordBatchFailure(index: index, error: error)
             }
         }
-        return writes
+        return writes + joined
     }
 
     private func prepared(
-        _ operation: BatchOperation, written: inout [String: StoredRecord?], rules: AccessRules, caller: RuleCaller,
-        owner: String?, logger: Logger
+        _ operation: BatchOperation, written: inout [String: StoredRecord?], joined: inout [RecordBatchWrite],
+        rules: AccessRules, caller: RuleCaller, owner: String?, logger: Logger
     ) async throws -> RecordBatchWrite {
         let type = operation.type
         let body = operation.body ?? .null
         let kind = Self.hookOperation(operation.method)
         if operation.method == .post {
-            let fields = try await actions.before(
+            let hooked = try await actions.before(
                 .create, type: type, id: nil,
                 fields: try Self.prepareCreate(
                     rules, caller: caller, type: type, fields: try Self.fields(from: body), body: body, owner: owner,
                     isPrivate: false),
                 current: nil, caller: caller, identity: caller.identity, logger: logger)
+            joined += hooked.joined
+            let fields = hooked.fields
             return .create(type: type, owner: owner, isPrivate: false) { fields }
         }
         let id = operation.id ?? ""
@@ -92,9 +98,11 @@ extension RecordRoutes {
             guard try Self.isReadable(current, caller: caller, rules: rules) else { throw Self.notFound(type, id) }
             try Self.prepareDelete(rules, caller: caller, current: current)
             try Self.checkIfMatch(operation.ifMatch, current: current)
-            _ = try await actions.before(
-                .delete, type: type, id: id, fields: [:], current: try current.fields, caller: caller,
-                identity: caller.identity, logger: logger)
+            joined +=
+                try await actions.before(
+                    .delete, type: type, id: id, fields: [:], current: try current.fields, caller: caller,
+                    identity: caller.identity, logger: logger
+                ).joined
             written[key] = .some(nil)
             return .delete(type: type, id: id) { now in
                 guard now.version == version else { throw PreparedRecordChanged() }
@@ -105,9 +113,11 @@ extension RecordRoutes {
             operation.method == .put
             ? try Self.prepareReplace(rules, caller: caller, current: current, fields: try Self.fields(from: body), body: body)
             : try Self.preparePatch(rules, caller: caller, current: current, patch: body)
-        let fields = try await actions.before(
+        let hooked = try await actions.before(
             kind, type: type, id: id, fields: prepared, current: try current.fields, caller: caller,
             identity: caller.identity, logger: logger)
+        joined += hooked.joined
+        let fields = hooked.fields
         var after = current
         after.body = RecordBodyText.text(fields)
         after.version += 1

@@ -52,25 +52,46 @@ struct RecordRoutes: Sendable {
         let prepared = try Self.prepareCreate(
             rules, caller: ruleCaller, type: type, fields: try Self.fields(from: json), body: json, owner: caller?.userID,
             isPrivate: isPrivate)
-        let fields = try await actions.before(
+        let hooked = try await actions.before(
             .create, type: type, id: nil, fields: prepared, current: nil, caller: ruleCaller,
             identity: ruleCaller.identity, logger: context.logger)
+        let fields = hooked.fields
+        let owner = caller?.userID
+        // The create, then what its hooks joined to its transaction.
+        let writes = [RecordBatchWrite.create(type: type, owner: owner, isPrivate: isPrivate) { fields }] + hooked.joined
         guard let key else {
-            let record = try await storage.createRecord(
-                type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate)
+            let record: StoredRecord
+            if hooked.joined.isEmpty {
+                record = try await storage.createRecord(type: type, fields: fields, owner: owner, isPrivate: isPrivate)
+            } else {
+                guard case .created(let created) = try await actions.commit(writes, logger: context.logger) else {
+                    throw ServerError(.internalServerError, code: "create_failed", message: "The record was not created; retry")
+                }
+                record = created
+            }
             changes?.changesCommitted()
             return Self.recordResponse(record, status: .created, headers: Self.createdHeaders(record))
         }
         // The record and its response are stored in one transaction: a repeat finds both or neither.
         let scoped = IdempotencyKey(
             caller: Idempotency.caller(caller), key: key, fingerprint: Idempotency.fingerprint(request, body: body))
-        let (claim, created) = try await storage.createRecord(
-            type: type, fields: fields, owner: caller?.userID, isPrivate: isPrivate, key: scoped,
-            lifetime: Idempotency.lifetime
-        ) { record in
+        @Sendable func respond(_ record: StoredRecord) -> StoredResponse {
             var headers = Self.createdHeaders(record)
             headers[.contentType] = "application/json"
             return Idempotency.stored(status: .created, headers: headers, body: Data(record.wireText.utf8))
+        }
+        let (claim, created): (IdempotencyClaim, StoredResponse?)
+        if hooked.joined.isEmpty {
+            (claim, created) = try await storage.createRecord(
+                type: type, fields: fields, owner: owner, isPrivate: isPrivate, key: scoped, lifetime: Idempotency.lifetime,
+                respond: respond)
+        } else {
+            (claim, created) = try await storage.writeRecords(writes, key: scoped, lifetime: Idempotency.lifetime) { results in
+                guard case .created(let record)? = results.first else {
+                    return StoredResponse(status: 500, headers: [], body: Data())
+                }
+                return respond(record)
+            }
         }
         if let created {
             changes?.changesCommitted()
@@ -217,12 +238,12 @@ struct RecordRoutes: Sendable {
             }
             try Self.prepareDelete(rules, caller: caller, current: record)
             if let expected, expected != record.version { throw Self.preconditionFailed(type, id, current: record.version) }
-            _ = try await actions.before(
+            let hooked = try await actions.before(
                 .delete, type: type, id: id, fields: [:], current: try record.fields, caller: caller,
                 identity: caller.identity, logger: context.logger)
             do {
                 _ = try await write(type, id) {
-                    try await storage.deleteRecord(type: type, id: id, expectedVersion: record.version)
+                    try await actions.delete(record, joined: hooked.joined, logger: context.logger)
                     return 0
                 }
                 return Response(status: .noContent)

@@ -1,5 +1,7 @@
+import Foundation
 import Logging
 @_spi(OutpostInternal) import OutpostCore
+import Synchronization
 
 /// What record writes share, whoever makes them (the record routes, or a plugin through
 /// ``RecordData``): the before hooks, the update that reruns them when the record changed under
@@ -20,16 +22,23 @@ struct RecordActions: Sendable {
     /// How often an update whose record kept changing under its hooks is tried before it is 409.
     static let updateAttempts = 5
 
-    /// Runs the before hooks of `operation` on `type` over `fields`: the fields to store.
+    /// What the before hooks made of a write: the fields to store, and the writes the hooks joined
+    /// to its transaction (``RecordWrite/alsoCreate(_:fields:)``).
+    struct Prepared: Sendable {
+        var fields: [String: JSONValue]
+        var joined: [RecordBatchWrite] = []
+    }
+
+    /// Runs the before hooks of `operation` on `type` over `fields`.
     ///
     /// - Throws: ``ServerError``: 422 with the code of a hook's ``RecordRefusal``, the hook's own
     ///   ``ServerError``, or 500 `hook_failed` for any other error (logged, not shown).
     func before(
         _ operation: RecordOperation, type: String, id: String?, fields: [String: JSONValue],
         current: [String: JSONValue]?, caller: RuleCaller?, identity: CallerIdentity?, logger: Logger
-    ) async throws -> [String: JSONValue] {
+    ) async throws -> Prepared {
         let hooks = hooks.before(operation, on: type)
-        if hooks.isEmpty { return fields }
+        if hooks.isEmpty { return Prepared(fields: fields) }
         guard Self.depth < Self.maxDepth else {
             throw ServerError(
                 .internalServerError, code: "hook_depth_exceeded",
@@ -59,7 +68,52 @@ struct RecordActions: Sendable {
             }
         }
         for key in StoredRecord.serverKeys { write.fields[key] = nil }
-        return write.fields
+        return Prepared(fields: write.fields, joined: write.joined)
+    }
+
+    /// Commits `writes` (a write and the writes its hooks joined) in one transaction.
+    ///
+    /// - Throws: what the first write throws (``RecordWriteFailure`` among it); 500 `hook_failed`
+    ///   when a joined write fails.
+    func commit(_ writes: [RecordBatchWrite], logger: Logger) async throws -> RecordBatchResult {
+        let results = ResultBox()
+        do {
+            _ = try await storage.writeRecords(writes, key: nil, lifetime: .zero) { written in
+                results.value.withLock { $0 = written }
+                return StoredResponse(status: 200, headers: [], body: Data())
+            }
+        } catch let failure as RecordBatchFailure {
+            if failure.index == 0 { throw failure.error }
+            logger.error(
+                "a write joined by a record hook failed; nothing was written",
+                metadata: ["index": "\(failure.index)", "error": "\(failure.error)"])
+            throw ServerError(
+                .internalServerError, code: "hook_failed",
+                message: "A server hook's own write failed, so this write did not happen either. Try again later")
+        }
+        guard let first = results.value.withLock({ $0.first }) else {
+            throw ServerError(.internalServerError, code: "hook_failed", message: "The write did not happen; try again")
+        }
+        return first
+    }
+
+    /// Deletes `record` at its version, with the writes its hooks joined in the same transaction.
+    ///
+    /// - Throws: ``RecordWriteFailure`` when the record is gone or at another version.
+    func delete(_ record: StoredRecord, joined: [RecordBatchWrite], logger: Logger) async throws {
+        if joined.isEmpty {
+            return try await storage.deleteRecord(type: record.type, id: record.id, expectedVersion: record.version)
+        }
+        let version = record.version
+        let delete = RecordBatchWrite.delete(type: record.type, id: record.id) { now in
+            guard now.version == version else { throw RecordWriteFailure.versionMismatch(current: now.version) }
+        }
+        _ = try await commit([delete] + joined, logger: logger)
+    }
+
+    /// The results a transaction wrote, handed out of its closure.
+    final class ResultBox: Sendable {
+        let value = Mutex<[RecordBatchResult]>([])
     }
 
     /// Updates a record: `change` computes its new fields from the current record (and checks the
@@ -81,10 +135,23 @@ struct RecordActions: Sendable {
             if let expectedVersion, expectedVersion != current.version {
                 throw RecordWriteFailure.versionMismatch(current: current.version)
             }
-            let fields = try await before(
+            let prepared = try await before(
                 .update, type: type, id: id, fields: try change(current), current: try current.fields, caller: caller,
                 identity: identity, logger: logger)
+            let fields = prepared.fields
             do {
+                if !prepared.joined.isEmpty {
+                    let version = current.version
+                    let update = RecordBatchWrite.update(type: type, id: id) { now in
+                        guard now.version == version else { throw RecordWriteFailure.versionMismatch(current: now.version) }
+                        _ = try change(now)
+                        return fields
+                    }
+                    guard case .updated(let record) = try await commit([update] + prepared.joined, logger: logger) else {
+                        throw RecordWriteFailure.notFound
+                    }
+                    return record
+                }
                 return try await storage.updateRecord(type: type, id: id, expectedVersion: current.version) { now in
                     // The same version: the rules decide as they did above.
                     _ = try change(now)

@@ -107,10 +107,20 @@ public struct RecordData: Sendable {
         }
         var stored = fields
         for key in StoredRecord.serverKeys { stored[key] = nil }
-        stored = try await actions.before(
+        let hooked = try await actions.before(
             .create, type: type, id: nil, fields: stored, current: nil, caller: acting, identity: identity,
             logger: actions.logger)
-        let record = try await actions.storage.createRecord(type: type, fields: stored, owner: owner, isPrivate: isPrivate)
+        stored = hooked.fields
+        let record: StoredRecord
+        if hooked.joined.isEmpty {
+            record = try await actions.storage.createRecord(type: type, fields: stored, owner: owner, isPrivate: isPrivate)
+        } else {
+            let fields = stored
+            let create = RecordBatchWrite.create(type: type, owner: owner, isPrivate: isPrivate) { fields }
+            guard case .created(let created) = try await actions.commit([create] + hooked.joined, logger: actions.logger)
+            else { throw ServerError(.internalServerError, code: "create_failed", message: "The record was not created; retry") }
+            record = created
+        }
         actions.changes?.changesCommitted()
         return record
     }
@@ -177,11 +187,11 @@ public struct RecordData: Sendable {
         if let expectedVersion, expectedVersion != record.version {
             throw RecordRoutes.preconditionFailed(type, id, current: record.version)
         }
-        _ = try await actions.before(
+        let hooked = try await actions.before(
             .delete, type: type, id: id, fields: [:], current: try record.fields, caller: acting, identity: identity,
             logger: actions.logger)
         do {
-            try await actions.storage.deleteRecord(type: type, id: id, expectedVersion: record.version)
+            try await actions.delete(record, joined: hooked.joined, logger: actions.logger)
         } catch RecordWriteFailure.notFound {
             throw RecordRoutes.notFound(type, id)
         } catch RecordWriteFailure.versionMismatch(let current) {

@@ -22,8 +22,54 @@ public struct RecordWrite: Sendable {
     /// (``RecordData/server``).
     public let caller: CallerIdentity?
     public let logger: Logger
-    /// Reads and writes of other records, as the caller or as the server.
+    /// Reads and writes of other records, as the caller or as the server. Each of its writes is
+    /// a transaction of its own; ``alsoCreate(_:fields:)``, ``alsoPatch(_:id:_:)`` and
+    /// ``alsoDelete(_:id:)`` join this write's instead.
     public let data: RecordData
+    /// Writes that commit in this write's transaction, after it.
+    var joined: [RecordBatchWrite] = []
+
+    /// Creates a record in the same transaction as this write: both are stored, or neither. The
+    /// record has no owner and is public; it is written as the server (no access rule decides it,
+    /// no before hook runs on it; the change feed and after hooks see it).
+    ///
+    /// - Parameters:
+    ///   - type: the record type.
+    ///   - fields: the record's fields; `id`, `created_at` and `updated_at` are the server's and ignored.
+    public mutating func alsoCreate(_ type: String, fields: [String: JSONValue]) {
+        var fields = fields
+        for key in StoredRecord.serverKeys { fields[key] = nil }
+        joined.append(.create(type: type, owner: nil, isPrivate: false) { [fields] in fields })
+    }
+
+    /// Applies a JSON Merge Patch to another record in the same transaction as this write: both
+    /// change, or neither (a missing record undoes both, and the request is answered 500
+    /// `hook_failed`). Written as the server, as ``alsoCreate(_:fields:)`` is.
+    ///
+    /// - Parameters:
+    ///   - type: the record type.
+    ///   - id: the record's id.
+    ///   - changes: the fields to set, `null` for those to remove.
+    public mutating func alsoPatch(_ type: String, id: String, _ changes: [String: JSONValue]) {
+        let patch = JSONValue.object(changes)
+        joined.append(
+            .update(type: type, id: id) { current in
+                guard case .object(var fields) = MergePatch.apply(patch, to: .object(try current.fields)) else { return [:] }
+                for key in StoredRecord.serverKeys { fields[key] = nil }
+                return fields
+            })
+    }
+
+    /// Deletes another record in the same transaction as this write: both happen, or neither (a
+    /// missing record undoes both, and the request is answered 500 `hook_failed`). Written as the
+    /// server, as ``alsoCreate(_:fields:)`` is.
+    ///
+    /// - Parameters:
+    ///   - type: the record type.
+    ///   - id: the record's id.
+    public mutating func alsoDelete(_ type: String, id: String) {
+        joined.append(.delete(type: type, id: id) { _ in })
+    }
 }
 
 /// A before hook's refusal: the write does not happen and the request is answered
