@@ -64,6 +64,7 @@ let package = Package(
                 .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCore", package: "Outpost"),
                 .product(name: "OutpostCallbacks", package: "Outpost"),
                 .product(name: "OutpostExpressions", package: "Outpost"), "OutpostServer",
+                .product(name: "OutpostSync", package: "Outpost"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -122,6 +123,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCore", package: "Outpost"), "OutpostServer",
                 .product(name: "OutpostExpressions", package: "Outpost"), "OutpostServerTesting", "OutpostTestSupport",
+                .product(name: "OutpostSync", package: "Outpost"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "_OutpostSupport", package: "Outpost"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

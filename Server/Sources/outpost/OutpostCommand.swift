@@ -14,6 +14,7 @@ struct OutpostCommand: AsyncParsableCommand {
             OutboxCommand.self,
             AccountsCommand.self,
             FilesCommand.self,
+            SyncCommand.self,
         ]
     )
 }

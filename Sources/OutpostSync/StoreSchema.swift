@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+
+/// The store's tables, created by GRDB migrations.
+///
+/// - `records`: one row per local record: its fields (JSON), the server version they are based on
+///   (`NULL` when unknown), the server's fields as last seen (`base`, for merges and for checking an
+///   unknown version), and its state (`confirmed`, `pending`, `failed` with `error`).
+/// - `pending`: the outbox, in order (`seq`): each local create or patch with its body, the
+///   Idempotency-Key of a create, and `failed` when the server refused it. A local write and its
+///   entry commit in one transaction.
+/// - `positions`: per type, the change feed position the local copy has caught up to.
+enum StoreSchema {
+    static func open(_ url: URL) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.label = "OutpostSync"
+        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+        try migrator.migrate(queue)
+        return queue
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE records (
+                        type TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        fields TEXT NOT NULL,
+                        version INTEGER,
+                        base TEXT,
+                        state TEXT NOT NULL,
+                        error TEXT,
+                        PRIMARY KEY (type, id)
+                    );
+                    CREATE TABLE pending (
+                        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                        type TEXT NOT NULL,
+                        record_id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        idempotency_key TEXT,
+                        failed TEXT
+                    );
+                    CREATE INDEX pending_record ON pending (type, record_id);
+                    CREATE TABLE positions (
+                        type TEXT PRIMARY KEY,
+                        position TEXT NOT NULL
+                    );
+                    """)
+        }
+        return migrator
+    }
+}

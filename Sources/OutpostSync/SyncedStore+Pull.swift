@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+@_spi(OutpostInternal) import OutpostCore
+
+extension SyncedStore {
+    /// The most records one list page asks for (the server's maximum).
+    static let pageSize = 100
+    /// The most list pages one initial load reads (a million records), a bound on a server that
+    /// keeps answering with a next cursor.
+    static let maxPages = 10_000
+
+    /// Brings the local copy of `type` up to date with the server.
+    ///
+    /// The first pull loads the type's list page by page (`GET /records/{type}?limit=100&cursor=…`)
+    /// after noting the change feed's position; every pull then applies the changes after the
+    /// store's position (`GET /records/{type}/changes?after=…`). When the server no longer has
+    /// those changes (410 `changes_expired` or `unknown_position`), the type is loaded again from
+    /// scratch. Records with local writes not yet accepted keep their local fields: ``push()``
+    /// meets the server's changes to them as conflicts.
+    ///
+    /// - Parameter type: the records' type.
+    /// - Throws: ``SyncError`` for an invalid type or a store without a client, `OutpostError`
+    ///   when the server cannot be reached or refuses (401, 403), or a database error.
+    public func pull(_ type: String) async throws {
+        try RecordNames.check(type: type)
+        let client = try requireClient()
+        try await exclusive { store in try await store.pullNow(type, client: client) }
+    }
+
+    func requireClient() throws -> OutpostClient {
+        guard let client else {
+            throw SyncError("This store was opened without a client; open it with one (and the server's address) to pull or push")
+        }
+        return client
+    }
+
+    func pullNow(_ type: String, client: OutpostClient) async throws {
+        let reader = ChangeReader(client: client, type: type)
+        let stored = try await database.read { db in
+            try String.fetchOne(db, sql: "SELECT position FROM positions WHERE type = ?", arguments: [type])
+        }
+        var position = stored.flatMap { Int64($0) }
+        if position == nil { position = try await load(type, reader: reader, client: client) }
+        do {
+            try await catchUp(type, from: position ?? 0, reader: reader)
+        } catch let error as OutpostError
+            where error.status == 410 && ["changes_expired", "unknown_position"].contains(error.serverCode ?? "")
+        {
+            let reloaded = try await load(type, reader: reader, client: client)
+            try await catchUp(type, from: reloaded, reader: reader)
+        }
+    }
+
+    /// Loads every record of `type` the caller may read, replacing the confirmed local ones;
+    /// returns the feed position noted before the first page (changes during the load are
+    /// applied again by the catch-up, which is harmless: a change carries the whole record).
+    func load(_ type: String, reader: ChangeReader, client: OutpostClient) async throws -> Int64 {
+        let position = try await reader.latestPosition()
+        var records: [[String: JSONValue]] = []
+        var cursor: String?
+        for _ in 0..<Self.maxPages {
+            var query = [URLQueryItem(name: "limit", value: String(Self.pageSize))]
+            if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+            let page = try await client.send(
+                .get("/records/\(Request.pathSegment(type))", query: query), operationName: "sync list \(type)"
+            ).json()
+            for result in page["results"]?.arrayValue ?? [] {
+                guard let record = result.objectValue else {
+                    throw SyncError("The \(type) list holds a value that is not a record")
+                }
+                records.append(record)
+            }
+            cursor = page["next_cursor"]?.stringValue
+            if cursor == nil { break }
+        }
+        let loaded = records
+        try await database.write { db in
+            let ids = Set(loaded.compactMap { $0["id"]?.stringValue })
+            // Confirmed records the list no longer holds were deleted or are no longer readable.
+            for id in try String.fetchAll(
+                db, sql: "SELECT id FROM records WHERE type = ? AND state = 'confirmed'", arguments: [type])
+            where !ids.contains(id) {
+                try db.execute(sql: "DELETE FROM records WHERE type = ? AND id = ?", arguments: [type, id])
+            }
+            for record in loaded {
+                guard let id = record["id"]?.stringValue else { continue }
+                if try RecordRows.hasLocalWrites(db, type: type, id: id) { continue }
+                let known = try RecordRows.fetch(db, type: type, id: id)
+                // A list page carries no version: keep the one known when the fields are the same.
+                let version = known?.record.fields == record ? known?.record.version : nil
+                try RecordRows.confirm(db, type: type, server: record, version: version)
+            }
+            try Self.setPosition(db, type: type, position)
+        }
+        return position
+    }
+
+    func catchUp(_ type: String, from position: Int64, reader: ChangeReader) async throws {
+        let latest = try await reader.latestPosition()
+        let database = self.database
+        try await reader.read(after: position, through: latest) { changes, reached in
+            try await database.write { db in
+                for change in changes { try Self.apply(change, type: type, in: db) }
+                try Self.setPosition(db, type: type, reached)
+            }
+        }
+    }
+
+    /// Applies one change to a record without local writes; records with local writes keep theirs.
+    static func apply(_ change: FeedChange, type: String, in db: Database) throws {
+        if try RecordRows.hasLocalWrites(db, type: type, id: change.id) { return }
+        switch change.kind {
+        case "created", "updated":
+            guard let record = change.record else { return }
+            if let known = try RecordRows.fetch(db, type: type, id: change.id)?.record,
+                let version = known.version, version >= change.version
+            {
+                return
+            }
+            try RecordRows.confirm(db, type: type, server: record, version: change.version)
+        default:
+            try db.execute(sql: "DELETE FROM records WHERE type = ? AND id = ?", arguments: [type, change.id])
+        }
+    }
+
+    static func setPosition(_ db: Database, type: String, _ position: Int64) throws {
+        try db.execute(
+            sql:
+                "INSERT INTO positions (type, position) VALUES (?, ?) ON CONFLICT (type) DO UPDATE SET position = excluded.position",
+            arguments: [type, String(position)])
+    }
+}

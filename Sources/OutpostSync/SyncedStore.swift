@@ -1,0 +1,67 @@
+public import Foundation
+internal import GRDB
+public import OutpostCore
+
+/// An offline-first local copy of some record types of one account, in one SQLite file.
+///
+/// ```swift
+/// let folder = try SyncedStore.folder(for: .standard, application: "notes", account: userID)
+/// let store = try SyncedStore(folder: folder, client: client)
+/// try await store.pull("notes")
+/// let id = try await store.create("notes", fields: ["text": "hi"])   // pending at once
+/// try await store.push()                                              // confirmed, server id
+/// ```
+///
+/// The store is an actor so that ``pull(_:)`` and ``push()`` run one at a time (their network
+/// calls suspend, and a second push interleaved with the first would send the same write twice);
+/// its database is a GRDB `DatabaseQueue`, one serial connection, because every write here is a
+/// short transaction and readers (``query(_:filter:sort:)``, ``observe(_:filter:sort:)``) need no
+/// concurrency beyond that.
+public actor SyncedStore {
+    /// The store's SQLite file, `records.sqlite` in the folder given to ``init(folder:client:policies:)``.
+    public nonisolated let fileURL: URL
+    /// The client that pulls and pushes (its middlewares, such as authentication, apply).
+    public nonisolated let client: OutpostClient?
+    /// How ``push()`` resolves a conflict, per type; types not listed use ``ConflictPolicy/serverWins``.
+    public nonisolated let policies: [String: ConflictPolicy]
+    /// Each conflict ``push()`` resolves, in order. The stream buffers the newest 1000 events.
+    public nonisolated let conflicts: AsyncStream<ConflictEvent>
+    nonisolated let conflictSink: AsyncStream<ConflictEvent>.Continuation
+    nonisolated let database: DatabaseQueue
+    /// The last pull or push, awaited by the next one so that they run one at a time.
+    private var tail: Task<Void, Never>?
+
+    /// Opens (or creates) the store in `folder`.
+    ///
+    /// The folder is created owner-only (0700) and the database file is owner-only (0600). Use
+    /// one folder per account: a store holds what one signed-in user may read.
+    ///
+    /// - Parameters:
+    ///   - folder: the account's folder, e.g. from ``folder(for:application:account:)``.
+    ///   - client: the client that pulls and pushes; `nil` for a store used offline only (then
+    ///     ``pull(_:)`` and ``push()`` throw).
+    ///   - policies: how ``push()`` resolves conflicts, per type.
+    /// - Throws: an error when the folder cannot be created or the file is not a store's database.
+    public init(folder: URL, client: OutpostClient? = nil, policies: [String: ConflictPolicy] = [:]) throws {
+        try StoreFiles.prepare(folder: folder)
+        fileURL = folder.appending(path: StoreFiles.databaseName)
+        self.client = client
+        self.policies = policies
+        (conflicts, conflictSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1000))
+        database = try StoreSchema.open(fileURL)
+        try StoreFiles.restrict(file: fileURL)
+    }
+
+    deinit { conflictSink.finish() }
+
+    /// Runs `body` after the previous pull or push ended.
+    func exclusive<T: Sendable>(_ body: @escaping @Sendable (isolated SyncedStore) async throws -> T) async throws -> T {
+        let previous = tail
+        let task = Task<T, any Error> {
+            await previous?.value
+            return try await body(self)
+        }
+        tail = Task { _ = try? await task.value }
+        return try await task.value
+    }
+}
