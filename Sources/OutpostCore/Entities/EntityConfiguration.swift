@@ -67,8 +67,7 @@ public struct EntityConfiguration: Sendable {
         pagination: PaginationStyle = .outpostCursor,
         maxPageSize: Int? = nil,
         patchStyle: PatchStyle = .mergePatch,
-        errorFormat: OutpostClient.ErrorFormat? = nil,
-        batchPath: String? = nil
+        errorFormat: OutpostClient.ErrorFormat? = nil
     ) {
         self.collectionPathTemplate = collectionPathTemplate
         self.itemPathTemplate = itemPathTemplate
@@ -78,16 +77,20 @@ public struct EntityConfiguration: Sendable {
         self.maxPageSize = maxPageSize
         self.patchStyle = patchStyle
         self.errorFormat = errorFormat
-        self.batchPath = batchPath
+        self.batchPath = nil
     }
 
     /// The Outpost server: `/records/{type}` paths (give entities `resourcePath = "records/<type>"`),
     /// bare JSON bodies, `results` lists with opaque cursors (``PaginationStyle/outpostCursor``; use
     /// ``PaginationStyle/outpostPageNumbers`` for `?page=&per_page=`), pages of at most 100, merge patches,
     /// `{"error": {...}}` errors, batches of writes at `records/batch`.
-    public static let outpost = EntityConfiguration(
-        listItemsKey: "results", pagination: .outpostCursor, maxPageSize: 100, patchStyle: .mergePatch,
-        errorFormat: .outpost, batchPath: "records/batch")
+    public static let outpost: EntityConfiguration = {
+        var configuration = EntityConfiguration(
+            listItemsKey: "results", pagination: .outpostCursor, maxPageSize: 100, patchStyle: .mergePatch,
+            errorFormat: .outpost)
+        configuration.batchPath = "records/batch"
+        return configuration
+    }()
 
     /// The common REST shape of Django REST framework: trailing slashes (`people/`, `people/42/`),
     /// bare bodies, lists as `{"count", "next", "previous", "results"}` with `?page=N` (use
