@@ -7,9 +7,10 @@ import Testing
 
 @testable import OutpostServer
 
-/// After hooks and scheduled jobs on a real database, with two instances on it: each change reaches
-/// a hook once and in order, never on two instances at once, through failures and a restart.
-@Suite("After hooks and scheduled jobs", .timeLimit(.minutes(2)))
+/// Hooks and scheduled jobs on a real database, with two or three instances on it: each change
+/// reaches an after hook once and in order, never on two instances at once, through failures and a
+/// restart; before hooks on concurrent updates through several instances lose no update.
+@Suite("Hooks and scheduled jobs across instances", .timeLimit(.minutes(2)))
 struct BackgroundWorkTests {
     static let backends = ScratchDatabase.backends
     static let fast = BackgroundWorkConfiguration(
@@ -75,57 +76,108 @@ struct BackgroundWorkTests {
         _ = try await leases.acquireLease("after:" + name, holder: "setup", now: now, expiresAt: now, initialState: "0")
     }
 
-    func withTwoInstances(
-        _ backend: ScratchDatabase.Backend, _ body: (any Storage, any Storage) async throws -> Void
+    /// Opens `count` instances (storages) on one scratch database, as `count` servers would.
+    func withInstances(
+        _ count: Int, _ backend: ScratchDatabase.Backend, _ body: ([any Storage]) async throws -> Void
     ) async throws {
         await ResourcePlaces.enter()
         let database = try await ScratchDatabase.make(backend)
+        var instances: [any Storage] = []
         do {
-            let first = try await database.open()
-            let second = try await database.open()
-            do {
-                try await body(first, second)
-            } catch {
-                try? await first.close()
-                try? await second.close()
-                throw error
-            }
-            try await first.close()
-            try await second.close()
+            for _ in 0..<count { instances.append(try await database.open()) }
+            try await body(instances)
         } catch {
+            for instance in instances { try? await instance.close() }
             await database.remove()
             throw error
         }
+        for instance in instances { try await instance.close() }
         await database.remove()
     }
 
-    @Test("two instances follow one after hook: every change once, in order, never two runs at once", arguments: backends)
+    func withTwoInstances(
+        _ backend: ScratchDatabase.Backend, _ body: (any Storage, any Storage) async throws -> Void
+    ) async throws {
+        try await withInstances(2, backend) { try await body($0[0], $0[1]) }
+    }
+
+    @Test("three instances follow one after hook: every change once, in order, never two runs at once", arguments: backends)
     func onceInOrder(_ backend: ScratchDatabase.Backend) async throws {
-        try await withTwoInstances(backend) { first, second in
+        try await withInstances(3, backend) { instances in
             let log = Log()
             let hooks = Self.collector(log)
-            try await Self.placeAtStart(first)
-            let a = Task { try await Self.work(first, hooks: hooks).run() }
-            let b = Task { try await Self.work(second, hooks: hooks).run() }
-            var written: [Int64] = []
-            for index in 0..<20 {
-                let storage = index.isMultiple(of: 2) ? first : second
+            try await Self.placeAtStart(instances[0])
+            let workers = try instances.map { storage in
+                let work = try Self.work(storage, hooks: hooks)
+                return Task { try await work.run() }
+            }
+            for index in 0..<21 {
+                let storage = instances[index % instances.count]
                 let record = try await storage.createRecord(type: "events", fields: ["n": .int(index)], owner: nil)
                 _ = try await storage.createRecord(type: "other", fields: [:], owner: nil)
                 if index == 10 {
-                    _ = try await storage.updateRecord(type: "events", id: record.id, expectedVersion: nil) { _ in [:] }
+                    _ = try await instances[(index + 1) % instances.count].updateRecord(
+                        type: "events", id: record.id, expectedVersion: nil
+                    ) { _ in [:] }
                 }
             }
-            let expected = try await (first as! any ChangeFeedStorage).changes(type: "events", after: 0, limit: 100)
-            written = expected.map(\.position)
-            #expect(written.count == 21)
-            await log.wait(for: 21)
-            a.cancel()
-            b.cancel()
-            _ = await (a.result, b.result)
+            let expected = try await (instances[0] as! any ChangeFeedStorage).changes(type: "events", after: 0, limit: 100)
+            let written = expected.map(\.position)
+            #expect(written.count == 22)
+            await log.wait(for: 22)
+            for worker in workers { worker.cancel() }
+            for worker in workers { _ = await worker.result }
             let positions = log.deliveries.withLock { $0.map(\.position) }
             #expect(positions == written)
             #expect(log.inFlight.withLock { $0.most } == 1)
+        }
+    }
+
+    @Test(
+        "concurrent updates through three instances run the before hook on the version they commit: no update is lost",
+        arguments: backends)
+    func beforeHooksAcrossInstances(_ backend: ScratchDatabase.Backend) async throws {
+        try await withInstances(3, backend) { instances in
+            var hooks = RecordHooks()
+            hooks.before.append(
+                .init(type: "counters", operations: [.update]) { write in
+                    // Counts the updates that reach the stored record: a hook that ran on a stale
+                    // version and still committed would lose one.
+                    let hits = write.current?["hits"]?.intValue ?? 0
+                    await Task.yield()
+                    write.fields["hits"] = .int(hits + 1)
+                })
+            var logger = Logger(label: "outpost.test.hooks")
+            logger.logLevel = .critical
+            let actions = instances.map { storage in
+                RecordActions(
+                    storage: storage, access: AccessControl(storage: storage, logger: logger), hooks: hooks,
+                    changes: nil, logger: logger)
+            }
+            let record = try await instances[0].createRecord(type: "counters", fields: ["hits": 0], owner: nil)
+            let outcomes = await withTaskGroup(of: Result<Void, any Error>.self) { group in
+                for index in 0..<15 {
+                    let data = actions[index % actions.count].data(caller: nil, identity: nil)
+                    group.addTask {
+                        do {
+                            _ = try await data.patch("counters", id: record.id, ["by": .int(index)])
+                            return .success(())
+                        } catch {
+                            return .failure(error)
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            let succeeded = outcomes.filter { (try? $0.get()) != nil }.count
+            for case .failure(let error) in outcomes {
+                // The only allowed failure: the record kept changing under every attempt.
+                #expect((error as? ServerError)?.code == "record_busy")
+            }
+            #expect(succeeded >= 3)
+            let stored = try #require(try await instances[2].record(type: "counters", id: record.id))
+            #expect(try stored.fields["hits"] == .int(succeeded))
+            #expect(stored.version == 1 + succeeded)
         }
     }
 
@@ -173,9 +225,10 @@ struct BackgroundWorkTests {
         }
     }
 
-    @Test("a job runs once per due time on one of two instances; a missed run is made up once", arguments: backends)
+    @Test("a job runs once per due time on one of three instances; a missed run is made up once", arguments: backends)
     func jobs(_ backend: ScratchDatabase.Backend) async throws {
-        try await withTwoInstances(backend) { first, second in
+        try await withInstances(3, backend) { instances in
+            let first = instances[0]
             let interval: Int64 = 1000
             let runs = Mutex<[Int64]>([])
             let (stream, continuation) = AsyncStream.makeStream(of: Int64.self)
@@ -191,16 +244,17 @@ struct BackgroundWorkTests {
             let leases = try #require(first as? any LeaseStorage)
             _ = try await leases.acquireLease(
                 "job:tick", holder: "old", now: now, expiresAt: now, initialState: String(slot - 5 * interval))
-            let a = Task { try await Self.work(first, hooks: hooks).run() }
-            let b = Task { try await Self.work(second, hooks: hooks).run() }
+            let workers = try instances.map { storage in
+                let work = try Self.work(storage, hooks: hooks)
+                return Task { try await work.run() }
+            }
             var seen: [Int64] = []
             for await time in stream {
                 seen.append(time)
                 if seen.count == 2 { break }
             }
-            a.cancel()
-            b.cancel()
-            _ = await (a.result, b.result)
+            for worker in workers { worker.cancel() }
+            for worker in workers { _ = await worker.result }
             let all = runs.withLock { $0 }
             // The missed runs are one run, for the latest due time; then the next due time, once.
             #expect(all.count == 2)
