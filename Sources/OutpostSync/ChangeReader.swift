@@ -82,6 +82,33 @@ struct ChangeReader: Sendable {
         }
     }
 
+    /// Follows the feed after `position` until the stream ends or fails: calls `ready` once the
+    /// server has answered (its `ready` event), and hands each chunk's changes to `apply` with the
+    /// position they reach. Returns when the server ends the stream.
+    func follow(
+        after position: Int64, ready: @Sendable () -> Void,
+        apply: @Sendable ([FeedChange], Int64) async throws -> Void
+    ) async throws {
+        let stream = try await open(after: position)
+        var parser = ServerSentEventParser(limits: Self.limits)
+        var reached = position
+        while let chunk = try await stream.nextChunk() {
+            var batch: [FeedChange] = []
+            for event in try parser.parse(chunk) {
+                if event.event == "ready" {
+                    ready()
+                } else {
+                    batch.append(try Self.change(from: event))
+                }
+            }
+            let now = parser.lastEventID.flatMap { Int64($0) } ?? reached
+            if !batch.isEmpty || now > reached {
+                try await apply(batch, now)
+                reached = now
+            }
+        }
+    }
+
     private func open(after position: Int64?) async throws -> ByteStream {
         var request = Request.get(path, query: position.map { [URLQueryItem(name: "after", value: String($0))] } ?? [])
         request.headers[.accept] = "text/event-stream"

@@ -33,15 +33,22 @@ enum RecordRows {
             type: row["type"], id: row["id"], fields: try decode(row["fields"]), version: row["version"], state: state)
     }
 
-    static func fetch(_ db: Database, type: String, id: String) throws -> (record: SyncedRecord, base: [String: JSONValue]?)? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM records WHERE type = ? AND id = ?", arguments: [type, id])
+    /// The record and its base; a record deleted here (until the server accepts the delete) only
+    /// with `includingDeleted`.
+    static func fetch(
+        _ db: Database, type: String, id: String, includingDeleted: Bool = false
+    ) throws -> (record: SyncedRecord, base: [String: JSONValue]?)? {
+        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM records WHERE type = ? AND id = ?", arguments: [type, id]),
+            includingDeleted || row["state"] != "deleted"
         else { return nil }
         let base: String? = row["base"]
         return (try record(from: row), try base.map(decode))
     }
 
     static func fetchAll(_ db: Database, type: String) throws -> [SyncedRecord] {
-        try Row.fetchAll(db, sql: "SELECT * FROM records WHERE type = ?", arguments: [type]).map(record(from:))
+        // A record deleted here stays as a row until the server accepts the delete, out of sight.
+        try Row.fetchAll(db, sql: "SELECT * FROM records WHERE type = ? AND state != 'deleted'", arguments: [type])
+            .map(record(from:))
     }
 
     /// Stores the server's record as confirmed (fields and base alike).

@@ -69,7 +69,7 @@ extension SyncedStore {
         try db.execute(sql: "DELETE FROM pending WHERE type = ? AND record_id = ?", arguments: [type, id])
     }
 
-    private func report(_ write: PendingWrite, _ resolution: ConflictEvent.Resolution, _ fields: [String: JSONValue]) {
+    func report(_ write: PendingWrite, _ resolution: ConflictEvent.Resolution, _ fields: [String: JSONValue]) {
         conflictSink.yield(ConflictEvent(type: write.type, id: write.recordID, resolution: resolution, fields: fields))
     }
 }

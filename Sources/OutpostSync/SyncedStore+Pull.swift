@@ -27,7 +27,7 @@ extension SyncedStore {
         try await exclusive { store in try await store.pullNow(type, client: client) }
     }
 
-    func requireClient() throws -> OutpostClient {
+    nonisolated func requireClient() throws -> OutpostClient {
         guard let client else {
             throw SyncError("This store was opened without a client; open it with one (and the server's address) to pull or push")
         }
@@ -56,7 +56,9 @@ extension SyncedStore {
     /// applied again by the catch-up, which is harmless: a change carries the whole record).
     func load(_ type: String, reader: ChangeReader, client: OutpostClient) async throws -> Int64 {
         let position = try await reader.latestPosition()
-        var records: [[String: JSONValue]] = []
+        // Each page is stored as it arrives, so memory holds one page and the ids; the position is
+        // stored last, so a load cut short is done again by the next pull.
+        var ids = Set<String>()
         var cursor: String?
         for _ in 0..<Self.maxPages {
             var query = [URLQueryItem(name: "limit", value: String(Self.pageSize))]
@@ -64,46 +66,74 @@ extension SyncedStore {
             let page = try await client.send(
                 .get("/records/\(Request.pathSegment(type))", query: query), operationName: "sync list \(type)"
             ).json()
+            var records: [[String: JSONValue]] = []
             for result in page["results"]?.arrayValue ?? [] {
-                guard let record = result.objectValue else {
-                    throw SyncError("The \(type) list holds a value that is not a record")
+                guard let record = result.objectValue, let id = record["id"]?.stringValue else {
+                    throw SyncError("The \(type) list holds a value that is not a record with an id")
                 }
                 records.append(record)
+                ids.insert(id)
+            }
+            let loaded = records
+            try await database.write { db in
+                for record in loaded {
+                    let id = record["id"]?.stringValue ?? ""
+                    if try RecordRows.hasLocalWrites(db, type: type, id: id) { continue }
+                    let known = try RecordRows.fetch(db, type: type, id: id)
+                    // A list page carries no version: keep the one known when the fields are the same.
+                    let version = known?.record.fields == record ? known?.record.version : nil
+                    try RecordRows.confirm(db, type: type, server: record, version: version)
+                }
             }
             cursor = page["next_cursor"]?.stringValue
             if cursor == nil { break }
         }
-        let loaded = records
+        let listed = ids
+        let limit = limits.limit(of: type)
         try await database.write { db in
-            let ids = Set(loaded.compactMap { $0["id"]?.stringValue })
             // Confirmed records the list no longer holds were deleted or are no longer readable.
             for id in try String.fetchAll(
                 db, sql: "SELECT id FROM records WHERE type = ? AND state = 'confirmed'", arguments: [type])
-            where !ids.contains(id) {
+            where !listed.contains(id) {
                 try db.execute(sql: "DELETE FROM records WHERE type = ? AND id = ?", arguments: [type, id])
             }
-            for record in loaded {
-                guard let id = record["id"]?.stringValue else { continue }
-                if try RecordRows.hasLocalWrites(db, type: type, id: id) { continue }
-                let known = try RecordRows.fetch(db, type: type, id: id)
-                // A list page carries no version: keep the one known when the fields are the same.
-                let version = known?.record.fields == record ? known?.record.version : nil
-                try RecordRows.confirm(db, type: type, server: record, version: version)
-            }
+            try Self.evict(db, type: type, limit: limit)
             try Self.setPosition(db, type: type, position)
         }
         return position
     }
 
+    /// Evicts the confirmed records of `type` updated longest ago, down to `limit` (``SyncLimits``).
+    static func evict(_ db: Database, type: String, limit: Int) throws {
+        let count =
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM records WHERE type = ? AND state = 'confirmed'", arguments: [type]) ?? 0
+        guard count > limit else { return }
+        try db.execute(
+            sql: """
+                DELETE FROM records WHERE rowid IN (
+                    SELECT rowid FROM records WHERE type = ? AND state = 'confirmed'
+                    ORDER BY json_extract(fields, '$.updated_at'), id LIMIT ?)
+                """, arguments: [type, count - limit])
+    }
+
     func catchUp(_ type: String, from position: Int64, reader: ChangeReader) async throws {
         let latest = try await reader.latestPosition()
         let database = self.database
+        let limit = limits.limit(of: type)
         try await reader.read(after: position, through: latest) { changes, reached in
             try await database.write { db in
-                for change in changes { try Self.apply(change, type: type, in: db) }
-                try Self.setPosition(db, type: type, reached)
+                try Self.apply(changes, type: type, reaching: reached, limit: limit, in: db)
             }
         }
+    }
+
+    /// Applies a batch of changes and stores the position they reach, in one transaction, then
+    /// evicts down to `limit` if the batch may have added records.
+    static func apply(_ changes: [FeedChange], type: String, reaching position: Int64, limit: Int, in db: Database) throws {
+        for change in changes { try apply(change, type: type, in: db) }
+        if changes.contains(where: { $0.kind != "deleted" && $0.kind != "left" }) { try evict(db, type: type, limit: limit) }
+        try setPosition(db, type: type, position)
     }
 
     /// Applies one change to a record without local writes; records with local writes keep theirs.

@@ -52,6 +52,7 @@ extension SyncedStore {
             do {
                 switch write.kind {
                 case "create": try await sendCreate(write, client: client)
+                case "delete": try await sendDelete(write, client: client)
                 default: try await sendPatch(write, client: client)
                 }
             } catch let error as OutpostError where Self.isRefusal(error) {
@@ -130,6 +131,46 @@ extension SyncedStore {
         }
     }
 
+    /// Sends a delete with `If-Match` of the version known here (without one when no version is
+    /// known); a record already gone (404) counts as deleted. A 412 is resolved by the type's
+    /// policy: ``ConflictPolicy/serverWins`` keeps the server's record, the others delete it anyway.
+    func sendDelete(_ write: PendingWrite, client: OutpostClient) async throws {
+        let path = "/records/\(Request.pathSegment(write.type))/\(Request.pathSegment(write.recordID))"
+        let version = try await database.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT version FROM records WHERE type = ? AND id = ?", arguments: [write.type, write.recordID])
+        }
+        do {
+            try await sendDelete(write, path: path, ifMatch: version, client: client)
+        } catch let error as OutpostError where error.status == 412 {
+            let (server, current) = try await fetch(path, type: write.type, client: client)
+            if case .serverWins = policies[write.type] ?? .serverWins {
+                try await database.write { db in
+                    try Self.dropLocalWrites(db, type: write.type, id: write.recordID)
+                    try RecordRows.confirm(db, type: write.type, server: server, version: current)
+                }
+                report(write, .serverWon, server)
+            } else {
+                try await sendDelete(write, path: path, ifMatch: nil, client: client)
+                report(write, .clientWon, [:])
+            }
+        }
+    }
+
+    private func sendDelete(_ write: PendingWrite, path: String, ifMatch version: Int?, client: OutpostClient) async throws {
+        var request = Request.delete(path)
+        if let version { request.headers[.ifMatch] = "\"v\(version)\"" }
+        do {
+            _ = try await client.send(request, operationName: "sync delete \(write.type)")
+        } catch let error as OutpostError where error.status == 404 {
+            // Deleted elsewhere, or never readable: gone either way.
+        }
+        try await database.write { db in
+            try Self.dropLocalWrites(db, type: write.type, id: write.recordID)
+            try db.execute(sql: "DELETE FROM records WHERE type = ? AND id = ?", arguments: [write.type, write.recordID])
+        }
+    }
+
     /// Sends `write`'s patch with `If-Match` of `version` and stores the answer.
     @discardableResult
     func sendPatch(
@@ -155,7 +196,7 @@ extension SyncedStore {
     static func accepted(_ db: Database, type: String, server: [String: JSONValue], version: Int?) throws {
         guard let id = server["id"]?.stringValue else { return }
         guard try RecordRows.hasLocalWrites(db, type: type, id: id),
-            var local = try RecordRows.fetch(db, type: type, id: id)?.record
+            var local = try RecordRows.fetch(db, type: type, id: id, includingDeleted: true)?.record
         else {
             return try RecordRows.confirm(db, type: type, server: server, version: version)
         }

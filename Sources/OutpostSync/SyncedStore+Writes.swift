@@ -64,6 +64,37 @@ extension SyncedStore {
         }
     }
 
+    /// Deletes a record locally, at once: queries no longer see it, and ``push()`` sends
+    /// `DELETE` with `If-Match` of the version the record had here.
+    ///
+    /// The delete replaces the record's queued patches. A record created here and not yet
+    /// confirmed is still created first, with its Idempotency-Key, and then deleted: its create
+    /// may have reached the server with the reply lost. A delete the server refuses with 412 (the record changed there
+    /// since) is resolved by the type's policy: ``ConflictPolicy/serverWins`` brings the server's
+    /// record back; the other policies delete it anyway. Either way ``conflicts`` reports it.
+    ///
+    /// - Parameters:
+    ///   - type: the record's type.
+    ///   - id: the record's id (a server id, or the local id ``create(_:fields:)`` returned).
+    /// - Throws: ``SyncError`` when the store holds no such record, or a database error.
+    public func delete(_ type: String, id: String) async throws {
+        try RecordNames.check(type: type)
+        try await database.write { db in
+            guard try RecordRows.fetch(db, type: type, id: id) != nil else {
+                throw SyncError("This store holds no \(type) record \(id); pull \(type) first")
+            }
+            // The delete supersedes the record's queued patches; a queued create still goes first
+            // (its reply may have been lost, so the server may hold the record already).
+            try db.execute(
+                sql: "DELETE FROM pending WHERE type = ? AND record_id = ? AND kind = 'patch'", arguments: [type, id])
+            try db.execute(
+                sql: "UPDATE records SET state = 'deleted', error = NULL WHERE type = ? AND id = ?", arguments: [type, id])
+            try db.execute(
+                sql: "UPDATE pending SET failed = NULL WHERE type = ? AND record_id = ?", arguments: [type, id])
+            try RecordRows.enqueue(db, type: type, id: id, kind: "delete", body: [:])
+        }
+    }
+
     /// The local writes not yet accepted by the server, per type (types without any are left out).
     ///
     /// - Returns: pending and failed counts per type.

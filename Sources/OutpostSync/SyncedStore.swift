@@ -18,12 +18,14 @@ public import OutpostCore
 /// short transaction and readers (``query(_:filter:sort:)``, ``observe(_:filter:sort:)``) need no
 /// concurrency beyond that.
 public actor SyncedStore {
-    /// The store's SQLite file, `records.sqlite` in the folder given to ``init(folder:client:policies:)``.
+    /// The store's SQLite file, `records.sqlite` in the folder given to ``init(folder:client:policies:limits:)``.
     public nonisolated let fileURL: URL
     /// The client that pulls and pushes (its middlewares, such as authentication, apply).
     public nonisolated let client: OutpostClient?
     /// How ``push()`` resolves a conflict, per type; types not listed use ``ConflictPolicy/serverWins``.
     public nonisolated let policies: [String: ConflictPolicy]
+    /// How many records the store keeps per type.
+    public nonisolated let limits: SyncLimits
     /// Each conflict ``push()`` resolves, in order. The stream buffers the newest 1000 events.
     public nonisolated let conflicts: AsyncStream<ConflictEvent>
     nonisolated let conflictSink: AsyncStream<ConflictEvent>.Continuation
@@ -41,12 +43,16 @@ public actor SyncedStore {
     ///   - client: the client that pulls and pushes; `nil` for a store used offline only (then
     ///     ``pull(_:)`` and ``push()`` throw).
     ///   - policies: how ``push()`` resolves conflicts, per type.
+    ///   - limits: how many records the store keeps per type (see ``SyncLimits`` for what is evicted).
     /// - Throws: an error when the folder cannot be created or the file is not a store's database.
-    public init(folder: URL, client: OutpostClient? = nil, policies: [String: ConflictPolicy] = [:]) throws {
+    public init(
+        folder: URL, client: OutpostClient? = nil, policies: [String: ConflictPolicy] = [:], limits: SyncLimits = SyncLimits()
+    ) throws {
         try StoreFiles.prepare(folder: folder)
         fileURL = folder.appending(path: StoreFiles.databaseName)
         self.client = client
         self.policies = policies
+        self.limits = limits
         (conflicts, conflictSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1000))
         database = try StoreSchema.open(fileURL)
         try StoreFiles.restrict(file: fileURL)

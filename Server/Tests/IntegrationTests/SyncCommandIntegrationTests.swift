@@ -28,7 +28,7 @@ struct SyncCommandIntegrationTests {
     }
 
     @Test(
-        "pull, query, create, patch, status and push through the CLI",
+        "pull, query, create, patch, delete, status and push through the CLI",
         .enabled(if: CrashRecoveryTests.binary != nil))
     func roundTrip() async throws {
         let binary = try #require(CrashRecoveryTests.binary)
@@ -66,6 +66,16 @@ struct SyncCommandIntegrationTests {
             #expect(six.first?["id"]?.stringValue?.hasPrefix("local-") == false)
             let list = try await client.send(.get("/records/items", query: [URLQueryItem(name: "limit", value: "100")])).json()
             #expect(list["results"]?.arrayValue?.compactMap { $0["n"] } == [1, 2, 6])
+
+            let first = try #require(pulled.first?["id"]?.stringValue)
+            let deleted = try await Self.outpost(binary, ["sync", "delete", "items", first, "--store", store], home: home)
+            #expect(deleted.status == 0)
+            let remaining = try await Self.outpost(
+                binary, ["sync", "query", "items", "--sort", "n", "--store", store], home: home)
+            #expect(try Self.lines(remaining.output).map { $0["n"] } == [2, 6])
+            #expect(try await Self.outpost(binary, ["sync", "push"] + remote, home: home).status == 0)
+            let afterDelete = try await client.send(.get("/records/items")).json()
+            #expect(afterDelete["results"]?.arrayValue?.compactMap { $0["n"] } == [2, 6])
 
             let refused = try await Self.outpost(
                 binary, ["sync", "query", "items", "--filter", "record.n >", "--store", store], home: home)

@@ -12,7 +12,7 @@ struct SyncCommand: AsyncParsableCommand {
             query prints one JSON object a line: the record's fields plus "_state" ("pending", \
             "confirmed" or "failed") and, for a failed record, "_error" with the server's reason.
             """,
-        subcommands: [Pull.self, Query.self, Create.self, Patch.self, Status.self, Push.self])
+        subcommands: [Pull.self, Query.self, Create.self, Patch.self, Delete.self, Status.self, Push.self])
 
     /// The `--store` folder, shared by every subcommand.
     struct StoreOptions: ParsableArguments {
@@ -115,6 +115,20 @@ struct SyncCommand: AsyncParsableCommand {
                 let fields = try RecordsCommand.object(json).objectValue ?? [:]
                 let record = try await SyncedStore(folder: store.folder).patch(type, id: id, fields: fields)
                 print(SyncCommand.line(record))
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a record in the store (hidden at once, pending until push).")
+        @Argument(help: "The record type, e.g. notes.") var type: String
+        @Argument(help: "The record's id (a server id or a local id from create).") var id: String
+        @OptionGroup var store: StoreOptions
+
+        func run() async throws {
+            try await SyncCommand.run {
+                try await SyncedStore(folder: store.folder).delete(type, id: id)
             }
         }
     }

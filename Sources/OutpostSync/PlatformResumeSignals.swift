@@ -1,0 +1,82 @@
+#if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+    import Foundation
+    import Network
+    import Synchronization
+
+    #if os(iOS) || os(tvOS) || os(visionOS)
+        import UIKit
+    #elseif os(watchOS)
+        import WatchKit
+    #elseif os(macOS)
+        import AppKit
+    #endif
+#endif
+
+/// The system's moments to reconnect: on Apple platforms, when the network path becomes usable
+/// again (`NWPathMonitor`) and when the app returns to the foreground (UIKit's
+/// `willEnterForegroundNotification`, WatchKit's on watchOS, AppKit's `didBecomeActiveNotification`
+/// on macOS). Elsewhere it never signals; the backoff alone decides.
+public struct PlatformResumeSignals: SyncResumeSignals {
+    /// The system's signals.
+    public init() {}
+
+    /// A sequence that yields when the network path turns usable after being unusable, and when
+    /// the app comes to the foreground.
+    public func resumptions() -> AsyncStream<Void> {
+        #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let path = PathWatcher(continuation)
+            let foreground = Task {
+                let name = await MainActor.run { Self.foregroundNotification }
+                for await _ in NotificationCenter.default.notifications(named: name) { continuation.yield() }
+            }
+            continuation.onTermination = { _ in
+                path.cancel()
+                foreground.cancel()
+            }
+            return stream
+        #else
+            // No system signal: a stream that ends only when its consumer stops.
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+            continuation.onTermination = { _ in }
+            return stream
+        #endif
+    }
+}
+
+#if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+    extension PlatformResumeSignals {
+        /// The notification posted when the app comes back to the foreground.
+        @MainActor static var foregroundNotification: Notification.Name {
+            #if os(iOS) || os(tvOS) || os(visionOS)
+                UIApplication.willEnterForegroundNotification
+            #elseif os(watchOS)
+                WKApplication.willEnterForegroundNotification
+            #else
+                NSApplication.didBecomeActiveNotification
+            #endif
+        }
+    }
+
+    /// An `NWPathMonitor` that signals each change from an unusable path to a usable one (its
+    /// first report, the path at start, signals nothing). The monitor is used only through its
+    /// own queue and `cancel()`, which Network documents as safe from any thread.
+    final class PathWatcher: @unchecked Sendable {
+        private let monitor = NWPathMonitor()
+
+        init(_ continuation: AsyncStream<Void>.Continuation) {
+            let wasUsable = Mutex<Bool?>(nil)
+            monitor.pathUpdateHandler = { path in
+                let usable = path.status == .satisfied
+                let before = wasUsable.withLock { previous in
+                    defer { previous = usable }
+                    return previous
+                }
+                if usable && before == false { continuation.yield() }
+            }
+            monitor.start(queue: DispatchQueue(label: "outpost.sync.network-path"))
+        }
+
+        func cancel() { monitor.cancel() }
+    }
+#endif
