@@ -59,6 +59,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await PluginsTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
             try await CallbacksTour.run(log: log)
             try await OutboxTour.run(client: client, databasePath: databasePath, log: log)
+            try await SyncTour.run(client: client, databasePath: databasePath, folder: folder, log: log)
             try await CacheTour.run(databasePath: databasePath, folder: folder, log: log)
             try await AccountsTour.run(baseURL: running.baseURL, folder: folder, log: log)
             try await FilesTour.run(baseURL: running.baseURL, providerSecret: providerSecret, log: log)
