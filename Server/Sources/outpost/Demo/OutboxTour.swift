@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Outpost
 import OutpostServer
 
@@ -15,12 +14,8 @@ enum OutboxTour {
 
     static func run(client: OutpostClient, databasePath: String, log: TourLog) async throws {
         log.section("Durable outbox")
-        var logger = Logger(label: "outpost.server.outbox-tour")
-        logger.logLevel = .critical
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: logger)
-        let second = try await OutpostServer(configuration: configuration, plugins: [DemoPlugin()]).start()
+        let (tourServer, second) = try await TourServer.start(databasePath: databasePath, label: "outpost.server.outbox-tour")
         let address = second.baseURL
-        let port = second.port
         log.step("A second server on the same database at \(address)")
         let appClient = OutpostClient(configuration: .init(baseURL: address, retry: .none))
         let store = appClient.entities(.outpost)
@@ -52,9 +47,7 @@ enum OutboxTour {
         }
 
         // The server comes back on the same address, and the app starts again (a new Outbox reads the journal).
-        var again = configuration
-        again.port = port
-        let restarted = try await OutpostServer(configuration: again, plugins: [DemoPlugin()]).start()
+        let restarted = try await tourServer.restart()
         log.step("The server is back at \(restarted.baseURL); the app reopens its outbox and replays")
         do {
             let outbox = try await Outbox.open(outboxConfiguration, client: appClient)

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import Outpost
 import OutpostServer
 import OutpostSync
@@ -10,11 +9,7 @@ import OutpostSync
 enum SyncTour {
     static func run(client: OutpostClient, databasePath: String, folder: URL, log: TourLog) async throws {
         log.section("Offline-first store (OutpostSync)")
-        var logger = Logger(label: "outpost.server.sync-tour")
-        logger.logLevel = .critical
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, databasePath: databasePath, logger: logger)
-        let second = try await OutpostServer(configuration: configuration, plugins: [DemoPlugin()]).start()
-        let port = second.port
+        let (tourServer, second) = try await TourServer.start(databasePath: databasePath, label: "outpost.server.sync-tour")
         let appClient = OutpostClient(configuration: .init(baseURL: second.baseURL, retry: .none))
         let storeFolder = folder.appending(path: "sync-tour")
         do {
@@ -44,9 +39,7 @@ enum SyncTour {
             ).json()
             let elsewhereID = elsewhere["id"]?.stringValue ?? "?"
 
-            var again = configuration
-            again.port = port
-            let restarted = try await OutpostServer(configuration: again, plugins: [DemoPlugin()]).start()
+            let restarted = try await tourServer.restart()
             log.step("The server is back at \(restarted.baseURL); the app pushes, then catches up")
             do {
                 try await store.push()
