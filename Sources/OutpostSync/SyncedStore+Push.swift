@@ -28,6 +28,8 @@ extension SyncedStore {
     ///   record is read first: unchanged since the load, its version is the base; changed, that is a
     ///   conflict. A conflict (412) is resolved by the type's ``ConflictPolicy`` and reported on
     ///   ``conflicts``.
+    /// - A patch of a record the server no longer has (404) drops the local record and its writes,
+    ///   reported on ``conflicts`` as ``ConflictEvent/Resolution/serverWon`` with empty fields.
     /// - Another 4xx (but 401, 408, 409 and 429) marks the record ``SyncState/failed(_:)`` and
     ///   keeps its writes out of the queue (``status()`` counts them).
     /// - A network error, a 5xx or one of those statuses stops the push and leaves the rest pending.
@@ -55,10 +57,23 @@ extension SyncedStore {
                 case "delete": try await sendDelete(write, client: client)
                 default: try await sendPatch(write, client: client)
                 }
+            } catch let error as OutpostError where error.status == 404 && write.kind == "patch" {
+                try await gone(write)
             } catch let error as OutpostError where Self.isRefusal(error) {
                 try await markFailed(write, message: error.serverMessage ?? error.message)
             }
         }
+    }
+
+    /// A patched record the server no longer has (deleted there, or no longer readable): the
+    /// server's side wins whatever the policy, since there is no record to patch. The local record
+    /// and its writes go, and ``conflicts`` reports it with empty fields.
+    func gone(_ write: PendingWrite) async throws {
+        try await database.write { db in
+            try Self.dropLocalWrites(db, type: write.type, id: write.recordID)
+            try db.execute(sql: "DELETE FROM records WHERE type = ? AND id = ?", arguments: [write.type, write.recordID])
+        }
+        report(write, .serverWon, [:])
     }
 
     /// A 4xx that sending again would not cure.
@@ -98,6 +113,14 @@ extension SyncedStore {
             guard let id = server["id"]?.stringValue else { throw SyncError("The server answered a create without an id") }
             try db.execute(sql: "DELETE FROM pending WHERE seq = ?", arguments: [write.seq])
             if id != write.recordID {
+                // A pull may have brought the record already (the create's first reply was lost,
+                // the change feed was not): one row stays, the one with local writes if any.
+                if try RecordRows.fetch(db, type: write.type, id: id, includingDeleted: true) != nil {
+                    let keepServerRow = try RecordRows.hasLocalWrites(db, type: write.type, id: id)
+                    try db.execute(
+                        sql: "DELETE FROM records WHERE type = ? AND id = ?",
+                        arguments: [write.type, keepServerRow ? write.recordID : id])
+                }
                 try db.execute(
                     sql: "UPDATE records SET id = ? WHERE type = ? AND id = ?", arguments: [id, write.type, write.recordID])
                 try db.execute(
