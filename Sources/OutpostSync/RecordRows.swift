@@ -45,12 +45,6 @@ enum RecordRows {
         return (try record(from: row), try base.map(decode))
     }
 
-    static func fetchAll(_ db: Database, type: String) throws -> [SyncedRecord] {
-        // A record deleted here stays as a row until the server accepts the delete, out of sight.
-        try Row.fetchAll(db, sql: "SELECT * FROM records WHERE type = ? AND state != 'deleted'", arguments: [type])
-            .map(record(from:))
-    }
-
     /// Stores the server's record as confirmed (fields and base alike).
     static func confirm(_ db: Database, type: String, server: [String: JSONValue], version: Int?) throws {
         guard let id = server["id"]?.stringValue else { throw SyncError("The server sent a \(type) record without an id") }
