@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // The benchmark's hand-written baseline for the offline store's local queries.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `swift package generate-documentation` (CI builds the DocC catalogs with warnings as errors).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -87,6 +89,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCallbacks", package: "Outpost"),
                 .product(name: "OutpostCore", package: "Outpost"), "OutpostServer", "OutpostServerTesting",
+                .product(name: "OutpostSync", package: "Outpost"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "_OutpostSupport", package: "Outpost"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -38,7 +38,9 @@ enum RecordRows {
     static func fetch(
         _ db: Database, type: String, id: String, includingDeleted: Bool = false
     ) throws -> (record: SyncedRecord, base: [String: JSONValue]?)? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM records WHERE type = ? AND id = ?", arguments: [type, id]),
+        guard
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT * FROM records WHERE type = ? AND id = ?"), arguments: [type, id]),
             includingDeleted || row["state"] != "deleted"
         else { return nil }
         let base: String? = row["base"]
@@ -49,18 +51,20 @@ enum RecordRows {
     static func confirm(_ db: Database, type: String, server: [String: JSONValue], version: Int?) throws {
         guard let id = server["id"]?.stringValue else { throw SyncError("The server sent a \(type) record without an id") }
         let text = try encode(server)
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO records (type, id, fields, version, base, state, error) VALUES (?, ?, ?, ?, ?, 'confirmed', NULL)
                 ON CONFLICT (type, id) DO UPDATE SET fields = excluded.fields, version = excluded.version,
                     base = excluded.base, state = 'confirmed', error = NULL
-                """, arguments: [type, id, text, version, text])
+                """
+        ).execute(arguments: [type, id, text, version, text])
     }
 
     /// Whether the record has local writes not yet accepted (queued or refused).
     static func hasLocalWrites(_ db: Database, type: String, id: String) throws -> Bool {
         try Bool.fetchOne(
-            db, sql: "SELECT EXISTS (SELECT 1 FROM pending WHERE type = ? AND record_id = ?)", arguments: [type, id]) ?? false
+            db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM pending WHERE type = ? AND record_id = ?)"),
+            arguments: [type, id]) ?? false
     }
 
     static func enqueue(

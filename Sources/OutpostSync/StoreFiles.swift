@@ -12,12 +12,18 @@ enum StoreFiles {
         try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
     }
 
-    /// Makes the database file and SQLite's side files owner-only.
+    /// Makes the database file and SQLite's side files owner-only; on iOS, tvOS, watchOS and
+    /// visionOS also encrypted until the device is first unlocked after a restart
+    /// (`completeUntilFirstUserAuthentication`), so that a sync in the background still works.
     static func restrict(file: URL) throws {
+        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            attributes[.protectionKey] = FileProtectionType.completeUntilFirstUserAuthentication
+        #endif
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = file.path + suffix
             if FileManager.default.fileExists(atPath: path) {
-                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+                try FileManager.default.setAttributes(attributes, ofItemAtPath: path)
             }
         }
     }

@@ -11,13 +11,15 @@ import GRDB
 ///   entry commit in one transaction.
 /// - `positions`: per type, the change feed position the local copy has caught up to.
 enum StoreSchema {
-    static func open(_ url: URL) throws -> DatabaseQueue {
+    /// Opens the store's database in WAL mode: reads run beside a write (a query or an
+    /// observation never waits for a pull's transaction), one write at a time.
+    static func open(_ url: URL) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.label = "OutpostSync"
-        let queue = try DatabaseQueue(path: url.path, configuration: configuration)
-        try migrator.migrate(queue)
-        return queue
+        let pool = try DatabasePool(path: url.path, configuration: configuration)
+        try migrator.migrate(pool)
+        return pool
     }
 
     static var migrator: DatabaseMigrator {

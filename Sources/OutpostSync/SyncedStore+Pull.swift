@@ -76,13 +76,22 @@ extension SyncedStore {
             }
             let loaded = records
             try await database.write { db in
+                let withWrites = Set(
+                    try String.fetchAll(db, sql: "SELECT DISTINCT record_id FROM pending WHERE type = ?", arguments: [type]))
+                // A list page carries no version: the one known stays when the fields are the same.
+                let upsert = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO records (type, id, fields, version, base, state, error)
+                        VALUES (?, ?, ?, NULL, ?, 'confirmed', NULL)
+                        ON CONFLICT (type, id) DO UPDATE SET
+                            version = CASE WHEN records.fields = excluded.fields THEN records.version END,
+                            fields = excluded.fields, base = excluded.base, state = 'confirmed', error = NULL
+                        """)
                 for record in loaded {
                     let id = record["id"]?.stringValue ?? ""
-                    if try RecordRows.hasLocalWrites(db, type: type, id: id) { continue }
-                    let known = try RecordRows.fetch(db, type: type, id: id)
-                    // A list page carries no version: keep the one known when the fields are the same.
-                    let version = known?.record.fields == record ? known?.record.version : nil
-                    try RecordRows.confirm(db, type: type, server: record, version: version)
+                    if withWrites.contains(id) { continue }
+                    let text = try RecordRows.encode(record)
+                    try upsert.execute(arguments: [type, id, text, text])
                 }
             }
             cursor = page["next_cursor"]?.stringValue
@@ -154,9 +163,9 @@ extension SyncedStore {
     }
 
     static func setPosition(_ db: Database, type: String, _ position: Int64) throws {
-        try db.execute(
+        try db.cachedStatement(
             sql:
-                "INSERT INTO positions (type, position) VALUES (?, ?) ON CONFLICT (type) DO UPDATE SET position = excluded.position",
-            arguments: [type, String(position)])
+                "INSERT INTO positions (type, position) VALUES (?, ?) ON CONFLICT (type) DO UPDATE SET position = excluded.position"
+        ).execute(arguments: [type, String(position)])
     }
 }

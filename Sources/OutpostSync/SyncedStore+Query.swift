@@ -57,7 +57,9 @@ extension SyncedStore {
         // fits); the evaluator decides each row read, so the answer is the evaluator's alone.
         let prefilter = LocalPrefilter(query.condition)
         let rows = try Row.fetchAll(
-            db, sql: "SELECT * FROM records WHERE type = ? AND state != 'deleted'" + prefilter.sql,
+            db,
+            sql: "SELECT type, id, fields, version, state, error FROM records WHERE type = ? AND state != 'deleted'"
+                + prefilter.sql,
             arguments: [type] + prefilter.arguments)
         return query.sorted(try rows.map(RecordRows.record(from:)).filter(query.matches))
     }

@@ -14,9 +14,8 @@ public import OutpostCore
 ///
 /// The store is an actor so that ``pull(_:)`` and ``push()`` run one at a time (their network
 /// calls suspend, and a second push interleaved with the first would send the same write twice);
-/// its database is a GRDB `DatabaseQueue`, one serial connection, because every write here is a
-/// short transaction and readers (``query(_:filter:sort:)``, ``observe(_:filter:sort:)``) need no
-/// concurrency beyond that.
+/// its database is a GRDB `DatabasePool` in WAL mode, so that readers (``query(_:filter:sort:)``,
+/// ``observe(_:filter:sort:)``) never wait for a pull's or a push's write.
 public actor SyncedStore {
     /// The store's SQLite file, `records.sqlite` in the folder given to ``init(folder:client:policies:limits:)``.
     public nonisolated let fileURL: URL
@@ -29,7 +28,7 @@ public actor SyncedStore {
     /// Each conflict ``push()`` resolves, in order. The stream buffers the newest 1000 events.
     public nonisolated let conflicts: AsyncStream<ConflictEvent>
     nonisolated let conflictSink: AsyncStream<ConflictEvent>.Continuation
-    nonisolated let database: DatabaseQueue
+    nonisolated let database: DatabasePool
     /// The last pull or push, awaited by the next one so that they run one at a time.
     private var tail: Task<Void, Never>?
 

@@ -9,7 +9,7 @@ import OutpostServerTesting
 
 let groups = [
     "callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage",
-    "storage-reads", "reads-under-writes",
+    "storage-reads", "reads-under-writes", "sync",
 ]
 var arguments = Array(CommandLine.arguments.dropFirst())
 var only = Set(groups)
@@ -72,6 +72,7 @@ if only.contains("changes") { results += try await ChangesBench.run(options) }
 if only.contains("storage") { results += try await StorageBench.run(options) }
 if only.contains("storage-reads") && !only.contains("storage") { results += try await StorageBench.run(options, readsOnly: true) }
 if only.contains("reads-under-writes") { results += try await ReadsUnderWritesBench.run(options) }
+if only.contains("sync") { results += try await SyncBench.run(options) }
 
 let elapsed = ContinuousClock.now - started
 
