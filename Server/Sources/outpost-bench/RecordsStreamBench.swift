@@ -27,14 +27,8 @@ enum RecordsStreamBench {
         var quiet = Logger(label: "outpost.bench")
         quiet.logLevel = .critical
 
-        let seeding = try await SQLiteStorage.open(path: path, logger: quiet)
-        try await seeding.migrate()
-        var start = 0
-        while start < count {
-            let end = min(count, start + 10_000)
-            try await seeding.createRecords(
-                type: "rows", bodies: (start..<end).map { ["n": .int($0), "name": .string("row \($0)"), "tags": ["a", "b"]] })
-            start = end
+        let seeding = try await seeded(path: path, type: "rows", count: count, logger: quiet) { n in
+            ["n": .int(n), "name": .string("row \(n)"), "tags": ["a", "b"]]
         }
         try await seeding.close()
 
@@ -82,6 +76,22 @@ enum RecordsStreamBench {
                 baseline: "resident before streaming", baselineValue: Double(rssBefore) / 1_048_576),
         ]
     }
+}
+
+/// A migrated SQLite storage at `path` holding `count` records of `type`, `fields(n)` for n in
+/// 0..<count, created in transactions of 10,000 through the storage layer.
+func seeded(
+    path: String, type: String, count: Int, logger: Logger, fields: (Int) -> [String: JSONValue]
+) async throws -> SQLiteStorage {
+    let storage = try await SQLiteStorage.open(path: path, logger: logger)
+    try await storage.migrate()
+    var start = 0
+    while start < count {
+        let end = min(count, start + 10_000)
+        try await storage.createRecords(type: type, bodies: (start..<end).map(fields))
+        start = end
+    }
+    return storage
 }
 
 struct BenchFailure: Error, CustomStringConvertible {

@@ -26,17 +26,8 @@ enum SyncBench {
         var quiet = Logger(label: "outpost.bench")
         quiet.logLevel = .critical
 
-        let seeding = try await SQLiteStorage.open(path: path, logger: quiet)
-        try await seeding.migrate()
-        var start = 0
-        while start < count {
-            let end = min(count, start + 10_000)
-            try await seeding.createRecords(
-                type: "items",
-                bodies: (start..<end).map {
-                    ["n": .int($0), "views": .int($0 % 1000), "title": .string("item \($0)"), "tag": .string("t\($0 % 10)")]
-                })
-            start = end
+        let seeding = try await seeded(path: path, type: "items", count: count, logger: quiet) { n in
+            ["n": .int(n), "views": .int(n % 1000), "title": .string("item \(n)"), "tag": .string("t\(n % 10)")]
         }
 
         let server = try OutpostServer.bench(configuration: ServerConfiguration(port: 0, databasePath: path, logger: quiet))
