@@ -28,6 +28,8 @@ struct ChangeReader: Sendable {
     let type: String
     /// The most bytes of one event's line or data.
     static let limits = ServerSentEventParser.Limits(maxLineBytes: 8 << 20, maxEventBytes: 8 << 20)
+    /// The most changes applied in one transaction while catching up.
+    static let batchSize = 1_000
     /// How long a silent stream is read before the reader concludes it has all it may see.
     var quiet: Duration = .milliseconds(500)
 
@@ -55,6 +57,18 @@ struct ChangeReader: Sendable {
         let stream = try await open(after: position)
         let lastActivity = LastActivity()
         let quiet = self.quiet
+        // Changes are applied in batches of up to `batchSize` (one transaction each), not per chunk.
+        let buffer = ChangeBuffer()
+        let flush: @Sendable () async throws -> Void = {
+            let (changes, reached) = buffer.state.withLock { buffer in
+                defer { buffer = ([], nil) }
+                return (buffer.changes, buffer.reached)
+            }
+            guard let reached else { return }
+            lastActivity.hold()
+            defer { lastActivity.release() }
+            try await apply(changes, reached)
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 var parser = ServerSentEventParser(limits: Self.limits)
@@ -65,9 +79,13 @@ struct ChangeReader: Sendable {
                         batch.append(try Self.change(from: event))
                     }
                     let reached = parser.lastEventID.flatMap { Int64($0) } ?? position
-                    if !batch.isEmpty || reached > position { try await apply(batch, reached) }
-                    lastActivity.touch()
-                    if reached >= latest { return }
+                    let (full, done) = buffer.state.withLock { buffer in
+                        buffer.changes += batch
+                        if reached > position { buffer.reached = reached }
+                        return (buffer.changes.count >= Self.batchSize, reached >= latest)
+                    }
+                    if full || done { try await flush() }
+                    if done { return }
                 }
             }
             group.addTask {
@@ -80,6 +98,8 @@ struct ChangeReader: Sendable {
             _ = try await group.next()
             group.cancelAll()
         }
+        // What the stream delivered before it fell silent.
+        try await flush()
     }
 
     /// Follows the feed after `position` until the stream ends or fails: calls `ready` once the
@@ -127,12 +147,28 @@ struct ChangeReader: Sendable {
     }
 }
 
+/// Changes read and not yet applied, and the position they reach.
+final class ChangeBuffer: Sendable {
+    let state = Mutex<(changes: [FeedChange], reached: Int64?)>(([], nil))
+}
+
 /// When the change stream last delivered bytes, shared by its reader and the task that stops a
-/// silent stream.
+/// silent stream; while changes are being applied the stream does not count as silent.
 final class LastActivity: Sendable {
-    private let time = Mutex(ContinuousClock.now)
+    private let state = Mutex((time: ContinuousClock.now, holds: 0))
 
-    func touch() { time.withLock { $0 = .now } }
+    func touch() { state.withLock { $0.time = .now } }
 
-    var elapsed: Duration { time.withLock { ContinuousClock.now - $0 } }
+    func hold() { state.withLock { $0.holds += 1 } }
+
+    func release() {
+        state.withLock {
+            $0.holds -= 1
+            $0.time = .now
+        }
+    }
+
+    var elapsed: Duration {
+        state.withLock { $0.holds > 0 ? .zero : ContinuousClock.now - $0.time }
+    }
 }

@@ -56,47 +56,33 @@ extension SyncedStore {
     /// applied again by the catch-up, which is harmless: a change carries the whole record).
     func load(_ type: String, reader: ChangeReader, client: OutpostClient) async throws -> Int64 {
         let position = try await reader.latestPosition()
-        // Each page is stored as it arrives, so memory holds one page and the ids; the position is
-        // stored last, so a load cut short is done again by the next pull.
+        // Pages are stored ten at a time, so memory holds at most ten pages and the ids; the
+        // position is stored last, so a load cut short is done again by the next pull.
         var ids = Set<String>()
         var cursor: String?
+        var unwritten: [[String: JSONValue]] = []
         for _ in 0..<Self.maxPages {
             var query = [URLQueryItem(name: "limit", value: String(Self.pageSize))]
             if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
             let page = try await client.send(
                 .get("/records/\(Request.pathSegment(type))", query: query), operationName: "sync list \(type)"
             ).json()
-            var records: [[String: JSONValue]] = []
             for result in page["results"]?.arrayValue ?? [] {
                 guard let record = result.objectValue, let id = record["id"]?.stringValue else {
                     throw SyncError("The \(type) list holds a value that is not a record with an id")
                 }
-                records.append(record)
+                unwritten.append(record)
                 ids.insert(id)
             }
-            let loaded = records
-            try await database.write { db in
-                let withWrites = Set(
-                    try String.fetchAll(db, sql: "SELECT DISTINCT record_id FROM pending WHERE type = ?", arguments: [type]))
-                // A list page carries no version: the one known stays when the fields are the same.
-                let upsert = try db.cachedStatement(
-                    sql: """
-                        INSERT INTO records (type, id, fields, version, base, state, error)
-                        VALUES (?, ?, ?, NULL, ?, 'confirmed', NULL)
-                        ON CONFLICT (type, id) DO UPDATE SET
-                            version = CASE WHEN records.fields = excluded.fields THEN records.version END,
-                            fields = excluded.fields, base = excluded.base, state = 'confirmed', error = NULL
-                        """)
-                for record in loaded {
-                    let id = record["id"]?.stringValue ?? ""
-                    if withWrites.contains(id) { continue }
-                    let text = try RecordRows.encode(record)
-                    try upsert.execute(arguments: [type, id, text, text])
-                }
-            }
             cursor = page["next_cursor"]?.stringValue
+            // Ten pages a transaction: each commit waits for the disk.
+            if unwritten.count >= Self.pageSize * 10 || cursor == nil {
+                try await store(unwritten, type: type)
+                unwritten.removeAll(keepingCapacity: true)
+            }
             if cursor == nil { break }
         }
+        try await store(unwritten, type: type)
         let listed = ids
         let limit = limits.limit(of: type)
         try await database.write { db in
@@ -110,6 +96,30 @@ extension SyncedStore {
             try Self.setPosition(db, type: type, position)
         }
         return position
+    }
+
+    /// Stores records of a list as confirmed, in one transaction; records with local writes keep theirs.
+    private func store(_ records: [[String: JSONValue]], type: String) async throws {
+        guard !records.isEmpty else { return }
+        try await database.write { db in
+            let withWrites = Set(
+                try String.fetchAll(db, sql: "SELECT DISTINCT record_id FROM pending WHERE type = ?", arguments: [type]))
+            // A list page carries no version: the one known stays when the fields are the same.
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO records (type, id, fields, version, base, state, error)
+                    VALUES (?, ?, ?, NULL, ?, 'confirmed', NULL)
+                    ON CONFLICT (type, id) DO UPDATE SET
+                        version = CASE WHEN records.fields = excluded.fields THEN records.version END,
+                        fields = excluded.fields, base = excluded.base, state = 'confirmed', error = NULL
+                    """)
+            for record in records {
+                let id = record["id"]?.stringValue ?? ""
+                if withWrites.contains(id) { continue }
+                let text = try RecordRows.encode(record)
+                try upsert.execute(arguments: [type, id, text, text])
+            }
+        }
     }
 
     /// Evicts the confirmed records of `type` updated longest ago, down to `limit` (``SyncLimits``).
