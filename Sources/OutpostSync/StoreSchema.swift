@@ -17,6 +17,11 @@ enum StoreSchema {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.label = "OutpostSync"
+        configuration.prepareDatabase { db in
+            // Statement journals (each upsert inside a page's transaction keeps one) in memory,
+            // not in temporary files: a pull writes thousands of rows a transaction.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        }
         let pool = try DatabasePool(path: url.path, configuration: configuration)
         try migrator.migrate(pool)
         return pool
