@@ -47,17 +47,27 @@ public struct RecordFilter<Record>: Sendable, Hashable, CustomStringConvertible 
     }
 
     /// Records matching both filters (`&&`).
+    ///
+    /// - Parameters:
+    ///   - left: The first condition.
+    ///   - right: The second condition, read only for records the first matches.
     public static func && (left: RecordFilter, right: RecordFilter) -> RecordFilter {
         RecordFilter(.and(left.node, right.node))
     }
 
     /// Records matching either filter (`||`).
+    ///
+    /// - Parameters:
+    ///   - left: The first condition.
+    ///   - right: The second condition, read only for records the first does not match.
     public static func || (left: RecordFilter, right: RecordFilter) -> RecordFilter {
         RecordFilter(.or(left.node, right.node))
     }
 
     /// Records the filter does not match (`!`). A comparison is false, not missing, for a record
     /// without the field, so `!(Article.views > 10)` matches records without `views` too.
+    ///
+    /// - Parameter filter: The condition to negate.
     public static prefix func ! (filter: RecordFilter) -> RecordFilter {
         RecordFilter(.not(filter.node))
     }
@@ -65,22 +75,38 @@ public struct RecordFilter<Record>: Sendable, Hashable, CustomStringConvertible 
 
 extension RecordField {
     /// Records whose field holds `value`, of the same type (`record.field == value`).
+    ///
+    /// - Parameters:
+    ///   - field: The field to compare.
+    ///   - value: The value to compare it with.
     public static func == (field: RecordField, value: Value) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .equal, value.recordFieldValue))
     }
 
     /// Records whose field does not hold `value` (`record.field != value`), missing fields included.
+    ///
+    /// - Parameters:
+    ///   - field: The field to compare.
+    ///   - value: The value to compare it with.
     public static func != (field: RecordField, value: Value) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .notEqual, value.recordFieldValue))
     }
 
     /// Records without the field, or with `null` in it (`record.field == null`).
-    public static func == (field: RecordField, _: _OptionalNilComparisonType) -> RecordFilter<Record> {
+    ///
+    /// - Parameters:
+    ///   - field: The field to test.
+    ///   - none: The `nil` literal.
+    public static func == (field: RecordField, none: _OptionalNilComparisonType) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .equal, .null))
     }
 
     /// Records whose field holds a value other than `null` (`record.field != null`).
-    public static func != (field: RecordField, _: _OptionalNilComparisonType) -> RecordFilter<Record> {
+    ///
+    /// - Parameters:
+    ///   - field: The field to test.
+    ///   - none: The `nil` literal.
+    public static func != (field: RecordField, none: _OptionalNilComparisonType) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .notEqual, .null))
     }
 
@@ -95,21 +121,37 @@ extension RecordField {
 
 extension RecordField where Value: ComparableRecordFieldValue {
     /// Records whose field is below `value`: both numbers, or both strings by code point.
+    ///
+    /// - Parameters:
+    ///   - field: The field to compare.
+    ///   - value: The value to compare it with.
     public static func < (field: RecordField, value: Value) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .less, value.recordFieldValue))
     }
 
     /// Records whose field is at most `value`: both numbers, or both strings by code point.
+    ///
+    /// - Parameters:
+    ///   - field: The field to compare.
+    ///   - value: The value to compare it with.
     public static func <= (field: RecordField, value: Value) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .lessOrEqual, value.recordFieldValue))
     }
 
     /// Records whose field is above `value`: both numbers, or both strings by code point.
+    ///
+    /// - Parameters:
+    ///   - field: The field to compare.
+    ///   - value: The value to compare it with.
     public static func > (field: RecordField, value: Value) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .greater, value.recordFieldValue))
     }
 
     /// Records whose field is at least `value`: both numbers, or both strings by code point.
+    ///
+    /// - Parameters:
+    ///   - field: The field to compare.
+    ///   - value: The value to compare it with.
     public static func >= (field: RecordField, value: Value) -> RecordFilter<Record> {
         RecordFilter(.test(field.names, .greaterOrEqual, value.recordFieldValue))
     }
