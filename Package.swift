@@ -138,7 +138,8 @@ let package = Package(
         .testTarget(
             name: "OutpostCoreTests",
             dependencies: [
-                "OutpostCore", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
+                // OutpostExpressions: the parser the server reads typed filters with.
+                "OutpostCore", "OutpostExpressions", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
             ],

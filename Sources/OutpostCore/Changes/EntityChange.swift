@@ -7,7 +7,7 @@ public struct EntityChange<E: Entity>: Sendable {
     public enum Kind: String, Sendable, Hashable {
         case created, updated, deleted
         /// The entity stopped matching the stream's filter
-        /// (``EntityStore/changes(of:filter:after:retry:limits:)``): it still exists, but is no
+        /// (``EntityStore/changes(of:filter:after:retry:limits:)-(_,String,_,_,_)``): it still exists, but is no
         /// longer part of what the stream follows. ``EntityChange/entity`` is `nil`.
         case left
     }
@@ -53,6 +53,8 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
     let limits: ServerSentEventParser.Limits
     /// The stream's filter expression (`?filter=`), if any.
     var filter: String? = nil
+    /// Why the stream's typed filter could not be rendered: the sequence throws it instead of connecting.
+    var filterError: OutpostError? = nil
 
     /// Reconnects without end, after 250 ms at first and at most every 15 s.
     public static var defaultRetry: RetryPolicy {
@@ -131,6 +133,11 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
         mutating func open() async throws -> ByteStream.AsyncIterator {
             let store = sequence.store
             let path = store.configuration.collectionPath(resource: E.resourcePath) + "/changes"
+            if var error = sequence.filterError {
+                error.method = "GET"
+                error.path = OutpostError.normalizedPath(path)
+                throw StreamEnded(error: error)
+            }
             var request = Request.get(path, query: sequence.filter.map { [URLQueryItem(name: "filter", value: $0)] } ?? [])
             request.headers[.accept] = "text/event-stream"
             if let position { request.headers[HTTPField.Name("Last-Event-ID")!] = position }
@@ -248,6 +255,41 @@ extension EntityStore {
     ) -> EntityChanges<E> {
         var changes = EntityChanges<E>(store: self, after: position, retry: retry, limits: limits)
         changes.filter = filter
+        return changes
+    }
+
+    /// The changes to the entities of `type` that match the typed `filter`, as they happen: as
+    /// ``changes(of:filter:after:retry:limits:)-(_,String,_,_,_)`` with the filter's
+    /// ``RecordFilter/expression()``.
+    ///
+    /// ```swift
+    /// for try await change in store.changes(of: Article.self, filter: Article.title.hasPrefix("Intro")) {
+    ///     switch change.kind {
+    ///     case .created, .updated: show(change.entity!.value)
+    ///     case .deleted, .left: remove(change.id)
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// A filter that cannot be rendered (a field name the language cannot write, a NaN) ends the
+    /// sequence with ``OutpostError/Code/invalidRequest`` at its first element, without connecting.
+    ///
+    /// - Parameters:
+    ///   - type: the entity type whose changes to watch.
+    ///   - filter: the condition on the entities, typed by `type`.
+    ///   - position: where to resume; `nil` starts at the server's newest change.
+    ///   - retry: how to reconnect; by default without end, with backoff (``EntityChanges/defaultRetry``).
+    ///   - limits: how large a line and an event of the stream may be.
+    public func changes<E: Entity>(
+        of type: E.Type, filter: RecordFilter<E>, after position: String? = nil,
+        retry: RetryPolicy = EntityChanges<E>.defaultRetry, limits: ServerSentEventParser.Limits = .init()
+    ) -> EntityChanges<E> {
+        var changes = EntityChanges<E>(store: self, after: position, retry: retry, limits: limits)
+        do {
+            changes.filter = try filter.expression()
+        } catch {
+            changes.filterError = error
+        }
         return changes
     }
 }

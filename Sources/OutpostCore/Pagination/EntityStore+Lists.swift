@@ -76,6 +76,12 @@ extension EntityStore {
             request.query.append(URLQueryItem(name: parameter, value: String(pageSize)))
         }
         var located = PageLocation(origin: request, request: request, pageSize: pageSize)
+        located.failure = list.queryErrors.sorted { $0.key < $1.key }.first.map {
+            var error = $0.value
+            error.method = "GET"
+            error.path = OutpostError.normalizedPath(request.path)
+            return error
+        }
         switch list.shape {
         case nil: located.itemsKey = configuration.listItemsKey
         case .bareArray?: located.itemsKey = nil
@@ -101,6 +107,7 @@ extension EntityStore {
 
     func fetchPage<Item: Decodable & Sendable>(_ location: PageLocation, style: PaginationStyle) async throws -> Page<Item> {
         let request = location.request
+        if let failure = location.failure { throw failure }
         let response = try await client.send(request, operationName: "list \(Item.self)")
         let keys = ListKeys(itemsKey: location.itemsKey, metaKeys: style.responseKeys)
         let decoder = client.configuration.decoder.copy(adding: [.outpostListKeys: keys])

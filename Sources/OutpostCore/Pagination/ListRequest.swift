@@ -26,6 +26,8 @@ public struct ListRequest<Item: Decodable & Sendable>: Sendable {
     /// How this list's body holds its items, when it differs from the store's
     /// ``EntityConfiguration/listItemsKey``: e.g. ``ListShape/bareArray`` for a route without pagination.
     public var shape: ListShape?
+    /// Why a typed filter or sort could not be rendered, by query parameter: the list fails with it instead of being requested.
+    var queryErrors: [String: OutpostError] = [:]
 
     public init(
         resourcePath: String, of itemType: Item.Type = Item.self, pageSize: Int? = nil, query: [URLQueryItem] = [],
@@ -54,6 +56,7 @@ public struct ListRequest<Item: Decodable & Sendable>: Sendable {
         var copy = self
         copy.query.removeAll { $0.name == "filter" }
         copy.query.append(URLQueryItem(name: "filter", value: expression))
+        copy.queryErrors["filter"] = nil
         return copy
     }
 
@@ -63,6 +66,7 @@ public struct ListRequest<Item: Decodable & Sendable>: Sendable {
         var copy = self
         copy.query.removeAll { $0.name == "sort" }
         copy.query.append(URLQueryItem(name: "sort", value: keys.joined(separator: ",")))
+        copy.queryErrors["sort"] = nil
         return copy
     }
 }

@@ -55,4 +55,7 @@ struct PageLocation: Sendable {
     var pageSize: Int?
     /// The key that holds the items, or `nil` for a bare array.
     var itemsKey: String?
+    /// Why the list cannot be requested (a typed filter or sort that did not render): fetching
+    /// the page throws it.
+    var failure: OutpostError?
 }

@@ -31,6 +31,9 @@ struct Author: Entity {
 struct BlogPostPreview: Decodable, Sendable {
     var id: String
     var title: String
+
+    /// The stored `title`, for typed filters and sorts.
+    static let titleField = RecordField(\BlogPostPreview.title, "title")
 }
 
 /// Entities pushed, pulled, patched and deleted; lists in both pagination styles.
@@ -90,6 +93,13 @@ enum RecordsTour {
         var titles: [String] = []
         for try await preview in store.items(selected) { titles.append(preview.title) }
         log.step(#"filter record.title ^= "Post" && record.title != "Post 4", sort -title: "# + titles.joined(separator: ", "))
+        let title = BlogPostPreview.titleField
+        let typed = cursorList.filter(title.hasPrefix("Post") && title != "Post 4").sorted(by: title.descending)
+        var typedTitles: [String] = []
+        for try await preview in store.items(typed) { typedTitles.append(preview.title) }
+        log.step(
+            "the same, typed: filter(title.hasPrefix(\"Post\") && title != \"Post 4\"), sorted(by: title.descending): "
+                + typedTitles.joined(separator: ", "))
 
         log.section("Record hooks (the demo plugin's before hook on notes)")
         let note = try await client.send(.post("/records/notes", json: ["text": "Hooks run next to the data"]))
