@@ -86,7 +86,8 @@ let package = Package(
             name: "outpost-bench",
             dependencies: [
                 .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCallbacks", package: "Outpost"),
-                .product(name: "OutpostCore", package: "Outpost"), "OutpostServer", "OutpostServerTesting",
+                .product(name: "OutpostCore", package: "Outpost"), .product(name: "OutpostExpressions", package: "Outpost"),
+                "OutpostServer", "OutpostServerTesting",
                 .product(name: "_OutpostSupport", package: "Outpost"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -180,6 +180,7 @@ extension PostgresStorage {
             statement.sql += " AND NOT private"
         }
         if let filter = query.filter { appendPredicate(filter, to: &statement) }
+        appendIndexHints(query.filter, to: &statement)
         for filter in query.filters {
             statement.sql += " AND body_json -> " + statement.bind(filter.field)
             statement.sql += " = " + statement.bind(filter.value.jsonString()) + "::jsonb"

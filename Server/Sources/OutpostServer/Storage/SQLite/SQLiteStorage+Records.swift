@@ -297,6 +297,7 @@ extension SQLiteStorage {
             sql += " AND private = 0"
         }
         if let filter = query.filter { appendPredicate(filter, to: &sql, binds: &binds) }
+        Self.appendIndexHints(query.filter, to: &sql, binds: &binds)
     }
 
     /// `AND predicate`, leaving out records with U+0000 in a string when it compares strings.
