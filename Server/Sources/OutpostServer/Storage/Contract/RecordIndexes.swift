@@ -132,6 +132,26 @@ extension RecordPredicate {
     }
 }
 
+extension RecordPredicate {
+    /// The predicate without the tests at the top level of its `&&` that their ``RecordIndexHint``
+    /// states exactly (`== null`, `== true`, `== false`, `==` a string of fewer than
+    /// ``RecordOrderValue/textPrefix`` characters): the list SQL states those once, on the index
+    /// expressions, so the planner estimates them from the index's statistics instead of
+    /// counting the same condition twice.
+    var leavingOutExactHints: RecordPredicate {
+        switch self {
+        case .and(let a, let b): return .conjunction(a.leavingOutExactHints, b.leavingOutExactHints)
+        case .test(.field(let keys), let test) where keys.count == 1 && RecordIndex.isValidName(keys[0]):
+            switch test {
+            case .isNull, .isTrue, .isFalse: return .constant(true)
+            case .equalsString(let text) where text.unicodeScalars.count < RecordOrderValue.textPrefix: return .constant(true)
+            default: return self
+            }
+        default: return self
+        }
+    }
+}
+
 /// A condition on a field's key columns (rank, number, text: ``RecordOrderValue``) that every
 /// record passing `test` meets. The list SQL adds it next to the exact test, so the backend can
 /// seek a declared index on those columns; it never selects a record the exact test refuses.

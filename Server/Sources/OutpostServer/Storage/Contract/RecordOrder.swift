@@ -201,13 +201,15 @@ extension RecordOrderKey {
                 terms.append("\(row(index)) \(descending ? "<" : ">") \(bound(index))")
                 alternatives.append("(" + terms.joined(separator: " AND ") + ")")
             }
-            // The first key's first varying column bounded on its own, which both backends seek to.
+            // Inside a CASE, so that no planner splits the alternatives into separate scans to sort
+            // afterwards (PostgreSQL's BitmapOr); the first key's first varying column bounded on its
+            // own, which both backends seek to, reading the index in order.
+            let condition = "(CASE WHEN " + alternatives.joined(separator: " OR ") + " THEN 1 ELSE 0 END) <> 0"
             let descending = order[0].descending != backwards
             guard sameColumns, let first = columns(order[0], index: 0, value: values[0], filter: filter).first else {
-                return "(" + alternatives.joined(separator: " OR ") + ")"
+                return condition
             }
-            return "((" + alternatives.joined(separator: " OR ")
-                + ") AND \(first.0) \(descending ? "<=" : ">=") \(bind(first.1)))"
+            return "(\(condition) AND \(first.0) \(descending ? "<=" : ">=") \(bind(first.1)))"
         }
 
         /// The `ORDER BY` terms (walking `backwards` reverses every key): the columns that vary
