@@ -8,7 +8,9 @@
 /// backwards, the index gives `-views` (then `id`) exactly; `views` comes in order up to ties,
 /// which the database sorts among themselves.
 public struct RecordIndex: Sendable, Hashable {
+    /// The record type whose lists the index serves.
     public var type: String
+    /// The top-level fields, in the order the index sorts them.
     public var fields: [String]
 
     /// The most fields one index holds (as many as `sort` names).
