@@ -88,7 +88,8 @@ let package = Package(
             name: "outpost-bench",
             dependencies: [
                 .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCallbacks", package: "Outpost"),
-                .product(name: "OutpostCore", package: "Outpost"), "OutpostServer", "OutpostServerTesting",
+                .product(name: "OutpostCore", package: "Outpost"), .product(name: "OutpostExpressions", package: "Outpost"),
+                "OutpostServer", "OutpostServerTesting",
                 .product(name: "OutpostSync", package: "Outpost"), .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "_OutpostSupport", package: "Outpost"),
                 .product(name: "Logging", package: "swift-log"),

@@ -93,7 +93,7 @@ public final class OutpostServer: Sendable {
         ChangeRoutes(feed: feed, auth: auth, access: access).add(to: router)
         RecordRoutes(
             storage: storage, auth: auth, access: access, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
-            maxJSONDepth: configuration.maxJSONDepth, actions: actions
+            maxJSONDepth: configuration.maxJSONDepth, actions: actions, unindexedListLimit: configuration.unindexedListLimit
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
@@ -184,6 +184,7 @@ public final class OutpostServer: Sendable {
         if let rules = configuration.accessRules {
             do {
                 try await rules.store(in: storage)
+                try await rules.buildIndexes(in: storage)
             } catch {
                 try? await storage.close()
                 throw error

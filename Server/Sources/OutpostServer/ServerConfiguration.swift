@@ -76,6 +76,10 @@ public struct ServerConfiguration: Sendable {
     /// `request_timeout` and closes the connection. Default: 30 s. For a file upload
     /// (`PUT /files/…`) it is the longest silence between two pieces of the body instead.
     public var bodyReadTimeout: Duration
+    /// A list with `filter` or `sort` that no declared index serves (``RecordIndex``) runs only on a
+    /// type of at most this many records, counted by a query that stops one record past it; on a
+    /// larger type it is answered 400 `index_required`, naming the index to declare. Default: 10,000.
+    public var unindexedListLimit: Int = 10_000
     /// How long a query waits for another process's lock on the database before the request is
     /// answered 503 `storage_busy` with `Retry-After`. Default: 5 s.
     public var storageBusyTimeout: Duration

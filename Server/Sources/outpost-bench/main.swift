@@ -64,7 +64,10 @@ if only.contains("server") {
     results += try await AccessLogBench.run(options)
 }
 if only.contains("auth") { results += try await AuthBench.run(options) }
-if only.contains("scale") { results += try await RecordsScaleBench.run(options) }
+if only.contains("scale") {
+    results += try await RecordsScaleBench.run(options)
+    results += try await RecordIndexBench.run(options)
+}
 if only.contains("outbox") { results += try await OutboxBench.run(options) }
 if only.contains("cache") { results += try await CacheBench.run(options) }
 if only.contains("files") { results += try await FilesBench.run(options) }

@@ -7,7 +7,7 @@ struct OutpostCommand: AsyncParsableCommand {
         abstract: "The Outpost reference server, a tour of the SDK, and tools to call a backend.",
         subcommands: [
             ServeCommand.self, DemoCommand.self, CallCommand.self, RecordsCommand.self, ClientsCommand.self, UsersCommand.self,
-            RulesCommand.self,
+            RulesCommand.self, TypesCommand.self,
             KeysCommand.self,
             LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
             CallbacksCommand.self,

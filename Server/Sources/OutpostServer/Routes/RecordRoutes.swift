@@ -18,6 +18,8 @@ struct RecordRoutes: Sendable {
     let maxJSONDepth: Int
     /// The before hooks plugins registered, and the change feed to wake after every write.
     let actions: RecordActions
+    /// The most records a type may hold for a list no declared index serves (``ServerConfiguration/unindexedListLimit``).
+    var unindexedListLimit = 10_000
     var changes: ChangeFeed? { actions.changes }
     static let maxPageSize = 100
     static let defaultPageSize = 20
@@ -334,6 +336,7 @@ struct RecordRoutes: Sendable {
         query.access = try await listAccess(type: type, caller: caller)
         query.filter = filter?.predicate
         query.order = order
+        try await requireIndex(query)
         if let page {
             let (records, total) = try await storage.listRecords(query, page: page)
             return Self.listResponse(

@@ -10,13 +10,17 @@ public import OutpostExpressions
 ///  "files": {"read": "caller.signed_in"}}
 /// ```
 ///
-/// `files` holds the rules of `/files` (``AccessRules/filesType`` in ``types``).
+/// `files` holds the rules of `/files` (``AccessRules/filesType`` in ``types``). A type may also
+/// declare indexes for its lists, each a list of 1–3 field names (``RecordIndex``):
+/// `"posts": {"read": "…", "indexes": [["views"], ["tag", "title"]]}`.
 ///
 /// Every expression is checked when the set is made, so a bad one stops the server before it
 /// serves anything.
 public struct AccessRuleSet: Sendable, Hashable {
     /// Expressions by record type (or `*`), then operation.
     public private(set) var types: [String: [RuleOperation: String]]
+    /// Indexes to build at start (``RecordIndex``), in the order the file names them.
+    public private(set) var indexes: [RecordIndex] = []
 
     /// No rules: every type has the defaults.
     public init() {
@@ -67,9 +71,13 @@ public struct AccessRuleSet: Sendable, Hashable {
         }
         if let files = top["files"] { entries.append(("files", AccessRules.filesType, files)) }
         var result: [String: [String: String]] = [:]
-        for (path, type, entry) in entries {
-            guard case .object(let rules) = entry else {
+        var indexes: [RecordIndex] = []
+        for (path, type, entry) in entries.sorted(by: { $0.path < $1.path }) {
+            guard case .object(var rules) = entry else {
                 throw AccessRuleError(message: "\(file): \(path) must be an object of operation to expression")
+            }
+            if let declared = rules.removeValue(forKey: "indexes") {
+                indexes += try Self.indexes(declared, type: type, path: "\(file): \(path).indexes")
             }
             for (operation, expression) in rules {
                 guard case .string(let text) = expression else {
@@ -80,11 +88,38 @@ public struct AccessRuleSet: Sendable, Hashable {
         }
         do {
             self = try AccessRuleSet(result)
+            self.indexes = indexes
         } catch {
             throw AccessRuleError(
                 message: "\(file): \(error.message)", type: error.type, operation: error.operation,
                 expressionError: error.expressionError)
         }
+    }
+
+    /// The indexes a type declares: `[["views"], ["tag", "title"]]`.
+    static func indexes(_ value: JSONValue, type: String, path: String) throws(AccessRuleError) -> [RecordIndex] {
+        let shape = #"write a list of indexes, each a list of 1–3 field names, e.g. [["views"], ["tag", "title"]]"#
+        guard type != "*", type != AccessRules.filesType else {
+            throw AccessRuleError(message: "\(path): indexes belong to a record type, not to \(type)", type: type)
+        }
+        guard case .array(let entries) = value, entries.count <= RecordIndex.maxPerType else {
+            throw AccessRuleError(message: "\(path): \(shape) (at most \(RecordIndex.maxPerType))", type: type)
+        }
+        var indexes: [RecordIndex] = []
+        for entry in entries {
+            guard case .array(let names) = entry else { throw AccessRuleError(message: "\(path): \(shape)", type: type) }
+            var fields: [String] = []
+            for name in names {
+                guard case .string(let field) = name else { throw AccessRuleError(message: "\(path): \(shape)", type: type) }
+                fields.append(field)
+            }
+            do {
+                indexes.append(try RecordIndex(type: type, fields: fields))
+            } catch {
+                throw AccessRuleError(message: "\(path): \(error.message)", type: type)
+            }
+        }
+        return indexes
     }
 
     /// Checks one rule: the type is a record type name or `*`, the operation is known, the
@@ -142,6 +177,14 @@ public struct AccessRuleSet: Sendable, Hashable {
                 expressionError: error)
         }
         return parsed
+    }
+
+    /// Builds ``indexes`` that do not exist yet (declared indexes the set does not name stay;
+    /// `outpost types drop-index` drops one).
+    ///
+    /// - Parameter storage: The storage to build them in.
+    public func buildIndexes(in storage: any RecordIndexStorage) async throws {
+        for index in indexes { try await storage.createRecordIndex(index) }
     }
 
     /// Makes storage hold exactly this set: the rules of every type it names are replaced, and

@@ -108,30 +108,120 @@ extension RecordOrderKey {
     /// The SQL both backends write for a list ordered by `order`, over a subquery whose columns
     /// `k<i>r`, `k<i>n`, `k<i>t` hold each key's ``RecordOrderValue``.
     enum SQL {
-        /// The rows after (before, `backwards`) `values` in the order: key by key, the earlier
-        /// keys equal and this one past. `bound` binds a value's three parts and returns their
-        /// placeholders as a row, `(?, ?, ?)`.
+        /// One part of a ``RecordOrderValue`` a keyset condition binds.
+        enum Part {
+            case rank(Int)
+            case number(Double)
+            case text(String)
+        }
+
+        /// The columns of key `index` that vary from record to record (as ``orderBy(_:backwards:filter:)``
+        /// orders by them), each with the part of `value` it compares with. A field's columns that
+        /// `filter` fixes (``RecordIndexHint/fixed``) are left out, when `value` has the fixed
+        /// value or there is no value: every listed record has it, so they order nothing, and an
+        /// index whose leading columns the query fixes serves the order and the seek.
+        static func columns(_ key: RecordOrderKey, index: Int, value: RecordOrderValue?, filter: RecordPredicate?)
+            -> [(String, Part)]
+        {
+            let value = value ?? RecordOrderValue(rank: 0)
+            switch key.source {
+            case .created, .updated: return [("k\(index)n", .number(value.number))]
+            case .id: return [("k\(index)t", .text(value.text))]
+            case .field(let name):
+                var fixed: (rank: Int?, number: Double?, text: String?) = (nil, nil, nil)
+                for test in filter?.topLevelFieldTests ?? [] where test.field == name {
+                    guard let hint = RecordIndexHint(test.test) else { continue }
+                    let values = hint.fixed
+                    fixed = (values.rank, values.number ?? fixed.number, values.text ?? fixed.text)
+                }
+                var columns: [(String, Part)] = []
+                if fixed.rank == nil || fixed.rank != value.rank && !unpositioned(value) {
+                    columns.append(("k\(index)r", .rank(value.rank)))
+                }
+                if fixed.number == nil || fixed.number != value.number && !unpositioned(value) {
+                    columns.append(("k\(index)n", .number(value.number)))
+                }
+                if fixed.text == nil || fixed.text != value.text && !unpositioned(value) {
+                    columns.append(("k\(index)t", .text(value.text)))
+                }
+                return columns
+            }
+        }
+
+        /// The stand-in value ``orderBy(_:backwards:filter:)`` passes, having no position.
+        private static func unpositioned(_ value: RecordOrderValue) -> Bool { value.rank == -1 }
+
+        /// The rows after (before, `backwards`) `values` in the order. When every key goes in one
+        /// direction, one row comparison of the columns ``orderBy(_:backwards:filter:)`` orders by
+        /// (the same ``columns(_:index:value:filter:)``), which the backend seeks to in a declared
+        /// index, with the first column's bound again on its own; otherwise key by key, the earlier
+        /// keys equal and this one past. `bind` binds one
+        /// part and returns its placeholder; it is called in the order the placeholders appear in
+        /// the SQL.
         static func keyset(
-            _ order: [RecordOrderKey], after values: [RecordOrderValue], backwards: Bool,
-            bound: (RecordOrderValue) -> String
+            _ order: [RecordOrderKey], after values: [RecordOrderValue], backwards: Bool, filter: RecordPredicate?,
+            bind: (Part) -> String
         ) -> String {
-            func row(_ index: Int) -> String { "(k\(index)r, k\(index)n, k\(index)t)" }
+            let sameColumns = order.indices.allSatisfy { index in
+                columns(order[index], index: index, value: values[index], filter: filter).map(\.0)
+                    == columns(order[index], index: index, value: RecordOrderValue(rank: -1), filter: filter).map(\.0)
+            }
+            if Set(order.map(\.descending)).count == 1, sameColumns {
+                let parts = order.indices.flatMap { columns(order[$0], index: $0, value: values[$0], filter: filter) }
+                let descending = order[0].descending != backwards
+                let bound = parts.map { bind($0.1) }
+                // The first column's bound again on its own, which SQLite seeks to in an expression
+                // index (it does not seek to a row value of expressions).
+                let first = "\(parts[0].0) \(descending ? "<=" : ">=") \(bind(parts[0].1))"
+                return "((" + parts.map(\.0).joined(separator: ", ") + ") \(descending ? "<" : ">") ("
+                    + bound.joined(separator: ", ") + ") AND \(first))"
+            }
+            func row(_ index: Int) -> String {
+                switch order[index].source {
+                case .created, .updated: "k\(index)n"
+                case .id: "k\(index)t"
+                case .field: "(k\(index)r, k\(index)n, k\(index)t)"
+                }
+            }
+            func bound(_ index: Int) -> String {
+                let value = values[index]
+                switch order[index].source {
+                case .created, .updated: return bind(.number(value.number))
+                case .id: return bind(.text(value.text))
+                case .field:
+                    return "(" + bind(.rank(value.rank)) + ", " + bind(.number(value.number)) + ", " + bind(.text(value.text))
+                        + ")"
+                }
+            }
             var alternatives: [String] = []
             for index in order.indices {
                 var terms: [String] = []
-                for earlier in 0..<index { terms.append("\(row(earlier)) = \(bound(values[earlier]))") }
+                for earlier in 0..<index { terms.append("\(row(earlier)) = \(bound(earlier))") }
                 let descending = order[index].descending != backwards
-                terms.append("\(row(index)) \(descending ? "<" : ">") \(bound(values[index]))")
+                terms.append("\(row(index)) \(descending ? "<" : ">") \(bound(index))")
                 alternatives.append("(" + terms.joined(separator: " AND ") + ")")
             }
-            return alternatives.joined(separator: " OR ")
+            // Inside a CASE, so that no planner splits the alternatives into separate scans to sort
+            // afterwards (PostgreSQL's BitmapOr); the first key's first varying column bounded on its
+            // own, which both backends seek to, reading the index in order.
+            let condition = "(CASE WHEN " + alternatives.joined(separator: " OR ") + " THEN 1 ELSE 0 END) <> 0"
+            let descending = order[0].descending != backwards
+            guard sameColumns, let first = columns(order[0], index: 0, value: values[0], filter: filter).first else {
+                return condition
+            }
+            return "(\(condition) AND \(first.0) \(descending ? "<=" : ">=") \(bind(first.1)))"
         }
 
-        /// The `ORDER BY` terms (walking `backwards` reverses every key).
-        static func orderBy(_ order: [RecordOrderKey], backwards: Bool) -> String {
-            order.indices.map { index in
+        /// The `ORDER BY` terms (walking `backwards` reverses every key): the columns that vary
+        /// (``columns(_:index:value:filter:)``), so the terms are the columns of a declared index
+        /// (``RecordIndex``) after those the query fixes. Columns constant for a key (the rank and
+        /// text of a time, the rank and number of `id`) are left out.
+        static func orderBy(_ order: [RecordOrderKey], backwards: Bool, filter: RecordPredicate?) -> String {
+            order.indices.flatMap { index in
                 let direction = order[index].descending != backwards ? "DESC" : "ASC"
-                return "k\(index)r \(direction), k\(index)n \(direction), k\(index)t \(direction)"
+                return columns(order[index], index: index, value: RecordOrderValue(rank: -1), filter: filter).map {
+                    "\($0.0) \(direction)"
+                }
             }.joined(separator: ", ")
         }
     }

@@ -138,10 +138,11 @@ public final class PostgresStorage: Storage {
     /// schema SQLite reached with its migrations 1–7; step 2 is the change feed (SQLite's 8); step 3
     /// keeps the feed's order on the reading side instead of serializing writers; step 4 holds the
     /// access rules and users' roles (SQLite's 9); step 5 the invite codes for sign-up (SQLite's 10); step 6
-    /// the leases of after hooks and scheduled jobs (SQLite's 11).
+    /// the leases of after hooks and scheduled jobs (SQLite's 11); step 7 the declared indexes of
+    /// record types (SQLite's 12).
     static let migrations: [(version: Int, statements: [String])] = [
         (1, schema), (2, changesSchema), (3, changesWatermarkSchema), (4, rulesSchema), (5, invitesSchema),
-        (6, leasesSchema),
+        (6, leasesSchema), (7, indexesSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

@@ -6,7 +6,8 @@ extension SQLiteStorage {
     ///
     /// Each key becomes three columns of a subquery, `(rank, number, text)` as
     /// ``RecordOrderValue`` describes them, never `NULL`; the keyset condition compares them as
-    /// row values, key after key. The JSON paths and the values are bound.
+    /// row values, key after key. The values are bound; the JSON paths of validated field names are
+    /// written into the SQL, so a declared index on the same expressions serves the order.
     func orderedSQL(
         _ query: RecordQuery, order: [RecordOrderKey], from position: RecordPosition?, backwards: Bool, limit: Int,
         offset: Int? = nil
@@ -14,7 +15,7 @@ extension SQLiteStorage {
         var binds: [SQLiteData] = []
         var keyColumns = ""
         for (index, key) in order.enumerated() {
-            let (rank, number, text) = Self.orderColumns(key.source, binds: &binds)
+            let (rank, number, text) = Self.orderColumns(key.source)
             keyColumns += ", \(rank) AS k\(index)r, \(number) AS k\(index)n, \(text) AS k\(index)t"
         }
         var sql = "SELECT \(Self.columns) FROM (SELECT \(Self.columns)\(keyColumns) FROM records WHERE type = ?"
@@ -23,12 +24,16 @@ extension SQLiteStorage {
         sql += ")"
         if let values = position?.values, values.count == order.count {
             sql += " WHERE "
-            sql += RecordOrderKey.SQL.keyset(order, after: values, backwards: backwards) { value in
-                binds += [.integer(value.rank), .float(value.number), .text(value.text)]
-                return "(?, ?, ?)"
+            sql += RecordOrderKey.SQL.keyset(order, after: values, backwards: backwards, filter: query.filter) { part in
+                switch part {
+                case .rank(let rank): binds.append(.integer(rank))
+                case .number(let number): binds.append(.float(number))
+                case .text(let text): binds.append(.text(text))
+                }
+                return "?"
             }
         }
-        sql += " ORDER BY " + RecordOrderKey.SQL.orderBy(order, backwards: backwards)
+        sql += " ORDER BY " + RecordOrderKey.SQL.orderBy(order, backwards: backwards, filter: query.filter)
         // Written into the SQL, as for the other lists: at most 101 texts per shape.
         sql += " LIMIT \(limit)"
         if let offset {
@@ -39,7 +44,7 @@ extension SQLiteStorage {
     }
 
     /// The three SQL expressions of a key: rank, number (REAL) and text.
-    private static func orderColumns(_ source: RecordOrderKey.Source, binds: inout [SQLiteData])
+    private static func orderColumns(_ source: RecordOrderKey.Source)
         -> (String, String, String)
     {
         switch source {
@@ -47,16 +52,8 @@ extension SQLiteStorage {
         case .updated: return ("2", "CAST(updated_at AS REAL)", "''")
         case .id: return ("3", "0.0", "id")
         case .field(let name):
-            let path = SQLiteData.text("$.\"\(name)\"")
-            binds += [path, path, path, path, path, path]
-            return (
-                "CASE json_type(body, ?) WHEN 'true' THEN 1 WHEN 'false' THEN 1 WHEN 'integer' THEN 2 WHEN 'real' THEN 2 "
-                    + "WHEN 'text' THEN 3 WHEN 'array' THEN 4 WHEN 'object' THEN 4 ELSE 0 END",
-                "CASE json_type(body, ?) WHEN 'true' THEN 1.0 WHEN 'integer' THEN CAST(json_extract(body, ?) AS REAL) "
-                    + "WHEN 'real' THEN CAST(json_extract(body, ?) AS REAL) ELSE 0.0 END",
-                "CASE json_type(body, ?) WHEN 'text' THEN substr(json_extract(body, ?), 1, \(RecordOrderValue.textPrefix)) "
-                    + "ELSE '' END"
-            )
+            // The same expressions a declared index holds (``keyExpressions(_:)``).
+            return keyExpressions(name)
         }
     }
 }

@@ -296,13 +296,18 @@ extension SQLiteStorage {
         } else {
             sql += " AND private = 0"
         }
-        if let filter = query.filter { appendPredicate(filter, to: &sql, binds: &binds) }
+        if let filter = query.filter {
+            appendPredicate(filter.leavingOutExactHints, to: &sql, binds: &binds, comparesStrings: filter.comparesFieldStrings)
+        }
+        Self.appendIndexHints(query.filter, to: &sql, binds: &binds)
     }
 
     /// `AND predicate`, leaving out records with U+0000 in a string when it compares strings.
-    private func appendPredicate(_ predicate: RecordPredicate, to sql: inout String, binds: inout [SQLiteData]) {
+    private func appendPredicate(
+        _ predicate: RecordPredicate, to sql: inout String, binds: inout [SQLiteData], comparesStrings: Bool? = nil
+    ) {
         sql += " AND " + Self.accessSQL(predicate, binds: &binds)
-        if predicate.comparesFieldStrings {
+        if comparesStrings ?? predicate.comparesFieldStrings {
             sql += " AND instr(body, ?) = 0"
             binds.append(.text(RecordPredicate.escapedNull))
         }

@@ -293,6 +293,8 @@ public final class SQLiteStorage: Storage {
         (10, invitesMigration),
         // Leases of after hooks and scheduled jobs, shared by the processes on one file.
         (11, leasesMigration),
+        // Declared indexes of record types (the indexes themselves are built when declared).
+        (12, indexesMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
