@@ -49,11 +49,11 @@ public struct PlatformResumeSignals: SyncResumeSignals {
         /// The notification posted when the app comes back to the foreground.
         @MainActor static var foregroundNotification: Notification.Name {
             #if os(iOS) || os(tvOS) || os(visionOS)
-                UIApplication.willEnterForegroundNotification
+                return UIApplication.willEnterForegroundNotification
             #elseif os(watchOS)
-                WKApplication.willEnterForegroundNotification
+                return WKApplication.willEnterForegroundNotification
             #else
-                NSApplication.didBecomeActiveNotification
+                return NSApplication.didBecomeActiveNotification
             #endif
         }
     }
@@ -64,11 +64,16 @@ public struct PlatformResumeSignals: SyncResumeSignals {
     final class PathWatcher: @unchecked Sendable {
         private let monitor = NWPathMonitor()
 
+        /// Whether the last reported path was usable (`nil` before the first report).
+        final class LastPath: Sendable {
+            let usable = Mutex<Bool?>(nil)
+        }
+
         init(_ continuation: AsyncStream<Void>.Continuation) {
-            let wasUsable = Mutex<Bool?>(nil)
+            let last = LastPath()
             monitor.pathUpdateHandler = { path in
                 let usable = path.status == .satisfied
-                let before = wasUsable.withLock { previous in
+                let before = last.usable.withLock { previous in
                     defer { previous = usable }
                     return previous
                 }
