@@ -256,11 +256,13 @@ struct BackgroundWorkTests {
             for worker in workers { worker.cancel() }
             for worker in workers { _ = await worker.result }
             let all = runs.withLock { $0 }
-            // The missed runs are one run, for the latest due time; then the next due time, once.
-            #expect(all.count == 2)
-            #expect(all.first.map { $0 >= slot } == true)
-            #expect(all.count == 2 && all[1] == all[0] + interval)
-            #expect(all.allSatisfy { $0 % interval == 0 })
+            // The missed runs are one run, for the latest due time (none of the five before
+            // `slot` runs); then each later due time runs once, on one instance. A runner held up
+            // past a due time (a loaded machine) makes it up the same way, so later runs may skip
+            // due times, but never repeat or go back.
+            #expect(all.count >= 2)
+            #expect(all.allSatisfy { $0 >= slot && $0 % interval == 0 }, "\(all), slot \(slot)")
+            #expect(zip(all, all.dropFirst()).allSatisfy { $0 < $1 }, "\(all)")
         }
     }
 }
