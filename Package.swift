@@ -1,7 +1,8 @@
 // swift-tools-version:6.2
-// The client kit: the package an app adds. Its graph holds only what the client modules use; the
-// reference server, the `outpost` CLI, the benchmark and the integration tests are the package in
-// `Server/`, which depends on this one by path.
+// The client kit: the package an app adds, and nothing else. Its graph holds only what the client
+// modules use. Every test (the client modules' unit tests included), the reference server, the
+// `outpost` CLI and the benchmark are the package in `Server/`, which depends on this one by path, so
+// that one build compiles the dependency stack and the client modules once for all of them.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -129,65 +130,5 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Helpers shared by the test targets (`Gate`).
-        .target(
-            name: "OutpostTestSupport", dependencies: ["OutpostSupport"], path: "Tests/OutpostTestSupport",
-            swiftSettings: strict),
-        .testTarget(
-            name: "OutpostSupportTests", dependencies: ["OutpostSupport", "OutpostTestSupport"], swiftSettings: strict),
-        .testTarget(
-            name: "OutpostCoreTests",
-            dependencies: [
-                // OutpostExpressions: the parser the server reads typed filters with.
-                "OutpostCore", "OutpostExpressions", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-            ],
-            swiftSettings: strict),
-        .testTarget(
-            name: "OutpostAuthTests",
-            dependencies: [
-                "OutpostAuth", "OutpostCore", "OutpostSupport", "OutpostTestSupport", "OutpostTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict),
-        .testTarget(
-            name: "OutpostCallbacksTests", dependencies: ["OutpostCallbacks", "OutpostSupport", "OutpostTestSupport"],
-            swiftSettings: strict),
-        .testTarget(name: "OutpostExpressionsTests", dependencies: ["OutpostExpressions"], swiftSettings: strict),
-        .testTarget(
-            name: "OutpostOpenAPITests",
-            dependencies: [
-                "OutpostOpenAPI", "OutpostAuth", "OutpostCore", "OutpostTesting",
-                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
-            ],
-            swiftSettings: strict),
-        .testTarget(
-            name: "OutpostPluginsTests",
-            dependencies: [
-                "OutpostPlugins", "OutpostCallbacks", "OutpostCore", "OutpostTestSupport", "OutpostTesting",
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
-            swiftSettings: strict),
-        .testTarget(
-            name: "OutpostSyncTests",
-            dependencies: [
-                "OutpostSync", "OutpostCore", "OutpostExpressions",
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            swiftSettings: strict),
-        // Compiles a middleware, a transport and a log handler with `import Outpost` alone.
-        .testTarget(name: "OutpostUmbrellaTests", dependencies: ["Outpost"], swiftSettings: strict),
     ]
 )
-
-// DocC (`swift package generate-documentation`) only where asked for, so that an app resolving this
-// package does not fetch the plugin: `OUTPOST_DOCS=1 swift package generate-documentation ...`.
-if Context.environment["OUTPOST_DOCS"] != nil {
-    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"))
-}

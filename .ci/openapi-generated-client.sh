@@ -2,7 +2,9 @@
 # Builds Examples/GeneratedClient, a client that Apple's swift-openapi-generator generates at build
 # time from the document a real `outpost serve --demo` serves, and runs its check against that
 # server: sign-in and token refreshes through Outpost's AuthMiddleware (OutpostOpenAPI), records,
-# a page-number list, a lambda, the error envelope of a 404.
+# a page-number list, a lambda, the error envelope of a 404. It is built as the target
+# `generated-client-check` of the Server/ package (OUTPOST_GENERATED_CLIENT=1 adds it there), so the
+# client modules and their dependencies are the ones that package's build already compiled.
 #
 # The package's copy of the document (Sources/generated-client-check/openapi.json, committed so that
 # the package builds on its own) must equal the served one: a difference fails the run and prints
@@ -41,13 +43,14 @@ if ! cmp -s "$workdir/openapi.json" "$committed"; then
     fi
 fi
 
-echo "openapi-generated-client: building $package (swift-openapi-generator runs in the build)"
+echo "openapi-generated-client: building generated-client-check (swift-openapi-generator runs in the build)"
 build_started=$SECONDS
-swift build --package-path "$package" --explicit-target-dependency-import-check error
+OUTPOST_GENERATED_CLIENT=1 swift build --package-path Server --product generated-client-check \
+    --explicit-target-dependency-import-check error
 echo "openapi-generated-client: built in $((SECONDS - build_started)) s"
 
 OUTPOST_USERNAME="$username" OUTPOST_PASSWORD="$password" OUTPOST_CLIENT_ID=generated-client-check \
-    "$package/.build/debug/generated-client-check" "$url"
+    Server/.build/debug/generated-client-check "$url"
 
 kill -TERM "$server_pid"
 wait "$server_pid" || true

@@ -1,13 +1,18 @@
 // swift-tools-version:6.2
-// The reference server, the `outpost` command-line tool, the benchmark and the integration tests: a
-// package of its own, so that the client package at the repository root (which this one depends on
-// by path) stays light for the apps that add it.
+// The reference server, the `outpost` command-line tool, the benchmark and every test: a package of
+// its own, so that the client package at the repository root (which this one depends on by path)
+// stays light for the apps that add it. The client modules' unit tests live here too: one build of
+// this package compiles the dependency stack and the client modules once, for the server, the CLI,
+// the benchmark and all the tests.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+/// A product of the client package at the repository root.
+func client(_ product: String) -> Target.Dependency { .product(name: product, package: "Outpost") }
 
 let package = Package(
     name: "OutpostServer",
@@ -31,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // OutpostOpenAPI's tests drive its transport and middleware through the runtime's protocols.
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         // The benchmark's hand-written baseline for the offline store's local queries.
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `swift package generate-documentation` (CI builds the DocC catalogs with warnings as errors).
@@ -40,8 +47,8 @@ let package = Package(
         .target(
             name: "OutpostServer",
             dependencies: [
-                .product(name: "OutpostCore", package: "Outpost"), .product(name: "OutpostExpressions", package: "Outpost"),
-                .product(name: "_OutpostSupport", package: "Outpost"),
+                client("OutpostCore"), client("OutpostExpressions"),
+                client("_OutpostSupport"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -63,10 +70,10 @@ let package = Package(
         .executableTarget(
             name: "outpost",
             dependencies: [
-                .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCore", package: "Outpost"),
-                .product(name: "OutpostCallbacks", package: "Outpost"),
-                .product(name: "OutpostExpressions", package: "Outpost"), "OutpostServer",
-                .product(name: "OutpostSync", package: "Outpost"),
+                client("Outpost"), client("OutpostCore"),
+                client("OutpostCallbacks"),
+                client("OutpostExpressions"), "OutpostServer",
+                client("OutpostSync"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,11 +94,11 @@ let package = Package(
         .executableTarget(
             name: "outpost-bench",
             dependencies: [
-                .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCallbacks", package: "Outpost"),
-                .product(name: "OutpostCore", package: "Outpost"), .product(name: "OutpostExpressions", package: "Outpost"),
+                client("Outpost"), client("OutpostCallbacks"),
+                client("OutpostCore"), client("OutpostExpressions"),
                 "OutpostServer", "OutpostServerTesting",
-                .product(name: "OutpostSync", package: "Outpost"), .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "_OutpostSupport", package: "Outpost"),
+                client("OutpostSync"), .product(name: "GRDB", package: "GRDB.swift"),
+                client("_OutpostSupport"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -106,8 +113,8 @@ let package = Package(
         .testTarget(
             name: "OutpostServerTests",
             dependencies: [
-                "OutpostServer", "OutpostServerTesting", .product(name: "OutpostCore", package: "Outpost"),
-                .product(name: "OutpostExpressions", package: "Outpost"), .product(name: "_OutpostSupport", package: "Outpost"),
+                "OutpostServer", "OutpostServerTesting", client("OutpostCore"),
+                client("OutpostExpressions"), client("_OutpostSupport"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -125,11 +132,11 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                .product(name: "Outpost", package: "Outpost"), .product(name: "OutpostCore", package: "Outpost"), "OutpostServer",
-                .product(name: "OutpostExpressions", package: "Outpost"), "OutpostServerTesting", "OutpostTestSupport",
-                .product(name: "OutpostSync", package: "Outpost"),
+                client("Outpost"), client("OutpostCore"), "OutpostServer",
+                client("OutpostExpressions"), "OutpostServerTesting", "OutpostTestSupport",
+                client("OutpostSync"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "_OutpostSupport", package: "Outpost"),
+                client("_OutpostSupport"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -142,10 +149,86 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The test helpers of the client package's tests (`Gate`, `eventually(within:)`, child
-        // processes), shared through a symbolic link: a test-only target is not a product.
+        // Helpers shared by the test targets (`Gate`, `eventually(within:)`, child processes).
         .target(
-            name: "OutpostTestSupport", dependencies: [.product(name: "_OutpostSupport", package: "Outpost")],
-            path: "Tests/OutpostTestSupport", swiftSettings: strict),
+            name: "OutpostTestSupport", dependencies: [client("_OutpostSupport")], path: "Tests/OutpostTestSupport",
+            swiftSettings: strict),
+
+        // The client modules' unit tests (no server: scripted transports, local listeners, fakes).
+        .testTarget(
+            name: "OutpostSupportTests", dependencies: [client("_OutpostSupport"), "OutpostTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "OutpostCoreTests",
+            dependencies: [
+                // OutpostExpressions: the parser the server reads typed filters with.
+                client("OutpostCore"), client("OutpostExpressions"), client("_OutpostSupport"), "OutpostTestSupport",
+                client("OutpostTesting"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "OutpostAuthTests",
+            dependencies: [
+                client("OutpostAuth"), client("OutpostCore"), client("_OutpostSupport"), "OutpostTestSupport",
+                client("OutpostTesting"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "OutpostCallbacksTests",
+            dependencies: [client("OutpostCallbacks"), client("_OutpostSupport"), "OutpostTestSupport"],
+            swiftSettings: strict),
+        .testTarget(name: "OutpostExpressionsTests", dependencies: [client("OutpostExpressions")], swiftSettings: strict),
+        .testTarget(
+            name: "OutpostOpenAPITests",
+            dependencies: [
+                client("OutpostOpenAPI"), client("OutpostAuth"), client("OutpostCore"), client("OutpostTesting"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "OutpostPluginsTests",
+            dependencies: [
+                client("OutpostPlugins"), client("OutpostCallbacks"), client("OutpostCore"), "OutpostTestSupport",
+                client("OutpostTesting"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "OutpostSyncTests",
+            dependencies: [
+                client("OutpostSync"), client("OutpostCore"), client("OutpostExpressions"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+        // Compiles a middleware, a transport and a log handler with `import Outpost` alone.
+        .testTarget(name: "OutpostUmbrellaTests", dependencies: [client("Outpost")], swiftSettings: strict),
     ]
 )
+
+// The client that Apple's swift-openapi-generator makes from the served OpenAPI document
+// (Examples/GeneratedClient, linked here as Sources/generated-client-check), built with this package
+// when asked for, so that CI compiles the client stack once:
+// `OUTPOST_GENERATED_CLIENT=1 swift build --package-path Server --product generated-client-check`.
+// Off by default: the generator and OpenAPIKit add minutes to a build that does not run the check.
+if Context.environment["OUTPOST_GENERATED_CLIENT"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/apple/swift-openapi-generator", exact: "1.14.3"))
+    package.targets.append(
+        .executableTarget(
+            name: "generated-client-check",
+            dependencies: [
+                client("Outpost"), client("OutpostOpenAPI"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")],
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ))
+}

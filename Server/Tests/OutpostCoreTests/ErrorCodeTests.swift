@@ -7,7 +7,8 @@ import Testing
 struct ErrorCodeTests {
     /// The Errors article of OutpostCore's catalog.
     static let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Sources/OutpostCore/OutpostCore.docc/Errors.md")
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Sources/OutpostCore/OutpostCore.docc/Errors.md")
 
     @Test("the list has no two codes with one raw value, and holds the codes other modules use")
     func unique() {

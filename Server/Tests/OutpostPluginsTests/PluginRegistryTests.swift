@@ -8,7 +8,7 @@ import Testing
 
 /// `docs/plugins-manifest.example.json`, found from this file's place in the repository.
 let exampleManifestURL = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("docs/plugins-manifest.example.json")
 
 /// A registry with every built-in type, over fakes.
