@@ -44,7 +44,8 @@ struct BenchResult: Codable, Sendable {
 struct BenchOptions: Sendable {
     /// `--quick`: small iteration counts, so that the whole run finishes in under a minute.
     var quick: Bool
-    /// `--rounds N`: the number of interleaved rounds of the client overhead group, instead of its default.
+    /// `--rounds N`: the interleaved rounds per figure of the groups that take it (client, callbacks, cache,
+    /// outbox, server, storage, reads under writes), instead of each one's default.
     var rounds: Int? = nil
     /// `--read-concurrency N`: the connections of the storage group's read loads, instead of
     /// ``StorageBench/readConcurrency`` (the reads under writes keep theirs).

@@ -5,7 +5,7 @@ import OutpostServerTesting
 
 // outpost-bench: side-by-side measurements in one run, printed as a Markdown table or, with
 // --json, as one JSON array of {"name", "value", "unit", "baseline", "baseline_value", "ratio"}.
-// Run it in a release build: swift run -c release outpost-bench [--quick] [--json] [--rounds N] [--read-concurrency N] [--only GROUP,...]
+// Run it in a release build (bash bench.sh builds and runs it): outpost-bench [--quick] [--json] [--rounds N] [--read-concurrency N] [--only GROUP,...]
 
 let groups = [
     "callbacks", "streaming", "client", "entities", "server", "auth", "scale", "outbox", "cache", "files", "changes", "storage",
@@ -43,7 +43,9 @@ if flags.contains("--help") || !flags.isSubset(of: known) || !only.isSubset(of: 
     print(
         "usage: outpost-bench [--quick] [--json] [--rounds N] [--read-concurrency N] [--postgres URL] [--only \(groups.joined(separator: ","))]"
     )
-    print("  --rounds N: interleaved rounds in the client and callbacks groups (default 12 and 15, 4 and 5 with --quick)")
+    print("  --rounds N: interleaved rounds per figure in the client, callbacks, cache, outbox, server and storage groups")
+    print("    and reads under writes (their defaults: 12, 15, 12, 7, 3, 3 and 5; fewer with --quick); the other groups")
+    print("    keep their own counts")
     print("  --read-concurrency N: connections of the storage group's read loads (default \(StorageBench.readConcurrency))")
     exit(flags.contains("--help") ? 0 : 64)
 }
