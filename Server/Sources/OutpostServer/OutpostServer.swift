@@ -63,6 +63,10 @@ public final class OutpostServer: Sendable {
         }
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
+        let fileLinks = FileLinks(
+            url: configuration.filesURL, key: try await storage.secret(named: "file_link_key"),
+            lifetime: configuration.fileLinkLifetime)
+        if let fileLinks { router.add(middleware: FilesOriginMiddleware(links: fileLinks)) }
         let bodyLimit = DeclaredLengthMiddleware.Limit(
             bytes: Int64(configuration.maxBodyBytes),
             refusal: ServerError(
@@ -102,7 +106,7 @@ public final class OutpostServer: Sendable {
         let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
         FileRoutes(
             files: files, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes,
-            downloadObserver: configuration.downloadObserver
+            downloadObserver: configuration.downloadObserver, links: fileLinks
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router

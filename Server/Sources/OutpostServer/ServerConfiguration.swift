@@ -48,6 +48,16 @@ public struct ServerConfiguration: Sendable {
     /// The largest file `PUT /files/{name}` stores; a larger one is refused with 413
     /// `file_too_large`. ``maxBodyBytes`` does not apply to files. Default: 1 GiB.
     public var maxFileBytes: Int64 = 1 << 30
+    /// Another origin to serve file downloads from, e.g. `https://files.example.net`: a host name
+    /// that reaches this same server (every instance) but no other site of the deployment, so that
+    /// nothing a user uploads is ever opened as the server's own origin. When set, `GET /files/{name}`
+    /// checks the caller as always and answers `307` with a signed link to that origin, valid for
+    /// ``fileLinkLifetime``; requests whose `Host` is that origin's get the file behind a valid link
+    /// and `404` for everything else. Default `nil`: files are served from the server's own origin,
+    /// with the same headers that keep them from running there.
+    public var filesURL: URL? = nil
+    /// How long a signed link to ``filesURL`` stays valid. Default: 5 minutes.
+    public var fileLinkLifetime: Duration = .seconds(300)
     /// Told, after each piece of a file download, how much the connection holds unsent, for the
     /// file names it watches: how the tests and the benchmark measure a download's memory bound.
     /// Default `nil`.

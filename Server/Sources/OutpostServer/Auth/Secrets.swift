@@ -18,7 +18,11 @@ enum Secrets {
     }
 
     static func hmac(_ text: String, key: Data) -> String {
-        hex(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: key)))
+        hex(hmacBytes(text, key: key))
+    }
+
+    static func hmacBytes(_ text: String, key: Data) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: key)))
     }
 
     /// Lower-case hex of `bytes` (``Hex``).

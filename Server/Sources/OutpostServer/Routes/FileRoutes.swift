@@ -24,6 +24,8 @@ struct FileRoutes: Sendable {
     let maxFileBytes: Int64
     /// Told about the pieces of watched downloads (``ServerConfiguration/downloadObserver``).
     var downloadObserver: (any DownloadObserver)? = nil
+    /// Signed links to the separate files origin, when the server has one (``ServerConfiguration/filesURL``).
+    var links: FileLinks? = nil
     /// One request at a time per upload (so an offset is never read while bytes are still arriving),
     /// and one completion at a time per name. In-process: several instances need a store that locks.
     let locks = KeyedLock()
@@ -44,6 +46,13 @@ struct FileRoutes: Sendable {
 
     func get(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let name = try Self.name(context)
+        if let links, links.isFilesOrigin(request) {
+            // The files origin: a link this server signed is the whole permission.
+            guard links.admits(request, name: name), let file = try await files.file(named: name) else {
+                throw Self.notFound(name)
+            }
+            return try await serve(file, name: name, request, context)
+        }
         let caller = try context.caller(requiring: Scope.recordsRead)
         if let id = try Self.uploadID(request) {
             return try await uploadStatus(UploadKey(owner: try Self.user(caller), name: name, id: id))
@@ -53,10 +62,24 @@ struct FileRoutes: Sendable {
         guard let file = try await files.file(named: name), Self.allows(rules, .read, ruleCaller, file: file.ruleValue) else {
             throw Self.notFound(name)
         }
+        if let links {
+            // Not for a shared cache: the link was made for this caller.
+            return Response(
+                status: .temporaryRedirect, headers: [.location: links.link(to: name), .cacheControl: "private, no-store"])
+        }
+        return try await serve(file, name: name, request, context)
+    }
+
+    /// The bytes of `file` (or the range asked for), with the fields that keep them from running as
+    /// the server's origin (``FileServingHeaders``).
+    func serve(_ file: StoredFile, name: String, _ request: Request, _ context: OutpostRequestContext) async throws
+        -> Response
+    {
         var headers: HTTPFields = [
             .eTag: file.etag, .acceptRanges: "bytes", .contentType: file.contentType, Self.reprDigest: file.reprDigest,
             .lastModified: Self.httpDate(file.updatedAt),
         ]
+        headers.append(contentsOf: FileServingHeaders.fields(name: name, contentType: file.contentType))
         if let condition = request.headers[.ifNoneMatch], RecordRoutes.matches(condition, etag: file.etag, weak: true) {
             headers[.contentType] = nil
             return Response(status: .notModified, headers: headers)

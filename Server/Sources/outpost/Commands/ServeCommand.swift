@@ -36,6 +36,15 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Where /files keeps files and pending uploads. Default: next to the database (outpost.sqlite → outpost-files).")
     var filesDirectory: String?
 
+    @Option(
+        name: .customLong("files-url"),
+        help: """
+            Serve file downloads from this other origin (e.g. https://files.example.net, a host name that reaches \
+            this server but no other site of yours): GET /files/{name} answers 307 with a signed link there, valid \
+            for 5 minutes, and that host serves nothing else. Default: files are served from the server's own origin.
+            """)
+    var filesURL: String?
+
     @Option(name: .customLong("max-file-bytes"), help: "The largest file PUT /files/{name} accepts (413 beyond). Default: 1 GiB.")
     var maxFileBytes: Int64 = 1 << 30
 
@@ -111,6 +120,20 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--public-url must be an http or https URL without a query, like https://auth.example.com")
             }
         }
+        if let filesURL {
+            guard let url = URL(string: filesURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                let host = url.host, url.query == nil, url.fragment == nil, url.path.isEmpty || url.path == "/"
+            else {
+                throw ValidationError(
+                    "--files-url must be an http or https origin without a path, like https://files.example.net")
+            }
+            let ownHosts = [self.host, publicURL.flatMap { URL(string: $0)?.host }].compactMap { $0?.lowercased() }
+            guard !ownHosts.contains(host.lowercased()) else {
+                throw ValidationError(
+                    "--files-url must name another host than the server's own (\(host)): files served from the server's "
+                        + "origin could run as it")
+            }
+        }
         guard changesHeartbeat >= 1 else { throw ValidationError("--changes-heartbeat must be at least 1 second") }
         if let changesMaxStream, changesMaxStream < 1 {
             throw ValidationError("--changes-max-stream must be at least 1 second")
@@ -129,6 +152,7 @@ struct ServeCommand: AsyncParsableCommand {
             host: host, port: port, databasePath: database, logger: logger, publicURL: publicURL.flatMap(URL.init(string:)))
         configuration.filesDirectory = filesDirectory
         configuration.maxFileBytes = maxFileBytes
+        configuration.filesURL = filesURL.flatMap(URL.init(string:))
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
         configuration.signUp = SignUpMode(rawValue: signUp) ?? .open

@@ -4,6 +4,10 @@
   `--continue-at -`;
 - Python requests drives byte ranges, If-Range, conditional GETs and the resumable-upload protocol
   of docs/PROTOCOL.md;
+- headless Chromium opens script-bearing files (HTML, SVG, HTML posing as text or as an image) that a
+  user uploaded, at the top level, in frames and as objects of the server's own pages, and no script
+  of theirs runs as the server's origin; with `--files-url` it follows the server's redirect to the
+  separate files origin;
 - headless Chromium's own `EventSource` follows a change feed while the server ends every stream
   after a second (`--changes-max-stream`), so the browser reconnects with `Last-Event-ID` several
   times, and must see every public change exactly once, in order, and never another user's
@@ -18,6 +22,7 @@ import hashlib
 import json
 import os
 import secrets
+import socket
 import subprocess
 import sys
 import tempfile
@@ -294,6 +299,74 @@ class FilesAndChanges(harness.TestCase):
             self.assertEqual(answer.status_code, status, describe(answer))
             self.assertEqual(answer.json()["error"]["code"], code)
 
+    # User files never run as the server's origin
+
+    PAYLOADS = {
+        "evil.html": ("text/html", "<!doctype html><title>x</title><script>MARK('html')</script><p>html</p>"),
+        "evil.svg": ("image/svg+xml", '<svg xmlns="http://www.w3.org/2000/svg"><script>MARK("svg")</script></svg>'),
+        "evil.xhtml": ("application/xhtml+xml",
+                       '<html xmlns="http://www.w3.org/1999/xhtml"><body><script>MARK("xhtml")</script></body></html>'),
+        "evil-text.txt": ("text/plain", "<!doctype html><script>MARK('text')</script>"),
+        "evil-image.png": ("image/png", "<!doctype html><script>MARK('image')</script>"),
+    }
+    # What a script that ran would leave on the origin it ran as: a cookie and a localStorage entry.
+    MARK = ("function MARK(n){document.cookie='pwned_'+n+'=1; path=/';"
+            "try{localStorage.setItem('pwned_'+n,'1')}catch(e){}}")
+
+    def marks(self, driver):
+        """The marks a script left on the server's origin: cookie names and localStorage keys."""
+        driver.get(self.base + "/health")
+        cookies = sorted(c["name"] for c in driver.get_cookies() if c["name"].startswith("pwned_"))
+        stored = driver.execute_script(
+            "return Object.keys(localStorage).filter(k => k.startsWith('pwned_')).sort();")
+        return cookies, stored
+
+    def test_chromium_runs_no_script_of_an_uploaded_file_as_the_server(self):
+        if type(self).driver is None:
+            type(self).driver = new_driver()
+        driver = self.driver
+        for name, (content_type, body) in self.PAYLOADS.items():
+            page = body.replace("<script>", "<script>" + self.MARK + ";", 1)
+            answer = requests.put(f"{self.base}/files/{name}", data=page.encode(),
+                                  headers={**self.auth(self.ada), "Content-Type": content_type}, timeout=WAIT)
+            self.assertIn(answer.status_code, (200, 201), describe(answer))
+        self.assertEqual(self.marks(driver), ([], []), "marks before the test")
+
+        # The payload is live: the same page in a frame of the server's own origin (srcdoc) runs and
+        # leaves both marks, so this test sees a script that runs.
+        driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const frame = document.createElement('iframe');
+            frame.onload = () => done();
+            frame.srcdoc = arguments[0];
+            document.body.appendChild(frame);
+        """, self.PAYLOADS["evil.html"][1].replace("<script>", "<script>" + self.MARK.replace("pwned_", "pwned_control_") + ";", 1))
+        cookies, stored = self.marks(driver)
+        self.assertEqual((cookies, stored), (["pwned_control_html"], ["pwned_control_html"]),
+                         "the control page did not run: this test could not see a script that ran")
+        driver.delete_all_cookies()
+        driver.execute_script("localStorage.clear();")
+
+        for name in self.PAYLOADS:
+            url = f"{self.base}/files/{name}"
+            driver.get(url)  # the top level: an attachment is saved, a displayed type shows as what it says
+            driver.get(self.base + "/health")
+            for element in ("iframe", "object", "embed"):  # in the server's own page
+                driver.execute_async_script("""
+                    const [tag, url, done] = arguments;
+                    const node = document.createElement(tag);
+                    node[tag === 'object' ? 'data' : 'src'] = url;
+                    let finished = false;
+                    const finish = () => { if (!finished) { finished = true; done(); } };
+                    node.onload = finish;
+                    node.onerror = finish;
+                    setTimeout(finish, 3000);  // a saved attachment fires no load event in some elements
+                    document.body.appendChild(node);
+                """, element, url)
+            self.assertEqual(self.marks(driver), ([], []), f"{name} ran a script as the server's origin")
+            headers = requests.head(url, timeout=WAIT).headers
+            self.assertEqual(headers.get("X-Content-Type-Options"), "nosniff")
+
     def test_chromium_eventsource_follows_changes_across_reconnects(self):
         kind = "livebrowser"
         type(self).driver = driver = new_driver()
@@ -337,6 +410,53 @@ class FilesAndChanges(harness.TestCase):
         self.assertEqual(positions, sorted(set(positions)), "positions grow, no repeats across reconnects")
         self.assertFalse(set(private) & {e["id"] for e in events}, "another user's private record reached the browser")
         self.assertGreaterEqual(feed()["opens"], 4, "the browser did not reconnect")
+
+
+class SeparateFilesOrigin(harness.TestCase):
+    """`outpost serve --files-url`: downloads leave the server's origin for the files origin."""
+
+    token = FilesAndChanges.__dict__["token"]  # the password grant, on this class's server
+
+    @classmethod
+    def setUpClass(cls):
+        cls.driver, cls.server = None, None
+        cls.server = harness.OutpostServer()
+        try:
+            cls.server.add_user("ada")
+            cls.client_id, _ = cls.server.add_client("Files origin", grants=["password"])
+            # The files origin is `localhost` on the server's own port: another host name for the same
+            # server. The port is chosen first, so that the files URL can name it.
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            cls.files_origin = f"http://localhost:{port}"
+            cls.server.start(extra_args=["--port", str(port), "--files-url", cls.files_origin])
+            cls.base = cls.server.url
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.driver:
+            cls.driver.quit()
+        if cls.server:
+            cls.server.stop()
+
+    def test_chromium_follows_the_redirect_to_a_signed_link_and_the_files_origin_serves_nothing_else(self):
+        token = self.token("ada")
+        body = "plain words <b>not bold</b>"
+        answer = requests.put(f"{self.base}/files/note.txt", data=body.encode(),
+                              headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}, timeout=WAIT)
+        self.assertEqual(answer.status_code, 201, describe(answer))
+        type(self).driver = driver = new_driver()
+        driver.get(f"{self.base}/files/note.txt")
+        self.assertTrue(driver.current_url.startswith(f"{self.files_origin}/files/note.txt?expires="), driver.current_url)
+        self.assertIn("signature=", driver.current_url)
+        self.assertEqual(driver.find_element("tag name", "body").text, body)
+        for path in ("/health", "/device", "/files/note.txt"):
+            answer = requests.get(self.files_origin + path, timeout=WAIT, allow_redirects=False)
+            self.assertEqual(answer.status_code, 404, f"{path} on the files origin: {describe(answer)}")
 
 
 if __name__ == "__main__":
