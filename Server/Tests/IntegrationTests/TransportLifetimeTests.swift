@@ -8,7 +8,7 @@ import Testing
 /// A transport that is released without `shutdown()`: a client an application forgot to shut down,
 /// or a test that threw before its cleanup. AsyncHTTPClient alone stops a debug build with a fatal
 /// error when its `HTTPClient` is released before being shut down; the transport shuts it down.
-@Suite("Transport lifetime", .closesWhatItOpens, .timeLimit(.minutes(1)))
+@Suite("Transport lifetime", .closesWhatItOpens, .timeLimit(.minutes(2)))
 struct TransportLifetimeTests {
     @Test("an AsyncHTTPClientTransport released without shutdown() shuts its clients down instead of trapping")
     func releasedWithoutShutdown() async throws {

@@ -27,6 +27,13 @@ public struct AuthConfiguration: Sendable {
     public var attemptsPerAddress: Int
     /// The sliding window the failures are counted in; they are kept in storage. Default: 5 minutes.
     public var rateWindow: Duration
+    /// Password checks (Bcrypt) of one client address that may run or wait at once on an instance;
+    /// one more is refused at once with 429 and `Retry-After: 1`, so that a burst from one source
+    /// cannot hold everyone else's sign-in behind it. Default: 2.
+    public var passwordChecksPerAddress = 2
+    /// Password checks that may run or wait at once on an instance, from every address; past it a
+    /// check is refused with 429 rather than queued. Default: 32.
+    public var passwordChecksWaiting = 32
     /// When set, the built-in `outpost.test` provider accepts `{"user": U, "signature": hex(HMAC-SHA256(secret, "outpost.test:" + U))}`.
     public var testProviderSecret: String?
 

@@ -25,6 +25,8 @@ struct AuthService: Sendable {
     let decoyHash: DecoyHash
     /// Bcrypt's own threads (see ``ServerConfiguration/passwordHashingThreads``).
     let passwordPool: NIOThreadPool
+    /// The bounded queue of password checks on ``passwordPool``.
+    let passwordChecks: PasswordChecks
 
     static func make(
         storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], publicBase: PublicBase,
@@ -38,7 +40,10 @@ struct AuthService: Sendable {
         return AuthService(
             storage: storage, configuration: configuration, formKey: try await storage.secret(named: "form_key"),
             limiter: AttemptLimiter(storage: storage, window: milliseconds(configuration.rateWindow)),
-            publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy, passwordPool: passwordPool)
+            publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy, passwordPool: passwordPool,
+            passwordChecks: PasswordChecks(
+                pool: passwordPool, perAddress: configuration.passwordChecksPerAddress,
+                capacity: configuration.passwordChecksWaiting))
     }
 
     /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL`` or the bound
@@ -85,26 +90,35 @@ struct AuthService: Sendable {
     /// the username exists.
     ///
     /// Failures are counted per account and address (``AuthConfiguration/attemptsPerAccount``) and per
-    /// address (``AuthConfiguration/attemptsPerAddress``). Past a limit the password is not checked and
-    /// the attempt is not counted, so an attacker elsewhere cannot lock the owner out, and waiting
-    /// out the window always works.
+    /// address (``AuthConfiguration/attemptsPerAddress``), each attempt before its check (so no more
+    /// than the limit is ever checked, however many arrive at once) and given back when it was right.
+    /// Past a limit the password is not checked and the attempt is not counted, so an attacker
+    /// elsewhere cannot lock the owner out, and waiting out the window always works. The check itself
+    /// takes a place in ``PasswordChecks`` (bounded per address and in all) or is refused with 429.
     func verifyPassword(username: String, password: String, address: String) async throws -> StoredUser {
         let pair = "signin:\(username.lowercased())|\(address)"
         let keys: [(key: String, limit: Int)] = [
             (pair, configuration.attemptsPerAccount), ("signin-address:\(address)", configuration.attemptsPerAddress),
         ]
-        if let wait = try await limiter.wait(keys) { throw AuthFailure.rateLimited(retryAfter: wait) }
+        // A place among the password checks first: a burst past the bound is refused uncounted.
+        guard passwordChecks.enter(address) else { throw AuthFailure.rateLimited(retryAfter: 1) }
+        defer { passwordChecks.leave(address) }
+        let attempt: AttemptLimiter.Attempt
+        switch try await limiter.attempt(keys) {
+        case .wait(let seconds): throw AuthFailure.rateLimited(retryAfter: seconds)
+        case .admitted(let admitted): attempt = admitted
+        }
         // Awaited for every user, known or not, so the first sign-in after start-up (which computes
         // it) takes as long either way.
         let decoy = try await decoyHash.value()
         let user = try await storage.user(username: username)
         let hash = user?.passwordHash ?? decoy
-        let matches = try await passwordPool.runIfActive { Bcrypt.verify(password, hash: hash) }
+        let matches = try await passwordChecks.verify(password, hash: hash)
         guard let user, user.passwordHash != nil, matches else {
-            try await limiter.fail(keys.map(\.0))
-            throw AuthFailure.badCredentials
+            throw AuthFailure.badCredentials  // the attempt stays counted: it is the failure
         }
         try await limiter.clear(pair)
+        try await attempt.release("signin-address:\(address)")
         return user
     }
 
@@ -127,14 +141,16 @@ struct AuthService: Sendable {
         }
         if let expected = client.secretHash {
             let key = "client:\(client.id)|\(address)"
-            if let wait = try await limiter.wait([(key, configuration.attemptsPerAccount)]) {
-                throw OAuthError.rateLimited(wait, "Too many wrong client secrets")
+            let attempt: AttemptLimiter.Attempt
+            switch try await limiter.attempt([(key, configuration.attemptsPerAccount)]) {
+            case .wait(let seconds): throw OAuthError.rateLimited(seconds, "Too many wrong client secrets")
+            case .admitted(let admitted): attempt = admitted
             }
             guard let secret, Secrets.equal(Secrets.hash(secret), expected) else {
-                try await limiter.fail([key])
                 throw OAuthError.invalidClient(
                     "This client is confidential: authenticate with its secret (HTTP Basic or client_secret)")
             }
+            try await attempt.release(key)
         }
         return client
     }

@@ -120,22 +120,27 @@ extension OAuthRoutes {
         }
         // Guessing user codes is limited per address, like passwords.
         let guessKey = "device:\(context.clientAddress)"
-        if let wait = try await auth.limiter.wait([(guessKey, auth.configuration.attemptsPerAccount)]) {
+        let attempt: AttemptLimiter.Attempt
+        switch try await auth.limiter.attempt([(guessKey, auth.configuration.attemptsPerAccount)]) {
+        case .wait(let wait):
             var response = try await devicePage(
                 request, userCode: fields["user_code"], message: "Too many wrong codes. Wait \(wait) seconds and try again.",
                 status: .tooManyRequests)
             response.headers[.retryAfter] = "\(wait)"
             return response
+        case .admitted(let admitted):
+            attempt = admitted
         }
         let userCode = Self.normalizedUserCode(fields["user_code"] ?? "")
         guard let stored = try await auth.storage.deviceCode(userCode: userCode), stored.status == "pending",
             stored.expiresAt > AuthService.now(), let client = try await auth.storage.client(id: stored.clientID)
         else {
-            try await auth.limiter.fail([guessKey])
+            // A wrong code: the attempt stays counted.
             return try await devicePage(
                 request, userCode: fields["user_code"], message: "That code is unknown or has expired. Check your device.",
                 status: .badRequest)
         }
+        try await attempt.release(guessKey)  // the code was right: it is no wrong guess
         switch try await signIn(request, fields: fields, address: context.clientAddress) {
         case .refused(let message, let status, let retryAfter):
             var response = try await devicePage(request, userCode: fields["user_code"], message: message, status: status)

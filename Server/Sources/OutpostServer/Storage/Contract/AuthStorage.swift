@@ -49,4 +49,13 @@ public protocol AuthStorage: Sendable {
     /// Records a failed guess for `key` at `at`, kept until `expiresAt`; rows already expired (of any key) are removed.
     func recordFailure(key: String, at: Int64, expiresAt: Int64) async throws
     func clearFailures(key: String) async throws
+    /// Counts an attempt for every one of `keys` before it is checked, atomically with the counts:
+    /// unless one key already holds `limit` attempts after `since` (failures, and attempts still in
+    /// flight), records one at `at` for each key, kept until `expiresAt`, and returns `nil`; else
+    /// records nothing and returns the time of the oldest attempt of the key that is full (the latest
+    /// such time when several are). So concurrent guesses never check more than the limit.
+    func reserveAttempt(_ keys: [(key: String, limit: Int)], at: Int64, since: Int64, expiresAt: Int64) async throws
+        -> Int64?
+    /// Removes one attempt of `key` recorded at `at`: a reserved attempt that turned out right.
+    func releaseAttempt(key: String, at: Int64) async throws
 }

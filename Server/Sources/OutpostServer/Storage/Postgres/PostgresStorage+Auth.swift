@@ -217,6 +217,40 @@ extension PostgresStorage {
         try await execute("DELETE FROM auth_failures WHERE key = \(key)")
     }
 
+    public func reserveAttempt(_ keys: [(key: String, limit: Int)], at: Int64, since: Int64, expiresAt: Int64)
+        async throws -> Int64?
+    {
+        try await withTransaction { connection in
+            // One transaction-level advisory lock per key, taken in a fixed order (no deadlock between
+            // two attempts with the same keys): every instance counts a key's attempts one at a time.
+            for key in keys.map(\.key).sorted() {
+                try await Self.execute("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 7))", on: connection)
+            }
+            var full: Int64?
+            for (key, limit) in keys {
+                let row = try await Self.rows(
+                    "SELECT COUNT(*)::BIGINT AS n, MIN(at) AS oldest FROM auth_failures WHERE key = \(key) AND at > \(since)",
+                    on: connection
+                ).first
+                if let row, try row.int64("n") >= Int64(limit), let oldest = try row.optionalInt64("oldest") {
+                    full = max(full ?? .min, oldest)
+                }
+            }
+            guard full == nil else { return full }
+            try await Self.execute("DELETE FROM auth_failures WHERE expires_at <= \(at)", on: connection)
+            for (key, _) in keys {
+                try await Self.execute(
+                    "INSERT INTO auth_failures (key, at, expires_at) VALUES (\(key), \(at), \(expiresAt))", on: connection)
+            }
+            return nil
+        }
+    }
+
+    public func releaseAttempt(key: String, at: Int64) async throws {
+        try await execute(
+            "DELETE FROM auth_failures WHERE ctid IN (SELECT ctid FROM auth_failures WHERE key = \(key) AND at = \(at) LIMIT 1)")
+    }
+
     static func user(from row: PostgresRandomAccessRow) throws -> StoredUser {
         StoredUser(
             id: try row.string("id"), username: try row.string("username"), passwordHash: try row.optionalString("password_hash"),

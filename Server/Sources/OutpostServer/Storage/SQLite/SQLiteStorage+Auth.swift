@@ -247,6 +247,38 @@ extension SQLiteStorage {
         _ = try await connection.query("DELETE FROM auth_failures WHERE key = ?", [.text(key)])
     }
 
+    public func reserveAttempt(_ keys: [(key: String, limit: Int)], at: Int64, since: Int64, expiresAt: Int64)
+        async throws -> Int64?
+    {
+        try await withTransaction { connection in
+            // Inside BEGIN IMMEDIATE: no other attempt is counted between these counts and the inserts.
+            var full: Int64?
+            for (key, limit) in keys {
+                let row = try await connection.query(
+                    "SELECT COUNT(*) AS n, MIN(at) AS oldest FROM auth_failures WHERE key = ? AND at > ?",
+                    [.text(key), .integer(Int(since))]
+                ).first
+                if let count = row?.column("n")?.integer, count >= limit, let oldest = row?.column("oldest")?.integer {
+                    full = max(full ?? .min, Int64(oldest))
+                }
+            }
+            guard full == nil else { return full }
+            _ = try await connection.query("DELETE FROM auth_failures WHERE expires_at <= ?", [.integer(Int(at))])
+            for (key, _) in keys {
+                _ = try await connection.query(
+                    "INSERT INTO auth_failures (key, at, expires_at) VALUES (?, ?, ?)",
+                    [.text(key), .integer(Int(at)), .integer(Int(expiresAt))])
+            }
+            return nil
+        }
+    }
+
+    public func releaseAttempt(key: String, at: Int64) async throws {
+        _ = try await connection.query(
+            "DELETE FROM auth_failures WHERE rowid IN (SELECT rowid FROM auth_failures WHERE key = ? AND at = ? LIMIT 1)",
+            [.text(key), .integer(Int(at))])
+    }
+
     // MARK: Rows
 
     static func user(from row: StatementRow) -> StoredUser {
