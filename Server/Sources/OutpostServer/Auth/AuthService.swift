@@ -302,7 +302,18 @@ struct AuthService: Sendable {
         guard stored.expiresAt > Self.now() else {
             throw Self.unauthorized("The access token has expired; refresh it or sign in again")
         }
-        return AuthenticatedCaller(userID: stored.userID, clientID: stored.clientID, scope: stored.scope)
+        return AuthenticatedCaller(
+            userID: stored.userID, clientID: stored.clientID, scope: stored.scope, tokenHash: stored.hash,
+            expiresAt: stored.expiresAt)
+    }
+
+    /// Whether the token `caller` signed in with is still active and unexpired, read from storage
+    /// (so a revocation by any instance counts at once). An anonymous caller stays valid.
+    func isStillValid(_ caller: AuthenticatedCaller?) async throws -> Bool {
+        guard let caller, let hash = caller.tokenHash else { return true }
+        guard let expiresAt = caller.expiresAt, expiresAt > Self.now() else { return false }
+        guard let stored = try await storage.token(hash: hash) else { return false }
+        return stored.state == "active" && stored.expiresAt > Self.now()
     }
 
     static func unauthorized(_ message: String) -> ServerError {
@@ -406,6 +417,11 @@ struct AuthenticatedCaller: Sendable {
     var userID: String?
     var clientID: String
     var scope: String
+    /// The SHA-256 of the access token the caller presented, for checking it again later (a
+    /// long-lived stream); `nil` for a caller made without a token.
+    var tokenHash: String? = nil
+    /// When that token expires (ms since 1970).
+    var expiresAt: Int64? = nil
 }
 
 /// Sign-in failures that the routes render in their own format.

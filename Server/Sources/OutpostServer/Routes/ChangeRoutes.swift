@@ -56,20 +56,34 @@ struct ChangeRoutes: Sendable {
             status: .ok, headers: headers,
             body: ResponseBody { writer in
                 defer { feed.leave(ticket) }
+                let auth = self.auth
                 try await Self.pump(
                     feed: feed, ticket: ticket, type: type, caller: caller, access: access, filter: filter, from: start,
-                    until: feed.configuration.maxStreamDuration.map { ContinuousClock.now + $0 }, into: &writer)
+                    until: feed.configuration.maxStreamDuration.map { ContinuousClock.now + $0 },
+                    tokenCheck: caller?.tokenHash == nil ? .always : TokenCheck { try await auth.isStillValid(caller) },
+                    into: &writer)
                 try await writer.finish(nil)
             })
     }
 
+    /// Whether the token a stream was opened with still holds, read from storage before each batch
+    /// of events goes out and at every heartbeat. A token revoked (on any instance) or expired ends
+    /// the stream: no event goes out after the revocation, and an idle stream ends at its next
+    /// heartbeat. Anonymous streams have no token and read nothing.
+    struct TokenCheck: Sendable {
+        var isValid: @Sendable () async throws -> Bool
+        init(_ isValid: @escaping @Sendable () async throws -> Bool) { self.isValid = isValid }
+        static let always = TokenCheck { true }
+    }
+
     /// Writes events until the feed closes (shutdown), the stream's time is up (checked at each
-    /// heartbeat) or a write fails (the client left).
+    /// heartbeat), its token stops being valid (``TokenCheck``) or a write fails (the client left).
     static func pump(
         feed: ChangeFeed, ticket: ChangeFeed.Ticket, type: String, caller: AuthenticatedCaller?, access: AccessControl,
         filter: ListFilter? = nil, from start: Int64,
-        until deadline: ContinuousClock.Instant?, into writer: inout any ResponseBodyWriter
+        until deadline: ContinuousClock.Instant?, tokenCheck: TokenCheck = .always, into writer: inout any ResponseBodyWriter
     ) async throws {
+        let ended = ": the access token is no longer valid (revoked or expired); sign in again and reconnect\n\n"
         var position = start
         // Sent: the position the client knows (its last event id).
         var sent = start
@@ -98,12 +112,22 @@ struct ChangeRoutes: Sendable {
                 sent = change.position
             }
             position = max(position, through)
-            if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
+            if !text.isEmpty {
+                guard try await tokenCheck.isValid() else {
+                    try await writer.write(ByteBuffer(string: ended))
+                    return
+                }
+                try await writer.write(ByteBuffer(string: text))
+            }
             if changes.count == batchSize { continue }
             switch await feed.wait(ticket, seen: seen) {
             case .changes:
                 continue
             case .heartbeat:
+                guard try await tokenCheck.isValid() else {
+                    try await writer.write(ByteBuffer(string: ended))
+                    return
+                }
                 // The id moves the client past changes it may not see, so a resume starts later.
                 let id = position > sent ? "id: \(position)\n" : ""
                 sent = position
