@@ -33,7 +33,7 @@ struct PluginRoutes: Sendable {
         }
         let (caller, key) = try callerAndKey(request, context)
         let data = try await request.collectBody(limit: configuration.maxBodyBytes)
-        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
+        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth, maxKeys: configuration.maxJSONKeys)
         let arguments: LambdaArguments
         switch body {
         case .null: arguments = .positional([])
@@ -71,7 +71,7 @@ struct PluginRoutes: Sendable {
         }
         let (caller, key) = try callerAndKey(request, context)
         let data = try await request.collectBody(limit: configuration.maxBodyBytes)
-        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
+        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth, maxKeys: configuration.maxJSONKeys)
         var logger = context.logger
         logger[metadataKey: "handler"] = "\(name)"
         let call = HandlerCall(

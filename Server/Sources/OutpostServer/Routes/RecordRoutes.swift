@@ -16,6 +16,8 @@ struct RecordRoutes: Sendable {
     let cursors: CursorCodec
     let maxBodyBytes: Int
     let maxJSONDepth: Int
+    /// Keys per object a body may hold (``ServerConfiguration/maxJSONKeys``).
+    var maxJSONKeys = ServerConfiguration.defaultMaxJSONKeys
     /// The before hooks plugins registered, and the change feed to wake after every write.
     let actions: RecordActions
     /// The most records a type may hold for a list no declared index serves (``ServerConfiguration/unindexedListLimit``).
@@ -46,7 +48,7 @@ struct RecordRoutes: Sendable {
         let isPrivate = try Self.isPrivate(request, owner: caller?.userID)
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
-        let json = try Request.parseJSON(body, maxDepth: maxJSONDepth)
+        let json = try Request.parseJSON(body, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys, exactNumbers: true)
         // Checked before anything is stored or replayed: a repeat of an idempotent create is
         // checked again, under the rules in force now.
         let rules = try await access.current()
@@ -180,7 +182,8 @@ struct RecordRoutes: Sendable {
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
         let (rules, caller) = try await checkWritable(context, type: type, id: id)
-        let json = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+        let json = try await request.decodeJSON(
+            limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys, exactNumbers: true)
         let fields = try Self.fields(from: json)
         let expected = try await expectedVersion(request, type: type, id: id)
         // The update rule is checked inside the write's transaction, against the record as it is
@@ -207,7 +210,8 @@ struct RecordRoutes: Sendable {
                 .unsupportedMediaType, code: "unsupported_patch_type",
                 message: "PATCH takes a JSON Merge Patch (RFC 7396): send Content-Type: application/merge-patch+json")
         }
-        let patchValue = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+        let patchValue = try await request.decodeJSON(
+            limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys, exactNumbers: true)
         guard case .object = patchValue else {
             throw ServerError.badRequest(
                 "invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)"

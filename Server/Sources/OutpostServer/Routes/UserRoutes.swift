@@ -7,6 +7,7 @@ struct UserRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
     let maxJSONDepth: Int
+    let maxJSONKeys: Int
     /// Sign-ups per client address, counted in storage so every instance sees the same count.
     let signUps: AttemptLimiter
     let signUpsPerAddress: Int
@@ -16,6 +17,7 @@ struct UserRoutes: Sendable {
         self.auth = auth
         self.maxBodyBytes = configuration.maxBodyBytes
         self.maxJSONDepth = configuration.maxJSONDepth
+        self.maxJSONKeys = configuration.maxJSONKeys
         self.signUps = AttemptLimiter(storage: auth.storage, window: AuthService.milliseconds(configuration.signUpWindow))
         self.signUpsPerAddress = configuration.signUpsPerAddress
         self.signUpMode = configuration.signUp
@@ -37,7 +39,7 @@ struct UserRoutes: Sendable {
                     headers: [.retryAfter: "\(wait)"])
             }
             try await signUps.fail([key])
-            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys)
             guard let username = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
                 throw ServerError.badRequest("invalid_user", "Send {\"username\": ..., \"password\": ...}")
             }
@@ -61,7 +63,7 @@ struct UserRoutes: Sendable {
             ])
         }
         router.post("/auth/login") { request, context in
-            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys)
             guard let provider = body["provider"]?.stringValue, let authData = body["auth_data"], case .object = authData,
                 let clientID = body["client_id"]?.stringValue
             else {
