@@ -126,8 +126,8 @@ struct RecordRoutes: Sendable {
     }
 
     /// Throws when the rule of `operation` on `type` does not grant `caller` the record: 403
-    /// `forbidden_by_rule` naming the rule, or, for a create refused by the default rule to a caller
-    /// who is not signed in, 401 `sign_in_required`.
+    /// `forbidden_by_rule` naming the rule to a signed-in caller, 401 `sign_in_required` (with
+    /// `WWW-Authenticate: Bearer`, naming the rule too) to a caller without a token.
     static func authorize(
         _ rules: AccessRules, _ operation: RuleOperation, type: String, caller: RuleCaller, record: ExpressionValue,
         body: ExpressionValue = .null
@@ -138,23 +138,28 @@ struct RecordRoutes: Sendable {
         throw refusal(rule, type: type, caller: caller)
     }
 
-    /// `noun` names what the rule is about in the message: a record, or a file.
+    /// The answer to a write `rule` refuses: to a caller without a token, 401 `sign_in_required`
+    /// with `WWW-Authenticate: Bearer` (signing in may change the answer); to a signed-in caller,
+    /// 403 `forbidden_by_rule`. Both name the rule in `details.rule`. `noun` names what the rule is
+    /// about in the message: a record, or a file.
     static func refusal(_ rule: AccessRule, type: String, caller: RuleCaller, noun: String = "record") -> ServerError {
-        if rule.isDefault && rule.operation == .create && !caller.signedIn && noun == "record" {
-            return ServerError(
-                .unauthorized, code: "sign_in_required",
-                message:
-                    "Creating a \(type) record needs a signed-in caller: sign in (send 'Authorization: Bearer <access token>'), "
-                    + "or ask the server's operator for a rule that allows anonymous creates (outpost rules set \(type) create true)",
-                headers: [.wwwAuthenticate: "Bearer"])
-        }
         let name = rule.isDefault ? "\(type).\(rule.operation.rawValue)" : rule.name
         var details: [String: JSONValue] = ["rule": .string(name)]
         if rule.isDefault { details["default"] = .bool(true) }
+        guard caller.signedIn else {
+            let message =
+                rule.isDefault && rule.operation == .create && noun == "record"
+                ? "Creating a \(type) record needs a signed-in caller: sign in (send 'Authorization: Bearer <access token>'), "
+                    + "or ask the server's operator for a rule that allows anonymous creates (outpost rules set \(type) create true)"
+                : "The access rule \(name) does not allow a caller without a token to \(rule.operation.rawValue) this \(noun): "
+                    + "sign in (send 'Authorization: Bearer <access token>'), or ask the server's operator for a rule that allows it"
+            return ServerError(
+                .unauthorized, code: "sign_in_required", message: message, details: .object(details),
+                headers: [.wwwAuthenticate: "Bearer"])
+        }
         return ServerError(
             .forbidden, code: "forbidden_by_rule",
-            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this \(noun)"
-                + (caller.signedIn ? "" : "; sign in, or ask the server's operator for a rule that allows it"),
+            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this \(noun)",
             details: .object(details))
     }
 
