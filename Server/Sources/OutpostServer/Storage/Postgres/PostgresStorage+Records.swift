@@ -184,8 +184,16 @@ extension PostgresStorage {
         }
         appendIndexHints(query.filter, to: &statement)
         for filter in query.filters {
-            statement.sql += " AND body_json -> " + statement.bind(filter.field)
-            statement.sql += " = " + statement.bind(JSONText.value(filter.value)) + "::jsonb"
+            // `owner` and `private` compare the record's own columns (``RecordQuery/filters``).
+            switch (filter.field, filter.value) {
+            case ("owner", .string(let user)): statement.sql += " AND owner = " + statement.bind(user)
+            case ("owner", .null): statement.sql += " AND owner IS NULL"
+            case ("private", .bool(let flag)): statement.sql += " AND private = " + statement.bind(flag)
+            case ("owner", _), ("private", _): statement.sql += " AND FALSE"
+            default:
+                statement.sql += " AND body_json -> " + statement.bind(filter.field)
+                statement.sql += " = " + statement.bind(JSONText.value(filter.value)) + "::jsonb"
+            }
         }
     }
 

@@ -314,8 +314,26 @@ extension SQLiteStorage {
     }
 
     /// Equality on top-level fields. The JSON path and the value are bound, never spliced.
+    /// `owner` and `private` compare the record's owner and visibility (``RecordQuery/filters``).
     private func appendFilters(_ filters: [(field: String, value: JSONValue)], to sql: inout String, binds: inout [SQLiteData]) {
         for filter in filters {
+            switch (filter.field, filter.value) {
+            case ("owner", .string(let user)):
+                sql += " AND owner = ?"
+                binds.append(.text(user))
+                continue
+            case ("owner", .null):
+                sql += " AND owner IS NULL"
+                continue
+            case ("private", .bool(let flag)):
+                sql += " AND private = ?"
+                binds.append(.integer(flag ? 1 : 0))
+                continue
+            case ("owner", _), ("private", _):
+                sql += " AND 0"
+                continue
+            default: break
+            }
             switch filter.value {
             case .null:
                 sql += " AND json_type(body, ?) = 'null'"
