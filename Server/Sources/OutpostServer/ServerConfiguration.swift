@@ -71,6 +71,10 @@ public struct ServerConfiguration: Sendable {
     /// A JSON request body with an object of more keys than this (a repeated key counts each
     /// time) is refused with 400 `too_many_keys`, while it is parsed. Default: 1,000.
     public var maxJSONKeys: Int = ServerConfiguration.defaultMaxJSONKeys
+    /// Whether 404 `unknown_lambda`, `unknown_handler` and `unknown_provider` list the names the
+    /// server has to every caller (`outpost serve --demo` sets it). Default `false`: they are
+    /// listed to signed-in callers with the role `admin` only.
+    public var listsPluginNames = false
     /// A connection that completes no request part for this long is closed: idle keep-alive
     /// connections, and requests that stall. Default: 30 s.
     public var idleTimeout: Duration

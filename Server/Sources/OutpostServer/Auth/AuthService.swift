@@ -306,12 +306,18 @@ struct AuthService: Sendable {
 
     // MARK: Providers
 
-    func signIn(provider: String, authData: JSONValue, client: OAuthClient, address: String) async throws -> JSONValue {
+    /// Signs in through a custom provider. `listsProviders`: whether an unknown provider's error
+    /// lists the providers the server has (``ServerConfiguration/listsPluginNames``).
+    func signIn(
+        provider: String, authData: JSONValue, client: OAuthClient, address: String, listsProviders: Bool = false
+    ) async throws -> JSONValue {
         guard let verify = providers[provider] else {
             // 404, like an unknown lambda or handler: the name is not one this server has.
-            throw ServerError.notFound(
-                "unknown_provider",
-                "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
+            let known =
+                listsProviders
+                ? "the server has: \(providers.isEmpty ? "none" : providers.keys.sorted().joined(separator: ", "))"
+                : "ask the server's operator for the providers it has"
+            throw ServerError.notFound("unknown_provider", "No authentication provider '\(provider)'; \(known)")
         }
         let key = "provider:\(address)"
         if let wait = try await limiter.wait([(key, configuration.attemptsPerAddress)]) {

@@ -12,6 +12,8 @@ struct UserRoutes: Sendable {
     let signUps: AttemptLimiter
     let signUpsPerAddress: Int
     let signUpMode: SignUpMode
+    /// Whether an unknown provider's error lists the providers (``ServerConfiguration/listsPluginNames``).
+    let listsProviders: Bool
 
     init(auth: AuthService, configuration: ServerConfiguration) {
         self.auth = auth
@@ -21,6 +23,7 @@ struct UserRoutes: Sendable {
         self.signUps = AttemptLimiter(storage: auth.storage, window: AuthService.milliseconds(configuration.signUpWindow))
         self.signUpsPerAddress = configuration.signUpsPerAddress
         self.signUpMode = configuration.signUp
+        self.listsProviders = configuration.listsPluginNames
     }
 
     func add(to router: Router<OutpostRequestContext>) {
@@ -77,7 +80,8 @@ struct UserRoutes: Sendable {
                     message: "Unknown client '\(clientID)'; register it with `outpost clients add`")
             }
             let tokens = try await auth.signIn(
-                provider: provider, authData: authData, client: client, address: context.clientAddress)
+                provider: provider, authData: authData, client: client, address: context.clientAddress,
+                listsProviders: listsProviders)
             return Response.json(tokens, headers: [.cacheControl: "no-store"])
         }
     }
