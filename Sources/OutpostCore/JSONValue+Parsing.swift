@@ -27,6 +27,22 @@ extension JSONValue {
         }
     }
 
+    /// Parses JSON text as ``init(parsing:maxDepth:)`` does, within `limits`, in the same single
+    /// pass: an object with more keys than ``JSONParsingLimits/maxKeysPerObject``, or (with
+    /// ``JSONParsingLimits/exactNumbers``) a number that would not read back with the value it
+    /// was written with, throws ``JSONLimitExceeded`` naming where it is.
+    ///
+    /// - Throws: ``JSONLimitExceeded``, or `DecodingError.dataCorrupted` when the text is not JSON.
+    @_spi(OutpostInternal)
+    public init(parsing data: Data, limits: JSONParsingLimits) throws {
+        self = try data.withUnsafeBytes { bytes in
+            var parser = JSONTextParser(bytes: bytes, maxDepth: limits.maxDepth)
+            parser.maxKeys = limits.maxKeysPerObject
+            parser.exactNumbers = limits.exactNumbers
+            return try parser.parseDocument()
+        }
+    }
+
     /// The deepest nesting of arrays and objects in `data`, scanning no further than one level past
     /// `limit`: linear in the length, and cheap enough to run before any parsing. Brackets inside
     /// strings (escapes included) do not count. It does not validate the text.
@@ -69,6 +85,10 @@ extension JSONValue {
 struct JSONTextParser {
     let bytes: UnsafeRawBufferPointer
     let maxDepth: Int
+    /// Keys per object past which ``JSONLimitExceeded/Reason/tooManyKeys(_:)`` is thrown.
+    var maxKeys = Int.max
+    /// Whether a number that does not read back with its written value is refused.
+    var exactNumbers = false
     var index = 0
     var depth = 0
 
@@ -147,7 +167,12 @@ struct JSONTextParser {
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            do {
+                elements.append(try parseValue())
+            } catch var limit as JSONLimitExceeded {
+                limit.path.insert(.index(elements.count), at: 0)
+                throw limit
+            }
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of data in an array") }
             let byte = bytes[index]
@@ -165,6 +190,7 @@ struct JSONTextParser {
         try enter()
         index += 1
         var object: [String: JSONValue] = [:]
+        var members = 0
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -179,7 +205,14 @@ struct JSONTextParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after a key") }
             index += 1
             skipWhitespace()
-            object[key] = try parseValue()
+            members += 1
+            if members > maxKeys { throw JSONLimitExceeded(.tooManyKeys(maxKeys), path: []) }
+            do {
+                object[key] = try parseValue()
+            } catch var limit as JSONLimitExceeded {
+                limit.path.insert(.key(key), at: 0)
+                throw limit
+            }
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of data in an object") }
             let byte = bytes[index]
@@ -315,14 +348,147 @@ struct JSONTextParser {
             guard isDigit(at: index) else { throw failure("invalid number: digits must follow the exponent") }
             while isDigit(at: index) { index += 1 }
         }
-        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        let literal = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        let text = String(decoding: literal, as: UTF8.self)
         // An integer literal outside Int's range keeps its digits rather than being rounded to a Double.
-        if isInteger { return Int(text).map(JSONValue.int) ?? .largeInteger(text) }
-        guard let value = Double(text), value.isFinite else { throw failure("number out of range") }
+        if isInteger {
+            if let value = Int(text) { return .int(value) }
+            // Kept exactly as digits; with exact numbers, only within a 64-bit float's range, which
+            // every reader (and every database's numeric comparison) can still order and compare.
+            if exactNumbers, !(Double(text)?.isFinite ?? false) {
+                throw JSONLimitExceeded(.inexactNumber(text), path: [])
+            }
+            return .largeInteger(text)
+        }
+        guard let value = Double(text), value.isFinite else {
+            if exactNumbers { throw JSONLimitExceeded(.inexactNumber(text), path: []) }
+            throw failure("number out of range")
+        }
+        if exactNumbers {
+            // The stored text is the double's shortest form: it must denote the number written.
+            var shortest = value.description
+            let same = shortest.withUTF8 { DecimalNumber(literal) == DecimalNumber(UnsafeRawBufferPointer($0)) }
+            guard same else { throw JSONLimitExceeded(.inexactNumber(text), path: []) }
+        }
         return .double(value)
     }
 
     func isDigit(at position: Int) -> Bool {
         position < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position])
+    }
+}
+
+/// Bounds on JSON text beyond its nesting, checked while it is parsed (``JSONValue/init(parsing:limits:)``).
+@_spi(OutpostInternal)
+public struct JSONParsingLimits: Sendable, Hashable {
+    /// Arrays and objects nested deeper than this are refused.
+    public var maxDepth: Int
+    /// An object with more members than this is refused (a repeated key counts each time).
+    public var maxKeysPerObject: Int
+    /// Refuses a number that would not read back with the value it was written with: an integer
+    /// beyond a 64-bit float's range, or a number with a fraction or exponent whose nearest 64-bit
+    /// float, written in its shortest form, denotes another decimal value (more than 17
+    /// significant digits, an underflow to zero, an overflow).
+    public var exactNumbers: Bool
+
+    public init(maxDepth: Int, maxKeysPerObject: Int = .max, exactNumbers: Bool = false) {
+        self.maxDepth = maxDepth
+        self.maxKeysPerObject = maxKeysPerObject
+        self.exactNumbers = exactNumbers
+    }
+}
+
+/// JSON text that parses but exceeds a ``JSONParsingLimits`` bound, and where.
+@_spi(OutpostInternal)
+public struct JSONLimitExceeded: Error, Sendable, Hashable {
+    public enum Reason: Sendable, Hashable {
+        /// An object has more members than the limit, which this holds.
+        case tooManyKeys(Int)
+        /// A number, as written, would not read back with its value.
+        case inexactNumber(String)
+    }
+
+    /// One step from the document to the offending value.
+    public enum PathComponent: Sendable, Hashable {
+        case key(String)
+        case index(Int)
+    }
+
+    public var reason: Reason
+    /// From the document to the value (the object, for ``Reason/tooManyKeys(_:)``); empty for the document itself.
+    public var path: [PathComponent]
+
+    public init(_ reason: Reason, path: [PathComponent]) {
+        self.reason = reason
+        self.path = path
+    }
+
+    /// ``path`` as a JSON Pointer (RFC 6901): `""` for the document, `/items/0/price` below it.
+    public var pointer: String {
+        var text = ""
+        for component in path {
+            text += "/"
+            switch component {
+            case .key(let key): text += key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+            case .index(let index): text += String(index)
+            }
+        }
+        return text
+    }
+}
+
+/// The decimal value of a JSON number literal (or of a `Double`'s description, which has the same
+/// shape), normalised so that equal values compare equal: sign, significant digits without leading
+/// or trailing zeros, and the power of ten of the last digit. Zero has no sign and no digits.
+struct DecimalNumber: Equatable {
+    var negative = false
+    var digits: [UInt8] = []
+    var scale = 0
+
+    init(_ text: UnsafeRawBufferPointer) {
+        var index = 0
+        if index < text.count, text[index] == UInt8(ascii: "-") {
+            negative = true
+            index += 1
+        }
+        var fractionDigits = 0
+        var inFraction = false
+        while index < text.count {
+            let byte = text[index]
+            if byte == UInt8(ascii: ".") {
+                inFraction = true
+            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                if !(digits.isEmpty && byte == UInt8(ascii: "0")) { digits.append(byte) }
+                if inFraction { fractionDigits += 1 }
+            } else {
+                break
+            }
+            index += 1
+        }
+        var exponent = 0
+        if index < text.count, text[index] == UInt8(ascii: "e") || text[index] == UInt8(ascii: "E") {
+            index += 1
+            var exponentNegative = false
+            if index < text.count, text[index] == UInt8(ascii: "+") || text[index] == UInt8(ascii: "-") {
+                exponentNegative = text[index] == UInt8(ascii: "-")
+                index += 1
+            }
+            while index < text.count, text[index] >= UInt8(ascii: "0") && text[index] <= UInt8(ascii: "9") {
+                // Past a million the value is far outside any float's range either way.
+                exponent = min(exponent * 10 + Int(text[index] - UInt8(ascii: "0")), 1_000_000)
+                index += 1
+            }
+            if exponentNegative { exponent = -exponent }
+        }
+        var trailingZeros = 0
+        while let last = digits.last, last == UInt8(ascii: "0") {
+            digits.removeLast()
+            trailingZeros += 1
+        }
+        if digits.isEmpty {
+            negative = false
+            return
+        }
+        scale = exponent - fractionDigits + trailingZeros
     }
 }

@@ -97,7 +97,8 @@ public final class OutpostServer: Sendable {
         ChangeRoutes(feed: feed, auth: auth, access: access).add(to: router)
         RecordRoutes(
             storage: storage, auth: auth, access: access, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
-            maxJSONDepth: configuration.maxJSONDepth, actions: actions, unindexedListLimit: configuration.unindexedListLimit
+            maxJSONDepth: configuration.maxJSONDepth, maxJSONKeys: configuration.maxJSONKeys, actions: actions,
+            unindexedListLimit: configuration.unindexedListLimit
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)

@@ -6,6 +6,8 @@ public import Logging
 public struct ServerConfiguration: Sendable {
     /// The default of ``maxJSONDepth``.
     public static let defaultMaxJSONDepth = 64
+    /// The default of ``maxJSONKeys``.
+    public static let defaultMaxJSONKeys = 1000
     /// Hummingbird's own settings of the listening server: the bind address (kept equal to
     /// ``host`` and ``port``, which set it), the `Server` header's value (default `Outpost`), the
     /// accept backlog, address reuse, and a limit on open connections (`availableConnectionsDelegate`).
@@ -76,6 +78,13 @@ public struct ServerConfiguration: Sendable {
     /// JSON request bodies with arrays and objects nested deeper than this are refused with 400
     /// `json_too_deep` before any parsing. Default: 64.
     public var maxJSONDepth: Int
+    /// A JSON request body with an object of more keys than this (a repeated key counts each
+    /// time) is refused with 400 `too_many_keys`, while it is parsed. Default: 1,000.
+    public var maxJSONKeys: Int = ServerConfiguration.defaultMaxJSONKeys
+    /// Whether 404 `unknown_lambda`, `unknown_handler` and `unknown_provider` list the names the
+    /// server has to every caller (`outpost serve --demo` sets it). Default `false`: they are
+    /// listed to signed-in callers with the role `admin` only.
+    public var listsPluginNames = false
     /// A connection that completes no request part for this long is closed: idle keep-alive
     /// connections, and requests that stall. Default: 30 s.
     public var idleTimeout: Duration

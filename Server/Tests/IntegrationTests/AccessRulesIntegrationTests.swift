@@ -31,7 +31,8 @@ struct AccessRulesIntegrationTests {
             #expect(created.status == 201)
             let id = try #require(try created.json()["id"]?.stringValue)
             let patch = try await PrivateRecordsTests.send(base, .patch, "/records/notes/\(id)", body: ["text": "x"])
-            #expect(patch.status == 403)
+            #expect(patch.status == 401)
+            #expect(patch.headerFields[.wwwAuthenticate] == "Bearer")
             #expect(try patch.json()["error"]?["details"]?["rule"] == "notes.update")
             #expect(try await PrivateRecordsTests.send(base, .get, "/records/notes/\(id)").status == 200)
         }
@@ -45,7 +46,8 @@ struct AccessRulesIntegrationTests {
             let signed = try await PrivateRecordsTests.send(base, .post, "/records/guestbook", body: ["message": "hello"])
             #expect(signed.status == 201)
             let empty = try await PrivateRecordsTests.send(base, .post, "/records/guestbook", body: ["text": "no message"])
-            #expect(empty.status == 403)
+            #expect(empty.status == 401)
+            #expect(try empty.json()["error"]?["details"]?["rule"] == "guestbook.create")
             // The test server's permissive `*` rules were replaced: other types have the defaults.
             #expect(try await PrivateRecordsTests.send(base, .post, "/records/notes", body: ["a": 1]).status == 401)
             let stored = try await fixture.withStorage { try await $0.rules() }
@@ -168,9 +170,9 @@ struct AccessRulesIntegrationTests {
             #expect(signed.status == 201)
             #expect(try signed.json()["owner"] == .null)
             let image = try await Self.file(base, .put, "guest-2.png", contentType: "image/png", bytes: "png")
-            #expect(image.status == 403)
+            #expect(image.status == 401)
             #expect(Self.rule(image) == "@files.create")
-            #expect(try await Self.file(base, .put, "guest-1.txt", bytes: "again").status == 403)
+            #expect(try await Self.file(base, .put, "guest-1.txt", bytes: "again").status == 401)
             // A role lets bob replace ada's file; it stays hers.
             try await fixture.withStorage { storage in
                 let user = try #require(try await storage.user(username: "bob"))

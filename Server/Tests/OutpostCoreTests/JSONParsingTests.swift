@@ -81,3 +81,59 @@ struct JSONParsingTests {
         #expect(try JSONValue(parsing: value.jsonData(pretty: true)) == value)
     }
 }
+
+@Suite("JSONValue parsing within limits")
+struct JSONParsingLimitTests {
+    static func parse(_ text: String, keys: Int = .max, exact: Bool = true) throws -> JSONValue {
+        try JSONValue(
+            parsing: Data(text.utf8), limits: JSONParsingLimits(maxDepth: 64, maxKeysPerObject: keys, exactNumbers: exact))
+    }
+
+    static func refusal(_ text: String, keys: Int = .max) -> JSONLimitExceeded? {
+        do {
+            _ = try parse(text, keys: keys)
+            return nil
+        } catch {
+            return error as? JSONLimitExceeded
+        }
+    }
+
+    @Test(
+        "numbers that read back with their value are taken",
+        arguments: [
+            "0", "-0", "-0.0", "0e5", "1.50", "100", "1e2", "1E+2", "0.1", "-2.5e-5", "5e-324", "1.7976931348623157e308",
+            "123456789012345678901234567890", "0.30000000000000004", "9007199254740993",
+        ])
+    func exact(_ text: String) throws {
+        let value = try Self.parse(#"{"n": \#(text)}"#)
+        #expect(value["n"] != nil)
+    }
+
+    @Test(
+        "numbers that would not read back with their value are refused, naming where they are",
+        arguments: [
+            "0.12345678901234567890", "1e400", "-1e400", "1e-400", "3.141592653589793238", String(repeating: "9", count: 310),
+            "1.00000000000000000001",
+        ])
+    func inexact(_ text: String) throws {
+        let refusal = try #require(Self.refusal(#"{"a": [{"b": 1}, {"c~/": \#(text)}]}"#))
+        #expect(refusal.reason == .inexactNumber(text))
+        #expect(refusal.pointer == "/a/1/c~0~1")
+        // Without exact numbers, only what a double cannot hold at all is refused.
+        if text.contains("e") && text.contains("400") && !text.contains("-400") {
+            #expect(throws: DecodingError.self) { try Self.parse(#"{"n": \#(text)}"#, exact: false) }
+        } else {
+            _ = try Self.parse(#"{"n": \#(text)}"#, exact: false)
+        }
+    }
+
+    @Test("an object of more keys than the limit is refused where it is; repeated keys count; at the limit it is taken")
+    func keys() throws {
+        let three = #"{"a": 1, "b": 2, "c": 3}"#
+        #expect(try Self.parse(three, keys: 3).objectValue?.count == 3)
+        #expect(
+            Self.refusal(#"{"x": [\#(three)]}"#, keys: 2) == JSONLimitExceeded(.tooManyKeys(2), path: [.key("x"), .index(0)]))
+        #expect(Self.refusal(#"{"a": 1, "a": 2, "a": 3}"#, keys: 2)?.reason == .tooManyKeys(2))
+        #expect(Self.refusal(three, keys: 2)?.pointer == "")
+    }
+}

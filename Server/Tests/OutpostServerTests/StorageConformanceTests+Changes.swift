@@ -29,7 +29,8 @@ extension StorageConformanceTests {
             let notes = try await feed.changes(type: "notes", after: 0, limit: 100)
             #expect(notes.map(\.kind) == [.created, .updated, .updated, .deleted])
             #expect(notes.map(\.record.version) == [1, 2, 3, 3])
-            #expect(notes.map(\.record.body) == [#"{"t":"a"}"#, #"{"t":"b"}"#, #"{"t":"c"}"#, "{}"])
+            // A deletion keeps the record's last fields, for the access rules that decide who sees it.
+            #expect(notes.map(\.record.body) == [#"{"t":"a"}"#, #"{"t":"b"}"#, #"{"t":"c"}"#, #"{"t":"c"}"#])
             #expect(notes.allSatisfy { $0.record.id == note.id && $0.record.owner == "u_1" && $0.record.isPrivate })
             #expect(notes.allSatisfy { $0.at > 0 })
             // Paging by position: a limit, then on from the last one seen.
@@ -38,6 +39,30 @@ extension StorageConformanceTests {
             let rest = try await feed.changes(type: "notes", after: first[1].position, limit: 100)
             #expect(rest.map(\.position) == Array(notes.dropFirst(2).map(\.position)))
             #expect(try await feed.changeBounds().latest == all.last?.position)
+        }
+    }
+
+    @Test("Change feed: a deletion is shown to whom the rules showed the record as it was", arguments: backends)
+    func deletionVisibility(_ backend: ScratchDatabase.Backend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let feed = try feed(storage)
+            let draft = try await storage.createRecord(type: "posts", fields: ["status": "draft"], owner: "u_1")
+            let published = try await storage.createRecord(type: "posts", fields: ["status": "published"], owner: "u_1")
+            try await storage.deleteRecord(type: "posts", id: draft.id, expectedVersion: nil)
+            try await storage.deleteRecord(type: "posts", id: published.id, expectedVersion: nil)
+            let rules = AccessRules([
+                StoredRule(
+                    type: "posts", operation: "read", expression: #"record.status != "draft" || record.owner == caller.user"#,
+                    updatedAt: 0)
+            ])
+            let deletions = try await feed.changes(type: "posts", after: 0, limit: 10).filter { $0.kind == .deleted }
+            #expect(deletions.map(\.record.id) == [draft.id, published.id])
+            let anonymous = deletions.filter { $0.isVisible(to: .anonymous, under: rules) }.map(\.record.id)
+            #expect(anonymous == [published.id])
+            let owner = RuleCaller(signedIn: true, user: "u_1")
+            #expect(deletions.filter { $0.isVisible(to: owner, under: rules) }.count == 2)
+            // The event itself never carries the deleted fields.
+            #expect(deletions.allSatisfy { !$0.eventData.contains("status") })
         }
     }
 

@@ -60,12 +60,31 @@ struct AuthService: Sendable {
         try await PasswordHasher(cost: configuration.passwordCost, pool: passwordPool).hash(password)
     }
 
+    /// A username as sign-up stores it and sign-in looks it up: trimmed, NFKC-normalised (so
+    /// fullwidth `ａｌｉｃｅ` is `alice`), lowercased; `nil` unless it is then 3–64 ASCII letters,
+    /// digits, `.`, `_`, `-` or `@`. Letters of other scripts are refused, so no name can look like
+    /// another (Cyrillic `а` beside Latin `a`).
+    static func normalizedUsername(_ text: String) -> String? {
+        let folded = text.trimmingCharacters(in: .whitespaces).precomposedStringWithCompatibilityMapping.lowercased()
+        guard (3...64).contains(folded.utf8.count),
+            folded.utf8.allSatisfy({ byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "@")
+            })
+        else { return nil }
+        return folded
+    }
+
     /// Creates a user with a password; with `invite`, only while that invite code is unspent and
-    /// unexpired, spending it.
+    /// unexpired, spending it. The username is stored as ``normalizedUsername(_:)`` makes it.
     func signUp(username: String, password: String, invite: String? = nil) async throws -> StoredUser {
-        let trimmed = username.trimmingCharacters(in: .whitespaces)
-        guard (3...64).contains(trimmed.count), trimmed.allSatisfy({ $0.isLetter || $0.isNumber || "._-@".contains($0) }) else {
-            throw ServerError.badRequest("invalid_username", "A username is 3–64 letters, digits, '.', '_', '-' or '@'")
+        guard let trimmed = Self.normalizedUsername(username) else {
+            throw ServerError.badRequest(
+                "invalid_username",
+                "A username is 3–64 ASCII letters, digits, '.', '_', '-' or '@' (stored in lower case); "
+                    + "letters of other scripts and look-alike characters are refused: choose another")
         }
         guard password.count >= 8 else {
             throw ServerError.badRequest("weak_password", "Choose a password of at least 8 characters")
@@ -111,7 +130,12 @@ struct AuthService: Sendable {
         // Awaited for every user, known or not, so the first sign-in after start-up (which computes
         // it) takes as long either way.
         let decoy = try await decoyHash.value()
-        let user = try await storage.user(username: username)
+        // The name as typed first (users who signed up before names were normalised keep theirs),
+        // then normalised, as sign-up stores it.
+        var user = try await storage.user(username: username)
+        if user == nil, let normalized = Self.normalizedUsername(username), normalized != username {
+            user = try await storage.user(username: normalized)
+        }
         let hash = user?.passwordHash ?? decoy
         let matches = try await passwordChecks.verify(password, hash: hash)
         guard let user, user.passwordHash != nil, matches else {
@@ -333,12 +357,18 @@ struct AuthService: Sendable {
 
     // MARK: Providers
 
-    func signIn(provider: String, authData: JSONValue, client: OAuthClient, address: String) async throws -> JSONValue {
+    /// Signs in through a custom provider. `listsProviders`: whether an unknown provider's error
+    /// lists the providers the server has (``ServerConfiguration/listsPluginNames``).
+    func signIn(
+        provider: String, authData: JSONValue, client: OAuthClient, address: String, listsProviders: Bool = false
+    ) async throws -> JSONValue {
         guard let verify = providers[provider] else {
             // 404, like an unknown lambda or handler: the name is not one this server has.
-            throw ServerError.notFound(
-                "unknown_provider",
-                "No authentication provider '\(provider)'; the server has: \(providers.keys.sorted().joined(separator: ", "))")
+            let known =
+                listsProviders
+                ? "the server has: \(providers.isEmpty ? "none" : providers.keys.sorted().joined(separator: ", "))"
+                : "ask the server's operator for the providers it has"
+            throw ServerError.notFound("unknown_provider", "No authentication provider '\(provider)'; \(known)")
         }
         let key = "provider:\(address)"
         if let wait = try await limiter.wait([(key, configuration.attemptsPerAddress)]) {

@@ -16,8 +16,9 @@ public struct RecordChange: Sendable, Hashable {
     public var position: Int64
     public var kind: Kind
     /// The record after the change (for ``Kind/created`` and ``Kind/updated``), or as it was when it
-    /// was deleted (its ``StoredRecord/body`` is then `{}`): type, id, owner, visibility and version
-    /// are always set.
+    /// was deleted, its last fields included (`{}` for a deletion stored before changes kept
+    /// them): type, id, owner, visibility and version are always set. A deletion's event never
+    /// sends its fields.
     public var record: StoredRecord
     /// When the change was written, in milliseconds since 1970; retention counts from it.
     public var at: Int64
@@ -56,7 +57,7 @@ public struct RecordChange: Sendable, Hashable {
     }
 
     /// Whether `caller` may see this change: the type's `subscribe` and `read` rules both grant
-    /// the record (as it is after the change; a deleted record without its fields).
+    /// the record (as it is after the change; a deleted record as it was when it was deleted).
     func isVisible(to caller: RuleCaller, under rules: AccessRules) -> Bool {
         let subscribe = rules.rule(for: record.type, .subscribe)
         let read = rules.rule(for: record.type, .read)

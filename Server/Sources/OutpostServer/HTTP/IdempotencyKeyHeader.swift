@@ -93,7 +93,13 @@ enum Idempotency {
 
 extension Request {
     /// Parses a body already read with ``collectBody(limit:)`` as JSON, as ``decodeJSON(limit:maxDepth:)`` does.
-    static func parseJSON(_ data: Data, maxDepth: Int) throws -> JSONValue {
+    ///
+    /// An object with more than `maxKeys` keys is 400 `too_many_keys`; with `exactNumbers` (record
+    /// bodies, which are stored), a number that would not read back with its written value is 400
+    /// `invalid_number`. Both name the place in the body as a JSON Pointer, found in the one parse.
+    static func parseJSON(
+        _ data: Data, maxDepth: Int, maxKeys: Int = ServerConfiguration.defaultMaxJSONKeys, exactNumbers: Bool = false
+    ) throws -> JSONValue {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .null }
         if JSONValue.nestingDepth(of: data, stoppingAfter: maxDepth) > maxDepth {
             throw ServerError.badRequest(
@@ -102,12 +108,37 @@ extension Request {
                 details: ["max_depth": .int(maxDepth)])
         }
         do {
-            return try JSONValue(parsing: data, maxDepth: maxDepth)
+            return try JSONValue(
+                parsing: data,
+                limits: JSONParsingLimits(maxDepth: maxDepth, maxKeysPerObject: maxKeys, exactNumbers: exactNumbers))
+        } catch let limit as JSONLimitExceeded {
+            throw Self.refusal(limit)
         } catch {
             throw ServerError.badRequest(
                 "malformed_json",
                 "The request body is not valid JSON: \(Self.reason(error)); send a JSON document with Content-Type: application/json"
             )
+        }
+    }
+
+    /// 400 `too_many_keys` or `invalid_number`, with `details.field` the JSON Pointer of the place.
+    static func refusal(_ limit: JSONLimitExceeded) -> ServerError {
+        let field = limit.pointer
+        let place = field.isEmpty ? "the body itself" : "'\(field)'"
+        switch limit.reason {
+        case .tooManyKeys(let maxKeys):
+            return ServerError.badRequest(
+                "too_many_keys",
+                "The object at \(place) has more than \(maxKeys) keys, the server's limit per object; "
+                    + "split it into smaller objects or records",
+                details: ["field": .string(field), "max_keys": .int(maxKeys)])
+        case .inexactNumber(let text):
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+            return ServerError.badRequest(
+                "invalid_number",
+                "The number \(shown) at \(place) cannot be stored exactly: numbers are kept as integers within a 64-bit "
+                    + "float's range or as 64-bit floats (at most 17 significant digits); send it as a JSON string to keep every digit",
+                details: ["field": .string(field)])
         }
     }
 }

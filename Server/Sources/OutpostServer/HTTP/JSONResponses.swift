@@ -37,8 +37,12 @@ extension Request {
 
     /// Reads the body as JSON; an empty body is `.null`. Nesting deeper than `maxDepth` is 400
     /// `json_too_deep`, found by a linear scan before any parsing; parsing is linear too.
-    func decodeJSON(limit: Int, maxDepth: Int = ServerConfiguration.defaultMaxJSONDepth) async throws -> JSONValue {
-        try Self.parseJSON(try await collectBody(limit: limit), maxDepth: maxDepth)
+    /// `maxKeys` and `exactNumbers` as ``parseJSON(_:maxDepth:maxKeys:exactNumbers:)`` takes them.
+    func decodeJSON(
+        limit: Int, maxDepth: Int = ServerConfiguration.defaultMaxJSONDepth,
+        maxKeys: Int = ServerConfiguration.defaultMaxJSONKeys, exactNumbers: Bool = false
+    ) async throws -> JSONValue {
+        try Self.parseJSON(try await collectBody(limit: limit), maxDepth: maxDepth, maxKeys: maxKeys, exactNumbers: exactNumbers)
     }
 
     static func reason(_ error: any Error) -> String {

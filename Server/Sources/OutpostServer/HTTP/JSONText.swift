@@ -49,7 +49,11 @@ enum JSONText {
         case .bool(let flag): return flag ? "true" : "false"
         case .int(let number): return String(number)
         case .string(let text): return quoted(text)
-        default: return value.jsonString()
+        default:
+            // Numbers and containers exactly as a stored body writes them.
+            var out: [UInt8] = []
+            guard RecordBodyText.append(value, to: &out) else { return "null" }
+            return String(decoding: out, as: UTF8.self)
         }
     }
 

@@ -287,7 +287,9 @@ struct FileRoutes: Sendable {
     }
 
     /// Throws unless the rules let `caller` write `name`: the create rule when no file has that
-    /// name, else the update rule (a file the caller may not read is answered as missing).
+    /// name, else the update rule. A refused replacement is answered alike whether or not the
+    /// caller may read the file (401 or 403 naming the update rule), so a hidden file's name
+    /// answers as a visible file of someone else's does, never as missing.
     /// `request` holds the upload's content type and its size when known (declared by a
     /// single-request upload, or counted at commit).
     func authorizeWrite(_ name: String, caller: RuleCaller, contentType: String, size: Int64?, existing: StoredFile?)
@@ -306,7 +308,6 @@ struct FileRoutes: Sendable {
             return
         }
         guard Self.allows(rules, .update, caller, file: existing.ruleValue, request: incoming) else {
-            guard Self.allows(rules, .read, caller, file: existing.ruleValue) else { throw Self.notFound(name) }
             throw Self.refusal(rules.rule(for: AccessRules.filesType, .update), caller: caller)
         }
     }
@@ -319,8 +320,8 @@ struct FileRoutes: Sendable {
             in: AccessRules.fileEnvironment(caller: caller, file: file, request: request))
     }
 
-    /// 401 `sign_in_required` for a create the default rule refuses to a caller who is not signed
-    /// in; otherwise 403 `forbidden_by_rule`, naming the rule.
+    /// 401 `sign_in_required` with `WWW-Authenticate: Bearer` for any write a rule refuses to a
+    /// caller without a token; 403 `forbidden_by_rule` to a signed-in one. Both name the rule.
     static func refusal(_ rule: AccessRule, caller: RuleCaller) -> ServerError {
         guard rule.isDefault && rule.operation == .create && !caller.signedIn else {
             return RecordRoutes.refusal(rule, type: AccessRules.filesType, caller: caller, noun: "file")
@@ -329,7 +330,7 @@ struct FileRoutes: Sendable {
             .unauthorized, code: "sign_in_required",
             message: "Uploading a file needs a signed-in user: sign in (send 'Authorization: Bearer <access token>'), "
                 + "or ask the server's operator for a rule that allows it (outpost rules set @files create ...)",
-            headers: [.wwwAuthenticate: "Bearer"])
+            details: ["rule": "@files.create", "default": true], headers: [.wwwAuthenticate: "Bearer"])
     }
 
     static func user(_ caller: AuthenticatedCaller?) throws -> String {

@@ -329,7 +329,7 @@ enum OpenAPIDocument {
                 }
               },
               "put": {
-                "operationId": "putFile", "summary": "Upload a file, streamed. Decided by the files' create rule for a new name (default: a signed-in user; anonymous 401 sign_in_required) and update rule for an existing one (default: its owner; 403 forbidden_by_rule naming the rule); a token needs records:write. Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
+                "operationId": "putFile", "summary": "Upload a file, streamed. Decided by the files' create rule for a new name (default: a signed-in user; anonymous 401 sign_in_required) and update rule for an existing one (default: its owner; 403 forbidden_by_rule naming the rule, or 401 sign_in_required without a token, alike whether or not the caller may read the file); a token needs records:write. Not bound by the 1 MiB body limit but by the operator's per-file limit (413 file_too_large). Resumable with ?upload=ID, Upload-Offset and Upload-Complete: ?0 (204 with Upload-Offset; 409 upload_offset_mismatch when the offset differs). Repr-Digest sha-256 is checked at the end (422 checksum_mismatch)",
                 "security": [{}, {"bearer": ["records:write"]}],
                 "parameters": [
                   {"name": "Upload-Offset", "in": "header", "required": false, "schema": {"type": "integer", "minimum": 0}},
@@ -352,7 +352,7 @@ enum OpenAPIDocument {
                 }
               },
               "delete": {
-                "operationId": "deleteFile", "summary": "Delete a file (decided by the files' delete rule, default its owner: 403 forbidden_by_rule otherwise; a file the read rule hides is 404), or with ?upload=ID forget a pending upload",
+                "operationId": "deleteFile", "summary": "Delete a file (decided by the files' delete rule, default its owner: 403 forbidden_by_rule otherwise, 401 sign_in_required without a token; a file the read rule hides is 404), or with ?upload=ID forget a pending upload",
                 "security": [{}, {"bearer": ["records:write"]}],
                 "responses": {
                   "204": {"description": "Deleted"},

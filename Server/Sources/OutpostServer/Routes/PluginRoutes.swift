@@ -29,11 +29,11 @@ struct PluginRoutes: Sendable {
         let name = try context.pathParameter("name") ?? ""
         guard let lambda = lambdas[name] else {
             throw ServerError.notFound(
-                "unknown_lambda", "No lambda named '\(name)'; the server has: \(lambdas.keys.sorted().joined(separator: ", "))")
+                "unknown_lambda", "No lambda named '\(name)'\(await known(lambdas.keys, context: context))")
         }
         let (caller, key) = try callerAndKey(request, context)
         let data = try await request.collectBody(limit: configuration.maxBodyBytes)
-        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
+        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth, maxKeys: configuration.maxJSONKeys)
         let arguments: LambdaArguments
         switch body {
         case .null: arguments = .positional([])
@@ -66,12 +66,11 @@ struct PluginRoutes: Sendable {
         let name = try context.pathParameter("name") ?? ""
         guard let handler = handlers[name] else {
             throw ServerError.notFound(
-                "unknown_handler", "No handler named '\(name)'; the server has: \(handlers.keys.sorted().joined(separator: ", "))"
-            )
+                "unknown_handler", "No handler named '\(name)'\(await known(handlers.keys, context: context))")
         }
         let (caller, key) = try callerAndKey(request, context)
         let data = try await request.collectBody(limit: configuration.maxBodyBytes)
-        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth)
+        let body = try Request.parseJSON(data, maxDepth: configuration.maxJSONDepth, maxKeys: configuration.maxJSONKeys)
         var logger = context.logger
         logger[metadataKey: "handler"] = "\(name)"
         let call = HandlerCall(
@@ -89,6 +88,18 @@ struct PluginRoutes: Sendable {
                 return Idempotency.stored(status: reply.status, headers: headers, body: data)
             }
         }
+    }
+
+    /// The end of an unknown-name message: the names the server has, when it runs with `--demo`
+    /// (``ServerConfiguration/listsPluginNames``) or the caller is a signed-in user with the role
+    /// `admin`; otherwise a hint to ask the operator, so that a caller cannot list what the server runs.
+    func known(_ names: some Collection<String>, context: OutpostRequestContext) async -> String {
+        var lists = configuration.listsPluginNames
+        if !lists, let user = (try? context.caller)?.userID, let roles = try? await storage.roles(userID: user) {
+            lists = roles.contains("admin")
+        }
+        guard lists else { return "; ask the server's operator for the names it has" }
+        return "; the server has: " + (names.isEmpty ? "none" : names.sorted().joined(separator: ", "))
     }
 
     /// The caller (an invalid bearer token is 401) and the request's `Idempotency-Key`, if any.

@@ -33,7 +33,8 @@ extension RecordRoutes {
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
         let operations = try Self.batchOperations(
-            from: try Request.parseJSON(body, maxDepth: maxJSONDepth + Self.batchEnvelopeDepth))
+            from: try Request.parseJSON(
+                body, maxDepth: maxJSONDepth + Self.batchEnvelopeDepth, maxKeys: maxJSONKeys, exactNumbers: true))
         // The rules in force now decide every operation, inside the batch's transaction. A repeat of an
         // idempotent batch that succeeded runs no operation: it gets the first answer.
         let rules = try await access.current()

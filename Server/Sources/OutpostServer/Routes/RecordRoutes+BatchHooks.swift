@@ -119,7 +119,7 @@ extension RecordRoutes {
         joined += hooked.joined
         let fields = hooked.fields
         var after = current
-        after.body = RecordBodyText.text(fields)
+        after.body = try RecordBodyText.text(fields)
         after.version += 1
         written[key] = after
         return .update(type: type, id: id) { now in

@@ -16,6 +16,8 @@ struct RecordRoutes: Sendable {
     let cursors: CursorCodec
     let maxBodyBytes: Int
     let maxJSONDepth: Int
+    /// Keys per object a body may hold (``ServerConfiguration/maxJSONKeys``).
+    var maxJSONKeys = ServerConfiguration.defaultMaxJSONKeys
     /// The before hooks plugins registered, and the change feed to wake after every write.
     let actions: RecordActions
     /// The most records a type may hold for a list no declared index serves (``ServerConfiguration/unindexedListLimit``).
@@ -46,7 +48,7 @@ struct RecordRoutes: Sendable {
         let isPrivate = try Self.isPrivate(request, owner: caller?.userID)
         let key = try Idempotency.key(of: request)
         let body = try await request.collectBody(limit: maxBodyBytes)
-        let json = try Request.parseJSON(body, maxDepth: maxJSONDepth)
+        let json = try Request.parseJSON(body, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys, exactNumbers: true)
         // Checked before anything is stored or replayed: a repeat of an idempotent create is
         // checked again, under the rules in force now.
         let rules = try await access.current()
@@ -124,8 +126,8 @@ struct RecordRoutes: Sendable {
     }
 
     /// Throws when the rule of `operation` on `type` does not grant `caller` the record: 403
-    /// `forbidden_by_rule` naming the rule, or, for a create refused by the default rule to a caller
-    /// who is not signed in, 401 `sign_in_required`.
+    /// `forbidden_by_rule` naming the rule to a signed-in caller, 401 `sign_in_required` (with
+    /// `WWW-Authenticate: Bearer`, naming the rule too) to a caller without a token.
     static func authorize(
         _ rules: AccessRules, _ operation: RuleOperation, type: String, caller: RuleCaller, record: ExpressionValue,
         body: ExpressionValue = .null
@@ -136,23 +138,28 @@ struct RecordRoutes: Sendable {
         throw refusal(rule, type: type, caller: caller)
     }
 
-    /// `noun` names what the rule is about in the message: a record, or a file.
+    /// The answer to a write `rule` refuses: to a caller without a token, 401 `sign_in_required`
+    /// with `WWW-Authenticate: Bearer` (signing in may change the answer); to a signed-in caller,
+    /// 403 `forbidden_by_rule`. Both name the rule in `details.rule`. `noun` names what the rule is
+    /// about in the message: a record, or a file.
     static func refusal(_ rule: AccessRule, type: String, caller: RuleCaller, noun: String = "record") -> ServerError {
-        if rule.isDefault && rule.operation == .create && !caller.signedIn && noun == "record" {
-            return ServerError(
-                .unauthorized, code: "sign_in_required",
-                message:
-                    "Creating a \(type) record needs a signed-in caller: sign in (send 'Authorization: Bearer <access token>'), "
-                    + "or ask the server's operator for a rule that allows anonymous creates (outpost rules set \(type) create true)",
-                headers: [.wwwAuthenticate: "Bearer"])
-        }
         let name = rule.isDefault ? "\(type).\(rule.operation.rawValue)" : rule.name
         var details: [String: JSONValue] = ["rule": .string(name)]
         if rule.isDefault { details["default"] = .bool(true) }
+        guard caller.signedIn else {
+            let message =
+                rule.isDefault && rule.operation == .create && noun == "record"
+                ? "Creating a \(type) record needs a signed-in caller: sign in (send 'Authorization: Bearer <access token>'), "
+                    + "or ask the server's operator for a rule that allows anonymous creates (outpost rules set \(type) create true)"
+                : "The access rule \(name) does not allow a caller without a token to \(rule.operation.rawValue) this \(noun): "
+                    + "sign in (send 'Authorization: Bearer <access token>'), or ask the server's operator for a rule that allows it"
+            return ServerError(
+                .unauthorized, code: "sign_in_required", message: message, details: .object(details),
+                headers: [.wwwAuthenticate: "Bearer"])
+        }
         return ServerError(
             .forbidden, code: "forbidden_by_rule",
-            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this \(noun)"
-                + (caller.signedIn ? "" : "; sign in, or ask the server's operator for a rule that allows it"),
+            message: "The access rule \(name) does not allow this caller to \(rule.operation.rawValue) this \(noun)",
             details: .object(details))
     }
 
@@ -180,7 +187,8 @@ struct RecordRoutes: Sendable {
     func replace(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         let (type, id) = try Self.typeAndID(context)
         let (rules, caller) = try await checkWritable(context, type: type, id: id)
-        let json = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+        let json = try await request.decodeJSON(
+            limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys, exactNumbers: true)
         let fields = try Self.fields(from: json)
         let expected = try await expectedVersion(request, type: type, id: id)
         // The update rule is checked inside the write's transaction, against the record as it is
@@ -207,7 +215,8 @@ struct RecordRoutes: Sendable {
                 .unsupportedMediaType, code: "unsupported_patch_type",
                 message: "PATCH takes a JSON Merge Patch (RFC 7396): send Content-Type: application/merge-patch+json")
         }
-        let patchValue = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+        let patchValue = try await request.decodeJSON(
+            limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys, exactNumbers: true)
         guard case .object = patchValue else {
             throw ServerError.badRequest(
                 "invalid_patch", "A merge patch for a record must be a JSON object of the fields to change (null removes a field)"

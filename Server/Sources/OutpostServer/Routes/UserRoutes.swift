@@ -7,18 +7,23 @@ struct UserRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
     let maxJSONDepth: Int
+    let maxJSONKeys: Int
     /// Sign-ups per client address, counted in storage so every instance sees the same count.
     let signUps: AttemptLimiter
     let signUpsPerAddress: Int
     let signUpMode: SignUpMode
+    /// Whether an unknown provider's error lists the providers (``ServerConfiguration/listsPluginNames``).
+    let listsProviders: Bool
 
     init(auth: AuthService, configuration: ServerConfiguration) {
         self.auth = auth
         self.maxBodyBytes = configuration.maxBodyBytes
         self.maxJSONDepth = configuration.maxJSONDepth
+        self.maxJSONKeys = configuration.maxJSONKeys
         self.signUps = AttemptLimiter(storage: auth.storage, window: AuthService.milliseconds(configuration.signUpWindow))
         self.signUpsPerAddress = configuration.signUpsPerAddress
         self.signUpMode = configuration.signUp
+        self.listsProviders = configuration.listsPluginNames
     }
 
     func add(to router: Router<OutpostRequestContext>) {
@@ -37,7 +42,7 @@ struct UserRoutes: Sendable {
                     headers: [.retryAfter: "\(wait)"])
             }
             try await signUps.fail([key])
-            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys)
             guard let username = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
                 throw ServerError.badRequest("invalid_user", "Send {\"username\": ..., \"password\": ...}")
             }
@@ -61,7 +66,7 @@ struct UserRoutes: Sendable {
             ])
         }
         router.post("/auth/login") { request, context in
-            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth)
+            let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys)
             guard let provider = body["provider"]?.stringValue, let authData = body["auth_data"], case .object = authData,
                 let clientID = body["client_id"]?.stringValue
             else {
@@ -75,7 +80,8 @@ struct UserRoutes: Sendable {
                     message: "Unknown client '\(clientID)'; register it with `outpost clients add`")
             }
             let tokens = try await auth.signIn(
-                provider: provider, authData: authData, client: client, address: context.clientAddress)
+                provider: provider, authData: authData, client: client, address: context.clientAddress,
+                listsProviders: listsProviders)
             return Response.json(tokens, headers: [.cacheControl: "no-store"])
         }
     }

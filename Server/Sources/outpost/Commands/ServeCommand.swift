@@ -156,6 +156,8 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
         configuration.signUp = SignUpMode(rawValue: signUp) ?? .open
+        // The demo's plugins are public knowledge: unknown names are answered with the list.
+        configuration.listsPluginNames = demo
         configuration.trustedProxies = TrustedProxies(
             networks: trustedProxies.compactMap(IPNetwork.init),
             header: ForwardedHeader(rawValue: forwardedHeader.lowercased()) ?? .xForwardedFor)

@@ -95,8 +95,8 @@ public struct RecordRefusal: Error, Sendable, Hashable {
 /// A committed change, as an after hook sees it.
 public struct RecordEvent: Sendable {
     public let operation: RecordOperation
-    /// The record after the change; for a delete, the record as it was deleted, without its fields
-    /// (``StoredRecord/body`` is `{}`).
+    /// The record after the change; for a delete, the record as it was deleted, its last fields
+    /// included (``StoredRecord/body`` is `{}` for a deletion stored before changes kept them).
     public let record: StoredRecord
     /// The change's position in the change feed (`GET /records/{type}/changes`).
     public let position: Int64

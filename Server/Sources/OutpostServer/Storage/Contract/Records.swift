@@ -166,7 +166,10 @@ public struct RecordPosition: Sendable, Hashable, Codable {
 /// A list query: the type, equality filters on fields, the order, and where to start.
 public struct RecordQuery: Sendable {
     public var type: String
-    /// Field name and the value it must equal.
+    /// Field name and the value it must equal. Two names are the record's own, never body fields
+    /// (so a body cannot pose as another owner): `owner` compares the owner's user id (`null`:
+    /// records without an owner), `private` the visibility (`true` or `false`); any other value of
+    /// those two matches nothing.
     public var filters: [(field: String, value: JSONValue)]
     public var sort: RecordSort
     public var limit: Int

@@ -39,7 +39,7 @@ extension PostgresStorage {
                     type: type, fields: try fields(), owner: owner, isPrivate: isPrivate, now: now, on: connection))
         case .update(let type, let id, let change):
             let current = try await currentRecord(type: type, id: id, on: connection)
-            let body = JSONValue.object(try change(current)).jsonString()
+            let body = try RecordBodyText.text(try change(current))
             guard
                 let written = try await rows(
                     """

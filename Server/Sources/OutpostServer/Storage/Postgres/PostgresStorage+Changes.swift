@@ -41,7 +41,7 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
         "CREATE INDEX record_changes_by_time ON record_changes (at)",
         "CREATE TABLE record_changes_pruned (id INTEGER PRIMARY KEY CHECK (id = 1), through BIGINT NOT NULL)",
         "INSERT INTO record_changes_pruned (id, through) VALUES (1, 0)",
-        changeTriggerFunction(lock: exclusiveChangesLock, replacing: false),
+        changeTriggerFunction(lock: exclusiveChangesLock, replacing: false, deletedBody: "NULL"),
         """
         CREATE TRIGGER record_changed AFTER INSERT OR UPDATE OR DELETE ON records
         FOR EACH ROW EXECUTE FUNCTION outpost_record_changed()
@@ -55,15 +55,17 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
 
     /// The trigger function, running the PL/pgSQL statement `lock` before it draws a position:
     /// migration 2 creates it with ``exclusiveChangesLock``, migration 3 replaces it with
-    /// ``sharedChangesLock``. `outpost-bench` swaps the versions to measure their cost.
-    package static func changeTriggerFunction(lock: String, replacing: Bool) -> String {
+    /// ``sharedChangesLock``, migration 8 keeps that lock and writes a deletion's last fields
+    /// (`deletedBody` `OLD.body`; migrations 2 and 3 wrote `NULL`). `outpost-bench` swaps the
+    /// locks to measure their cost.
+    package static func changeTriggerFunction(lock: String, replacing: Bool, deletedBody: String = "OLD.body") -> String {
         """
         CREATE \(replacing ? "OR REPLACE " : "")FUNCTION outpost_record_changed() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             \(lock)
             IF TG_OP = 'DELETE' THEN
                 INSERT INTO record_changes (type, record_id, change, version, owner, private, body, created_at, updated_at, at)
-                VALUES (OLD.type, OLD.id, 'deleted', OLD.version, OLD.owner, OLD.private, NULL, OLD.created_at,
+                VALUES (OLD.type, OLD.id, 'deleted', OLD.version, OLD.owner, OLD.private, \(deletedBody), OLD.created_at,
                         OLD.updated_at, (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT);
             ELSE
                 INSERT INTO record_changes (type, record_id, change, version, owner, private, body, created_at, updated_at, at)
@@ -77,6 +79,10 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
         $$
         """
     }
+
+    /// Migration 8: a deletion's change row keeps the record's last fields (SQLite's 13), so the
+    /// feed decides who may see a deletion by the record as it was, as it does for other changes.
+    static let deletedBodySchema: [String] = [changeTriggerFunction(lock: sharedChangesLock, replacing: true)]
 
     /// Migration 3: writers no longer serialize on the change feed; readers wait for them instead.
     ///
@@ -93,7 +99,7 @@ extension PostgresStorage: ChangeFeedStorage, ChangeNotifyingStorage {
     /// commit. The exclusive lock lasts one short read; a waiting reader holds back new writers
     /// for as long as the writers before it take to commit.
     static let changesWatermarkSchema: [String] = [
-        changeTriggerFunction(lock: sharedChangesLock, replacing: true),
+        changeTriggerFunction(lock: sharedChangesLock, replacing: true, deletedBody: "NULL"),
         """
         CREATE FUNCTION outpost_change_watermark() RETURNS BIGINT LANGUAGE plpgsql VOLATILE AS $$
         BEGIN

@@ -25,7 +25,7 @@ extension PostgresStorage {
         type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
         on connection: PostgresConnection
     ) async throws -> StoredRecord {
-        let body = RecordBodyText.text(fields)
+        let body = try RecordBodyText.text(fields)
         for _ in 0..<5 {
             let id = Identifiers.random()
             let rows = try await Self.rows(
@@ -47,7 +47,7 @@ extension PostgresStorage {
         -> StoredRecord
     {
         var statement = PostgresStatement("UPDATE records SET body = ")
-        statement.sql += statement.bind(JSONValue.object(fields).jsonString())
+        statement.sql += statement.bind(try RecordBodyText.text(fields))
         statement.sql += ", version = version + 1, updated_at = " + statement.bind(Identifiers.nowMilliseconds())
         statement.sql += " WHERE type = " + statement.bind(type) + " AND id = " + statement.bind(id)
         if let expectedVersion { statement.sql += " AND version = " + statement.bind(Int64(expectedVersion)) }
@@ -74,7 +74,7 @@ extension PostgresStorage {
             if let expectedVersion, expectedVersion != current.version {
                 throw RecordWriteFailure.versionMismatch(current: current.version)
             }
-            let body = JSONValue.object(try change(current)).jsonString()
+            let body = try RecordBodyText.text(try change(current))
             let now = Identifiers.nowMilliseconds()
             guard
                 let written = try await Self.rows(
@@ -184,8 +184,16 @@ extension PostgresStorage {
         }
         appendIndexHints(query.filter, to: &statement)
         for filter in query.filters {
-            statement.sql += " AND body_json -> " + statement.bind(filter.field)
-            statement.sql += " = " + statement.bind(filter.value.jsonString()) + "::jsonb"
+            // `owner` and `private` compare the record's own columns (``RecordQuery/filters``).
+            switch (filter.field, filter.value) {
+            case ("owner", .string(let user)): statement.sql += " AND owner = " + statement.bind(user)
+            case ("owner", .null): statement.sql += " AND owner IS NULL"
+            case ("private", .bool(let flag)): statement.sql += " AND private = " + statement.bind(flag)
+            case ("owner", _), ("private", _): statement.sql += " AND FALSE"
+            default:
+                statement.sql += " AND body_json -> " + statement.bind(filter.field)
+                statement.sql += " = " + statement.bind(JSONText.value(filter.value)) + "::jsonb"
+            }
         }
     }
 

@@ -45,7 +45,7 @@ extension SQLiteStorage {
             let fields = try change(current)
             let rows = try await writer.query(
                 "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE seq = ? RETURNING \(Self.columns)",
-                [.text(RecordBodyText.text(fields)), .integer(Int(now)), .integer(Int(current.seq))])
+                [.text(try RecordBodyText.text(fields)), .integer(Int(now)), .integer(Int(current.seq))])
             guard let row = rows.first else { throw RecordWriteFailure.notFound }
             return .updated(try Self.record(from: row))
         case .delete(let type, let id, let check):

@@ -35,6 +35,14 @@ extension SQLiteStorage: ChangeFeedStorage {
         trigger("record_deleted", event: "DELETE", change: "deleted", row: "OLD", body: "NULL"),
     ]
 
+    /// Migration 13: a deletion's change row keeps the record's last fields (migration 8 wrote
+    /// `NULL`), so the feed decides who may see a deletion by the record as it was. Deletions
+    /// written before it have no fields (`{}`).
+    static let deletedBodyMigration: [String] = [
+        "DROP TRIGGER record_deleted",
+        trigger("record_deleted", event: "DELETE", change: "deleted", row: "OLD", body: "OLD.body"),
+    ]
+
     private static func trigger(_ name: String, event: String, change: String, row: String, body: String) -> String {
         """
         CREATE TRIGGER \(name) AFTER \(event) ON records BEGIN

@@ -17,7 +17,7 @@ extension SQLiteStorage {
         type: String, fields: [String: JSONValue], owner: String?, isPrivate: Bool, now: Int64,
         on connection: BusyBoundedConnection
     ) async throws -> StoredRecord {
-        let body = RecordBodyText.text(fields)
+        let body = try RecordBodyText.text(fields)
         for _ in 0..<5 {
             let id = Identifiers.random()
             do {
@@ -45,7 +45,7 @@ extension SQLiteStorage {
                     "INSERT INTO records (type, id, owner, body, version, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)",
                     [
                         .text(type), .text(Identifiers.random()), owner.map(SQLiteData.text) ?? .null,
-                        .text(JSONValue.object(fields).jsonString()), .integer(Int(now)), .integer(Int(now)),
+                        .text(try RecordBodyText.text(fields)), .integer(Int(now)), .integer(Int(now)),
                     ])
             }
         }
@@ -69,7 +69,7 @@ extension SQLiteStorage {
             let updated = try await connection.query(
                 "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE seq = ? RETURNING \(Self.columns)",
                 [
-                    .text(RecordBodyText.text(fields)), .integer(Int(Identifiers.nowMilliseconds())),
+                    .text(try RecordBodyText.text(fields)), .integer(Int(Identifiers.nowMilliseconds())),
                     .integer(Int(current.seq)),
                 ])
             guard let written = updated.first else { throw RecordWriteFailure.notFound }
@@ -91,7 +91,7 @@ extension SQLiteStorage {
     {
         var sql = "UPDATE records SET body = ?, version = version + 1, updated_at = ? WHERE type = ? AND id = ?"
         var binds: [SQLiteData] = [
-            .text(RecordBodyText.text(fields)), .integer(Int(Identifiers.nowMilliseconds())), .text(type), .text(id),
+            .text(try RecordBodyText.text(fields)), .integer(Int(Identifiers.nowMilliseconds())), .text(type), .text(id),
         ]
         if let expectedVersion {
             sql += " AND version = ?"
@@ -314,8 +314,26 @@ extension SQLiteStorage {
     }
 
     /// Equality on top-level fields. The JSON path and the value are bound, never spliced.
+    /// `owner` and `private` compare the record's owner and visibility (``RecordQuery/filters``).
     private func appendFilters(_ filters: [(field: String, value: JSONValue)], to sql: inout String, binds: inout [SQLiteData]) {
         for filter in filters {
+            switch (filter.field, filter.value) {
+            case ("owner", .string(let user)):
+                sql += " AND owner = ?"
+                binds.append(.text(user))
+                continue
+            case ("owner", .null):
+                sql += " AND owner IS NULL"
+                continue
+            case ("private", .bool(let flag)):
+                sql += " AND private = ?"
+                binds.append(.integer(flag ? 1 : 0))
+                continue
+            case ("owner", _), ("private", _):
+                sql += " AND 0"
+                continue
+            default: break
+            }
             switch filter.value {
             case .null:
                 sql += " AND json_type(body, ?) = 'null'"

@@ -295,6 +295,8 @@ public final class SQLiteStorage: Storage {
         (11, leasesMigration),
         // Declared indexes of record types (the indexes themselves are built when declared).
         (12, indexesMigration),
+        // A deletion's change row keeps the record's last fields.
+        (13, deletedBodyMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
