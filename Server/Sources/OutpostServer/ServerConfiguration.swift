@@ -44,8 +44,9 @@ public struct ServerConfiguration: Sendable {
     /// OpenID Connect: ID tokens and their signing keys.
     public var openID = OpenIDConfiguration()
     /// The folder `/files` keeps files and pending uploads in, created on start (owner-only).
-    /// Default `nil`: next to the database, the database path without its extension plus `-files`
-    /// (`outpost.sqlite` → `outpost-files`).
+    /// Default `nil`: next to an SQLite database, the database path without its extension plus
+    /// `-files` (`outpost.sqlite` → `outpost-files`); for PostgreSQL, `outpost-files` in the working
+    /// directory (a database URL is never made into a path). Several instances must share this folder.
     public var filesDirectory: String? = nil
     /// The largest file `PUT /files/{name}` stores; a larger one is refused with 413
     /// `file_too_large`. ``maxBodyBytes`` does not apply to files. Default: 1 GiB.
@@ -174,9 +175,12 @@ extension ServerConfiguration {
     /// Whether ``application``'s address is still ``host`` and ``port`` (not set apart from them).
     var bindsHostAndPort: Bool { application.address == .hostname(host, port: port) }
 
-    /// ``filesDirectory``, or its default next to the database.
+    /// ``filesDirectory``, or its default (see there).
     public var resolvedFilesDirectory: String {
         if let filesDirectory { return filesDirectory }
+        // A database URL is never made into a path: it may hold a password.
+        let lowered = databasePath.lowercased()
+        if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") { return "outpost-files" }
         return URL(fileURLWithPath: databasePath).deletingPathExtension().path + "-files"
     }
 }

@@ -149,7 +149,7 @@ struct AuthSecurityTests {
         }
     }
 
-    @Test("a form post from another origin (another port of 127.0.0.1 too) or a cross-site fetch is refused")
+    @Test("a form post from another origin (another port of 127.0.0.1 too, a rebound domain) or a cross-site fetch is refused")
     func crossOrigin() async throws {
         try await withAuthFixture { fixture in
             let url = fixture.authorizeURL(PKCE())
@@ -169,6 +169,13 @@ struct AuthSecurityTests {
                 let device = try await fixture.browser.postForm(fixture.base + "/device", ["purpose": "device"], headers: headers)
                 #expect(device.status == 403, "\(headers)")
             }
+            // DNS rebinding: a page of another domain that now resolves here sends that domain as both
+            // Host and Origin. Without a public URL only an IP address or localhost counts as the server.
+            let rebound = ["Host": "rebound.example:\(port)", "Origin": "http://rebound.example:\(port)"]
+            let rebinding = try await fixture.browser.postForm(
+                fixture.base + "/oauth/authorize", fields,
+                headers: rebound.merging(["Sec-Fetch-Site": "same-origin"]) { a, _ in a })
+            #expect(rebinding.status == 403)
             let allowed = try await fixture.browser.postForm(
                 fixture.base + "/oauth/authorize", fields,
                 headers: ["Origin": "http://127.0.0.1:\(port)", "Sec-Fetch-Site": "same-origin"])

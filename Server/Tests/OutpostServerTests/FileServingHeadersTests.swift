@@ -44,3 +44,32 @@ struct FileServingHeadersTests {
         #expect(FileLinks(url: URL(string: "/relative"), key: Data(), lifetime: .seconds(1)) == nil)
     }
 }
+
+@Suite("Host names DNS cannot rebind")
+struct ReboundHostTests {
+    @Test("IP literals and localhost are the server's own origin without a public URL; domain names are not")
+    func hosts() {
+        for host in ["127.0.0.1:8080", "localhost:3000", "LOCALHOST", "[::1]:80", "10.0.0.7", "192.168.1.20:8080"] {
+            #expect(OAuthRoutes.cannotBeRebound(host), "\(host)")
+        }
+        for host in ["evil.example:8080", "127.0.0.1.nip.io", "localhost.evil.example", "1.2.3", "01.2.3.4", "256.1.1.1", ""] {
+            #expect(!OAuthRoutes.cannotBeRebound(host), "\(host)")
+        }
+    }
+}
+
+@Suite("Where files are kept")
+struct FilesDirectoryTests {
+    @Test("next to an SQLite file; never a path made of a PostgreSQL URL, which may hold a password")
+    func defaults() {
+        #expect(ServerConfiguration(databasePath: "/srv/outpost.sqlite").resolvedFilesDirectory == "/srv/outpost-files")
+        for url in ["postgres://app:s3cret@db.example:5432/outpost", "POSTGRESQL://app@db/outpost"] {
+            let folder = ServerConfiguration(databasePath: url).resolvedFilesDirectory
+            #expect(folder == "outpost-files")
+            #expect(!folder.contains("s3cret"))
+        }
+        var named = ServerConfiguration(databasePath: "postgres://app@db/outpost")
+        named.filesDirectory = "/shared/files"
+        #expect(named.resolvedFilesDirectory == "/shared/files")
+    }
+}

@@ -254,7 +254,8 @@ extension OAuthRoutes {
 
     /// Whether a form post comes from the server's own pages: `Sec-Fetch-Site` must be `same-origin`
     /// (or `none`) and `Origin`, when sent, must be the public origin (without a configured public
-    /// URL, the origin the browser used: `http://` + `Host`). Clients that send neither header are
+    /// URL, the origin the browser used, `http://` + `Host`, when that host is an IP address or
+    /// `localhost` (``cannotBeRebound(_:)``)). Clients that send neither header are
     /// not browsers and still need a form token bound to their form cookie.
     func isSameOrigin(_ request: Request) -> Bool {
         let site = request.headers[.secFetchSite]?.lowercased()
@@ -264,8 +265,23 @@ extension OAuthRoutes {
         // saying the post came from this site; `Sec-Fetch-Site` is set by the browser, never by a page.
         if origin == "null" { return site == "same-origin" }
         if origin == auth.publicBase.origin { return true }
-        if auth.publicBase.configured == nil, let host = request.head.authority, origin == "http://" + host { return true }
+        if auth.publicBase.configured == nil, let host = request.head.authority, origin == "http://" + host,
+            Self.cannotBeRebound(host)
+        {
+            return true
+        }
         return false
+    }
+
+    /// Whether a `Host` value names this machine in a way DNS cannot point elsewhere: an IP address
+    /// literal or `localhost` (with any port). A page on an attacker's domain that DNS rebinding
+    /// pointed at this server sends its own domain as `Host` and `Origin`, so without a configured
+    /// public URL only such hosts are taken as the server's own origin.
+    static func cannotBeRebound(_ authority: String) -> Bool {
+        let host = FileLinks.hostName(of: authority.lowercased())
+        if host == "localhost" || (host.hasPrefix("[") && host.hasSuffix("]")) { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { part in UInt8(part).map { String($0) == part } ?? false }
     }
 
     func crossOriginRefusal() -> Response {

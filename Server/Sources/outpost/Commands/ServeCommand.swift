@@ -77,9 +77,9 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("signup"),
         help: """
             Who may sign up with POST /users: open (anyone), invite (with a one-time code from `outpost users invite`), \
-            or closed (nobody; add users with `outpost users add`).
+            or closed (nobody; add users with `outpost users add`). Default: invite, or open with --demo.
             """)
-    var signUp: String = SignUpMode.open.rawValue
+    var signUp: String?
 
     @Option(
         name: .customLong("trusted-proxy"),
@@ -99,7 +99,9 @@ struct ServeCommand: AsyncParsableCommand {
     var forwardedHeader: String = ForwardedHeader.xForwardedFor.rawValue
 
     func validate() throws {
-        guard SignUpMode(rawValue: signUp) != nil else { throw ValidationError("--signup must be open, invite or closed") }
+        if let signUp, SignUpMode(rawValue: signUp) == nil {
+            throw ValidationError("--signup must be open, invite or closed")
+        }
         for proxy in trustedProxies where IPNetwork(proxy) == nil {
             throw ValidationError(
                 "--trusted-proxy \(proxy) is not an IP address or CIDR; write e.g. 127.0.0.1/32, 10.0.0.0/8 or ::1/128")
@@ -143,6 +145,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
+    /// `--signup`, or by default `invite` (a fresh server on the internet takes sign-ups only with an
+    /// invite), `open` with `--demo`.
+    var signUpMode: SignUpMode { signUp.flatMap(SignUpMode.init(rawValue:)) ?? (demo ? .open : .invite) }
+
     func run() async throws {
         // Batched lines on stderr: the access log costs no system call per request (ServerLogHandler).
         var logger = Logger(label: "outpost.server") { ServerLogHandler(label: $0) }
@@ -155,7 +161,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.filesURL = filesURL.flatMap(URL.init(string:))
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
-        configuration.signUp = SignUpMode(rawValue: signUp) ?? .open
+        configuration.signUp = signUpMode
         // The demo's plugins are public knowledge: unknown names are answered with the list.
         configuration.listsPluginNames = demo
         configuration.trustedProxies = TrustedProxies(

@@ -188,11 +188,12 @@ class FilesAndChanges(harness.TestCase):
         unchanged = requests.get(url, headers={"If-None-Match": etag}, timeout=WAIT)
         self.assertEqual((unchanged.status_code, unchanged.content), (304, b""))
 
-        # Replacing a file is its update rule's call; by default only the owner's, so an anonymous
-        # replace is refused like another user's: 403 naming the rule, as for records.
+        # Replacing a file is its update rule's call; by default only the owner's. An anonymous
+        # replace is told to sign in (401 with WWW-Authenticate, naming the rule), as for records.
         anonymous = requests.put(url, data=b"x", timeout=WAIT)
-        self.assertEqual(anonymous.status_code, 403, describe(anonymous))
-        self.assertIn("forbidden_by_rule", anonymous.text, describe(anonymous))
+        self.assertEqual(anonymous.status_code, 401, describe(anonymous))
+        self.assertIn("sign_in_required", anonymous.text, describe(anonymous))
+        self.assertTrue(anonymous.headers.get("WWW-Authenticate", "").startswith("Bearer"), describe(anonymous))
         theirs = requests.put(url, data=b"x", headers=self.auth(self.bob), timeout=WAIT)
         self.assertEqual(theirs.status_code, 403, describe(theirs))
         self.assertEqual(requests.get(url, timeout=WAIT).content, data, "another user's PUT changed the file")
