@@ -167,12 +167,13 @@ public final class OutpostServer: Sendable {
         let headerTimeout = TimeAmount(configuration.headerReadTimeout)
         let bodyTimeout = TimeAmount(configuration.bodyReadTimeout)
         let onEventLoop = storage is PostgresStorage
+        let gate = ConnectionGate(limit: configuration.maxConnections ?? ConnectionGate.defaultLimit())
         return Application(
             responder: responder,
             server: HTTPServerBuilder { responder in
                 TimedHTTP1Channel(
                     inner: HTTP1Channel(responder: responder, configuration: http1), headerTimeout: headerTimeout,
-                    bodyTimeout: bodyTimeout, onEventLoop: onEventLoop)
+                    bodyTimeout: bodyTimeout, onEventLoop: onEventLoop, gate: gate)
             },
             configuration: configuration.application,
             onServerRunning: { channel in

@@ -89,6 +89,11 @@ public struct ServerConfiguration: Sendable {
     /// A connection that completes no request part for this long is closed: idle keep-alive
     /// connections, and requests that stall. Default: 30 s.
     public var idleTimeout: Duration
+    /// Connections the server holds at once; one more is answered 503 `too_many_connections` with
+    /// `Retry-After: 1` and closed before its request is read. Default `nil`: the process's soft
+    /// limit of open files less a quarter of it (at least 256), so descriptors remain for the
+    /// database, files and streams.
+    public var maxConnections: Int? = nil
     /// A request's head (request line and header fields) must arrive within this long of its first
     /// byte, or the server answers 408 and closes the connection. Default: 10 s.
     public var headerReadTimeout: Duration

@@ -334,7 +334,7 @@ struct ChangesIntegrationTests {
 
     @Test("three hundred idle subscribers are held and /health still answers")
     func manyIdleSubscribers() async throws {
-        try await withLiveServer { server, client in
+        try await withLiveServer(configure: { $0.changes.maxStreamsPerAddress = 400 }) { server, client in
             let http = Self.rawClient(connections: 400)
             do {
                 let url = server.baseURL.absoluteString + "/records/notes/changes"

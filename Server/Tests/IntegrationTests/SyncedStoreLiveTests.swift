@@ -190,6 +190,11 @@ struct SyncedStoreLiveTests {
             // An evicted record changed on the server comes back, as one of the newest.
             let all = try await SyncedStoreIntegrationTests.serverRecords(ada, "items")
             let evicted = try #require(Set(all.keys).subtracting(try await store.query("items").map(\.id)).first)
+            // `updated_at` counts whole seconds, and ties go by id: the patch is newer than the records
+            // made above only in a later second, so it waits for the clock to reach one.
+            let latest = all.values.compactMap { $0["updated_at"]?.stringValue }.max() ?? ""
+            let seconds = ISO8601DateFormatter()
+            while seconds.string(from: Date()) <= latest { try await Task.sleep(for: .milliseconds(20)) }
             _ = try await ada.send(.patch, "/records/items/\(evicted)", ["n": 100])
             try await store.pull("items")
             let local = try await store.query("items")

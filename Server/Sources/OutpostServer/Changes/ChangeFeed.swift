@@ -31,6 +31,20 @@ package final class ChangeFeed: Service, Sendable {
     /// A place among the subscribers, released by ``leave(_:)``.
     struct Ticket: Sendable {
         let id: Int
+        /// Whose place it is (``Holder/key``), `nil` for places not counted per holder.
+        var holder: Holder? = nil
+    }
+
+    /// Who holds a stream: bounded per holder (``ChangeFeedConfiguration/maxStreamsPerUser`` and
+    /// ``ChangeFeedConfiguration/maxStreamsPerAddress``), and anonymous ones in all
+    /// (``ChangeFeedConfiguration/maxAnonymousSubscribers``).
+    enum Holder: Sendable, Hashable {
+        /// A signed-in user, or a client signed in without one (client credentials).
+        case signedIn(String)
+        /// A caller without a token, by client address.
+        case anonymous(address: String)
+
+        var isAnonymous: Bool { if case .anonymous = self { true } else { false } }
     }
 
     struct State: Sendable {
@@ -44,8 +58,46 @@ package final class ChangeFeed: Service, Sendable {
         var bufferBytes = 0
         var generation: UInt64 = 0
         var beats: UInt64 = 0
-        var waiters: [Int: CheckedContinuation<Wake, Never>] = [:]
+        /// The waiting subscribers, with the record type each follows (`nil`: every type), and their
+        /// ids by type, so that a write finds the subscribers of its type without going through others.
+        var waiters: [Int: (type: String?, continuation: CheckedContinuation<Wake, Never>)] = [:]
+        var waitingByType: [String: Set<Int>] = [:]
+        var waitingForAny: Set<Int> = []
+
+        mutating func addWaiter(_ id: Int, type: String?, _ continuation: CheckedContinuation<Wake, Never>) {
+            waiters[id] = (type, continuation)
+            if let type { waitingByType[type, default: []].insert(id) } else { waitingForAny.insert(id) }
+        }
+
+        mutating func removeWaiter(_ id: Int) -> CheckedContinuation<Wake, Never>? {
+            guard let waiter = waiters.removeValue(forKey: id) else { return nil }
+            if let type = waiter.type {
+                waitingByType[type]?.remove(id)
+                if waitingByType[type]?.isEmpty == true { waitingByType[type] = nil }
+            } else {
+                waitingForAny.remove(id)
+            }
+            return waiter.continuation
+        }
+
+        /// Removes and returns every waiter, or with `types` those of these types and of every type.
+        mutating func takeWaiters(types: Set<String>?) -> [CheckedContinuation<Wake, Never>] {
+            guard let types else {
+                defer {
+                    waiters = [:]
+                    waitingByType = [:]
+                    waitingForAny = []
+                }
+                return waiters.values.map(\.continuation)
+            }
+            var ids = waitingForAny
+            for type in types { ids.formUnion(waitingByType[type] ?? []) }
+            return ids.compactMap { removeWaiter($0) }
+        }
         var subscribers: Set<Int> = []
+        /// Places held per holder, and the anonymous ones in all.
+        var held: [Holder: Int] = [:]
+        var anonymous = 0
         var nextID = 0
         var refreshing = false
         var refreshAgain = false
@@ -78,32 +130,73 @@ package final class ChangeFeed: Service, Sendable {
     }
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    /// Subscribers suspended in ``wait(_:seen:type:)`` now.
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+    /// Whether the feed knows the latest position (its first read after the first subscriber came).
+    var isPrimed: Bool { state.withLock { $0.primed } }
 
-    /// Takes a place, or throws 503 `too_many_subscribers` when ``ChangeFeedConfiguration/maxSubscribers`` are taken.
-    func join() throws -> Ticket {
-        let (ticket, first, listener): (Ticket?, Bool, CheckedContinuation<Bool, Never>?) = state.withLock { state in
-            guard !state.closed, state.subscribers.count < configuration.maxSubscribers else { return (nil, false, nil) }
-            state.nextID += 1
-            state.subscribers.insert(state.nextID)
-            return (Ticket(id: state.nextID), state.subscribers.count == 1, state.presenceReached())
-        }
+    /// Takes a place, or throws 503 `too_many_subscribers` when ``ChangeFeedConfiguration/maxSubscribers``
+    /// are taken (or, for an anonymous `holder`, ``ChangeFeedConfiguration/maxAnonymousSubscribers``),
+    /// and 429 `too_many_streams` when `holder` holds its own limit.
+    func join(_ holder: Holder? = nil) throws -> Ticket {
+        enum Refusal: Error { case full, anonymousFull, holderFull(Int) }
+        let (outcome, first, listener): (Result<Ticket, Refusal>, Bool, CheckedContinuation<Bool, Never>?) =
+            state.withLock { state in
+                guard !state.closed, state.subscribers.count < configuration.maxSubscribers else {
+                    return (.failure(.full), false, nil)
+                }
+                if let holder {
+                    let limit =
+                        holder.isAnonymous ? configuration.maxStreamsPerAddress : configuration.maxStreamsPerUser
+                    if holder.isAnonymous, state.anonymous >= configuration.maxAnonymousSubscribers {
+                        return (.failure(.anonymousFull), false, nil)
+                    }
+                    guard state.held[holder, default: 0] < limit else { return (.failure(.holderFull(limit)), false, nil) }
+                    state.held[holder, default: 0] += 1
+                    if holder.isAnonymous { state.anonymous += 1 }
+                }
+                state.nextID += 1
+                state.subscribers.insert(state.nextID)
+                return (
+                    .success(Ticket(id: state.nextID, holder: holder)), state.subscribers.count == 1,
+                    state.presenceReached()
+                )
+            }
         listener?.resume(returning: true)
-        guard let ticket else {
+        switch outcome {
+        case .success(let ticket):
+            // Nobody listened until now, so the buffer may lag: catch it up.
+            if first { changesCommitted() }
+            return ticket
+        case .failure(.full):
             throw ServerError(
                 .serviceUnavailable, code: "too_many_subscribers",
                 message:
                     "This server already streams changes to \(configuration.maxSubscribers) subscribers; retry later or connect to another instance",
                 headers: [.retryAfter: "5"])
+        case .failure(.anonymousFull):
+            throw ServerError(
+                .serviceUnavailable, code: "too_many_subscribers",
+                message:
+                    "This server already streams changes to \(configuration.maxAnonymousSubscribers) callers without a token; sign in, or retry later",
+                headers: [.retryAfter: "5"])
+        case .failure(.holderFull(let limit)):
+            throw ServerError(
+                .tooManyRequests, code: "too_many_streams",
+                message:
+                    "You already hold \(limit) change streams on this server; close one (one stream can follow a type with a filter) before opening another",
+                headers: [.retryAfter: "5"])
         }
-        // Nobody listened until now, so the buffer may lag: catch it up.
-        if first { changesCommitted() }
-        return ticket
     }
 
     func leave(_ ticket: Ticket) {
         let (waiter, listener) = state.withLock { state in
-            state.subscribers.remove(ticket.id)
-            return (state.waiters.removeValue(forKey: ticket.id), state.presenceReached())
+            if state.subscribers.remove(ticket.id) != nil, let holder = ticket.holder {
+                let left = state.held[holder, default: 1] - 1
+                state.held[holder] = left > 0 ? left : nil
+                if holder.isAnonymous { state.anonymous -= 1 }
+            }
+            return (state.removeWaiter(ticket.id), state.presenceReached())
         }
         waiter?.resume(returning: .closed)
         listener?.resume(returning: true)
@@ -111,22 +204,23 @@ package final class ChangeFeed: Service, Sendable {
 
     var seen: Seen { state.withLock { Seen(generation: $0.generation, beats: $0.beats) } }
 
-    /// Suspends until something newer than `seen` happened: new changes, a heartbeat, or shutdown
-    /// (also when the task is cancelled).
-    func wait(_ ticket: Ticket, seen: Seen) async -> Wake {
+    /// Suspends until something newer than `seen` happened: new changes (of `type`, when given: a
+    /// write wakes only the subscribers of its type, so its cost does not grow with streams on other
+    /// types), a heartbeat, or shutdown (also when the task is cancelled).
+    func wait(_ ticket: Ticket, seen: Seen, type: String? = nil) async -> Wake {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
                 let now: Wake? = state.withLock { state in
                     if state.closed || Task.isCancelled || !state.subscribers.contains(ticket.id) { return .closed }
                     if state.generation != seen.generation { return .changes }
                     if state.beats != seen.beats { return .heartbeat }
-                    state.waiters[ticket.id] = continuation
+                    state.addWaiter(ticket.id, type: type, continuation)
                     return nil
                 }
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: ticket.id) }
+            let waiter = state.withLock { $0.removeWaiter(ticket.id) }
             waiter?.resume(returning: .closed)
         }
     }
@@ -203,12 +297,12 @@ package final class ChangeFeed: Service, Sendable {
                 state.primed = true
             }
         }
-        var found = false
+        var types = Set<String>()
         while true {
             let head = state.withLock { $0.head }
             let batch = try await storage.changes(type: nil, after: head, limit: Self.readLimit)
             guard let last = batch.last else { break }
-            found = true
+            for change in batch { types.insert(change.record.type) }
             state.withLock { state in
                 state.buffer.append(contentsOf: batch)
                 state.bufferBytes += batch.reduce(0) { $0 + $1.record.body.utf8.count }
@@ -228,17 +322,17 @@ package final class ChangeFeed: Service, Sendable {
             }
             if batch.count < Self.readLimit { break }
         }
-        if found { wakeAll(.changes) { $0.generation &+= 1 } }
+        if !types.isEmpty { wakeAll(.changes, types: types) { $0.generation &+= 1 } }
     }
 
-    /// Applies `change` to the state and resumes every waiting subscriber with `wake`.
-    private func wakeAll(_ wake: Wake, _ change: (inout State) -> Void) {
+    /// Applies `change` to the state and resumes the waiting subscribers with `wake`: every one, or
+    /// with `types`, those that follow one of them (or every type).
+    private func wakeAll(_ wake: Wake, types: Set<String>? = nil, _ change: (inout State) -> Void) {
         let waiters = state.withLock { state in
             change(&state)
-            defer { state.waiters = [:] }
-            return state.waiters
+            return state.takeWaiters(types: types)
         }
-        for waiter in waiters.values { waiter.resume(returning: wake) }
+        for waiter in waiters { waiter.resume(returning: wake) }
     }
 
     /// Ends every stream: subscribers wake with ``Wake/closed`` and no one may join.

@@ -6,6 +6,15 @@ public struct ChangeFeedConfiguration: Sendable {
     /// Streams open at once; one more is answered 503 `too_many_subscribers` with `Retry-After`.
     /// Default: 10 000.
     public var maxSubscribers: Int
+    /// Of ``maxSubscribers``, the most that anonymous streams may hold, so that signed-in users
+    /// always find a place however many anonymous streams one or many addresses open. Default: 7 500.
+    public var maxAnonymousSubscribers = 7_500
+    /// Streams one user (or one client, signed in without a user) may hold on an instance; one more is
+    /// 429 `too_many_streams`. Default: 20.
+    public var maxStreamsPerUser = 20
+    /// Anonymous streams one client address may hold on an instance; one more is 429
+    /// `too_many_streams`. Default: 50.
+    public var maxStreamsPerAddress = 50
     /// An idle stream gets a comment line this often, so proxies and clients see it is alive (and
     /// a closed connection is noticed). Default: 15 s.
     public var heartbeatInterval: Duration

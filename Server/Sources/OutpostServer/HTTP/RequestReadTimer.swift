@@ -187,6 +187,37 @@ final class RequestReadTimer: ChannelDuplexHandler, RemovableChannelHandler {
 
 /// Hummingbird's HTTP/1.1 channel with a ``RequestReadTimer`` in front of its decoder, handled on
 /// the connection's event loop when the storage answers there.
+/// The first handler of a connection ``ConnectionGate`` refused: it writes
+/// ``ConnectionGate/refusal`` once the connection is active, then closes its side (so the client
+/// reads the answer whole rather than a reset while its request is still arriving), drops every
+/// byte that arrives, and closes the connection when the client does, or after a second.
+final class RefusedConnection: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+    private var answered = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { answer(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        answer(context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    private func answer(_ context: ChannelHandlerContext) {
+        guard !answered else { return }
+        answered = true
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(ConnectionGate.refusal)).whenComplete { _ in
+            loopBound.value.close(mode: .output, promise: nil)
+        }
+        context.eventLoop.scheduleTask(in: .seconds(1)) { loopBound.value.close(promise: nil) }
+    }
+}
+
 struct TimedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
@@ -199,12 +230,17 @@ struct TimedHTTP1Channel: ServerChildChannel {
     /// fell from 0.45 to 0.34 of a bare route, a token GET from 0.51 to 0.41), so it stays on
     /// Swift's cooperative pool.
     let onEventLoop: Bool
+    /// The bound on connections held at once; one past it is refused before it is read.
+    var gate: ConnectionGate? = nil
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let headerTimeout = self.headerTimeout
         let bodyTimeout = self.bodyTimeout
         let inner = self.inner
+        let refused = gate.map { !$0.admit(channel) } ?? false
         return channel.eventLoop.makeCompletedFuture {
+            // Past the limit, the first handler answers 503, closes, and lets no byte through.
+            if refused { try channel.pipeline.syncOperations.addHandler(RefusedConnection(), position: .first) }
             try channel.pipeline.syncOperations.addHandler(
                 RequestReadTimer(headerTimeout: headerTimeout, bodyTimeout: bodyTimeout))
         }.flatMap {

@@ -50,7 +50,11 @@ struct ChangeRoutes: Sendable {
         ]
         // HEAD runs no body: take no place among the subscribers.
         if request.method == .head { return Response(status: .ok, headers: headers) }
-        let ticket = try feed.join()
+        let holder: ChangeFeed.Holder =
+            if let caller { .signedIn(caller.userID ?? "client:\(caller.clientID)") } else {
+                .anonymous(address: context.clientAddress)
+            }
+        let ticket = try feed.join(holder)
         let access = self.access
         return Response(
             status: .ok, headers: headers,
@@ -120,7 +124,7 @@ struct ChangeRoutes: Sendable {
                 try await writer.write(ByteBuffer(string: text))
             }
             if changes.count == batchSize { continue }
-            switch await feed.wait(ticket, seen: seen) {
+            switch await feed.wait(ticket, seen: seen, type: type) {
             case .changes:
                 continue
             case .heartbeat:

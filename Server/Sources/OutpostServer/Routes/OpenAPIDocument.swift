@@ -227,6 +227,7 @@ enum OpenAPIDocument {
                   "400": {"$ref": "#/components/responses/Error"},
                   "403": {"$ref": "#/components/responses/Error"},
                   "410": {"$ref": "#/components/responses/Error"},
+                  "429": {"$ref": "#/components/responses/Error"},
                   "501": {"$ref": "#/components/responses/Error"},
                   "503": {"$ref": "#/components/responses/Error"}
                 }

@@ -45,6 +45,14 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var filesURL: String?
 
+    @Option(
+        name: .customLong("max-connections"),
+        help: """
+            Connections held at once; one more gets 503 too_many_connections and is closed. \
+            Default: the open-file limit (ulimit -n) less a quarter of it.
+            """)
+    var maxConnections: Int?
+
     @Option(name: .customLong("max-file-bytes"), help: "The largest file PUT /files/{name} accepts (413 beyond). Default: 1 GiB.")
     var maxFileBytes: Int64 = 1 << 30
 
@@ -136,6 +144,7 @@ struct ServeCommand: AsyncParsableCommand {
                         + "origin could run as it")
             }
         }
+        if let maxConnections, maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
         guard changesHeartbeat >= 1 else { throw ValidationError("--changes-heartbeat must be at least 1 second") }
         if let changesMaxStream, changesMaxStream < 1 {
             throw ValidationError("--changes-max-stream must be at least 1 second")
@@ -159,6 +168,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.filesDirectory = filesDirectory
         configuration.maxFileBytes = maxFileBytes
         configuration.filesURL = filesURL.flatMap(URL.init(string:))
+        configuration.maxConnections = maxConnections
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
         configuration.signUp = signUpMode
