@@ -220,30 +220,36 @@ extension PostgresStorage {
     public func reserveAttempt(_ keys: [(key: String, limit: Int)], at: Int64, since: Int64, expiresAt: Int64)
         async throws -> Int64?
     {
-        try await withTransaction { connection in
-            // One transaction-level advisory lock per key, taken in a fixed order (no deadlock between
-            // two attempts with the same keys): every instance counts a key's attempts one at a time.
-            for key in keys.map(\.key).sorted() {
-                try await Self.execute("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 7))", on: connection)
-            }
-            var full: Int64?
-            for (key, limit) in keys {
-                let row = try await Self.rows(
-                    "SELECT COUNT(*)::BIGINT AS n, MIN(at) AS oldest FROM auth_failures WHERE key = \(key) AND at > \(since)",
-                    on: connection
-                ).first
-                if let row, try row.int64("n") >= Int64(limit), let oldest = try row.optionalInt64("oldest") {
-                    full = max(full ?? .min, oldest)
+        let names = keys.map(\.key).sorted()
+        let limits = Dictionary(keys.map { ($0.key, $0.limit) }) { first, _ in first }
+        let full: Int64? = try await withTransaction { connection in
+            // A transaction-level advisory lock per key, taken in one statement in a fixed order (no
+            // deadlock between two attempts with the same keys): every instance counts a key's attempts
+            // one at a time. The locks are held for two statements more: the count and the insert.
+            try await Self.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended(k, 7)) FROM unnest(\(names)::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i",
+                on: connection)
+            var oldestOfFull: Int64?
+            for row in try await Self.rows(
+                """
+                SELECT key, COUNT(*)::BIGINT AS n, MIN(at) AS oldest FROM auth_failures
+                WHERE key = ANY(\(names)::text[]) AND at > \(since) GROUP BY key
+                """, on: connection)
+            {
+                let key = try row.string("key")
+                if try row.int64("n") >= Int64(limits[key] ?? .max), let oldest = try row.optionalInt64("oldest") {
+                    oldestOfFull = max(oldestOfFull ?? .min, oldest)
                 }
             }
-            guard full == nil else { return full }
-            try await Self.execute("DELETE FROM auth_failures WHERE expires_at <= \(at)", on: connection)
-            for (key, _) in keys {
-                try await Self.execute(
-                    "INSERT INTO auth_failures (key, at, expires_at) VALUES (\(key), \(at), \(expiresAt))", on: connection)
-            }
+            guard oldestOfFull == nil else { return oldestOfFull }
+            try await Self.execute(
+                "INSERT INTO auth_failures (key, at, expires_at) SELECT k, \(at), \(expiresAt) FROM unnest(\(names)::text[]) AS k",
+                on: connection)
             return nil
         }
+        // Expired attempts of any key go after the commit, outside the locks.
+        if full == nil { try await execute("DELETE FROM auth_failures WHERE expires_at <= \(at)") }
+        return full
     }
 
     public func releaseAttempt(key: String, at: Int64) async throws {
