@@ -30,6 +30,10 @@ enum ChangesBench {
         var configuration = ServerConfiguration(
             port: 0, databasePath: folder.appendingPathComponent("bench.sqlite").path, logger: quiet)
         configuration.changes.maxSubscribers = 100_000
+        // Every subscriber of the bench comes from one address, without a token, on its own connection.
+        configuration.changes.maxAnonymousSubscribers = 100_000
+        configuration.changes.maxStreamsPerAddress = 100_000
+        configuration.maxConnections = 100_000
         let running = try await OutpostServer.bench(configuration: configuration).start()
         var results: [BenchResult] = []
         do {
