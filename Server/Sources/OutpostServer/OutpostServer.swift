@@ -50,9 +50,10 @@ public final class OutpostServer: Sendable {
     ///   - publicBase: where absolute URLs start (``ServerConfiguration/publicURL`` or the bound address).
     ///   - passwordPool: the threads that run Bcrypt; the server gives it its own pool.
     ///   - changeFeed: the notifier of change streams; one is made when the storage keeps a feed.
+    ///   - connections: the bound of connections, which `/health` reports.
     package func makeRouter(
         storage: any Storage, publicBase: PublicBase? = nil, passwordPool: NIOThreadPool = .singleton,
-        changeFeed: ChangeFeed? = nil
+        changeFeed: ChangeFeed? = nil, connections: ConnectionGate? = nil
     ) async throws -> Router<OutpostRequestContext> {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -79,10 +80,15 @@ public final class OutpostServer: Sendable {
             middleware: DeclaredLengthMiddleware { request in
                 request.method == .put && request.uri.path.hasPrefix("/files/") ? fileLimit : bodyLimit
             })
-        ServiceRoutes(storage: storage).add(to: router)
         let auth = try await AuthService.make(
             storage: storage, configuration: configuration.auth, providers: providers, publicBase: publicBase,
             logger: configuration.logger, passwordPool: passwordPool)
+        let listScans = ListScans(
+            running: configuration.listScans, waiting: configuration.listScansWaiting, perAddress: ListScans.defaultPerAddress)
+        ServiceRoutes(
+            storage: storage,
+            load: ServerLoad(listScans: listScans, connections: connections, passwordChecks: auth.passwordChecks)
+        ).add(to: router)
         let feed = changeFeed ?? makeChangeFeed(storage: storage)
         let access = AccessControl(
             storage: storage, maxAge: configuration.accessRulesMaxAge, logger: configuration.logger)
@@ -98,7 +104,8 @@ public final class OutpostServer: Sendable {
         RecordRoutes(
             storage: storage, auth: auth, access: access, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
             maxJSONDepth: configuration.maxJSONDepth, maxJSONKeys: configuration.maxJSONKeys, actions: actions,
-            unindexedListLimit: configuration.unindexedListLimit
+            unindexedListLimit: configuration.unindexedListLimit, maxPageBytes: configuration.maxPageBytes,
+            listScans: listScans
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
@@ -157,8 +164,9 @@ public final class OutpostServer: Sendable {
         onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
+        let gate = ConnectionGate(limit: configuration.maxConnections ?? ConnectionGate.defaultLimit())
         let router = try await makeRouter(
-            storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed)
+            storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed, connections: gate)
         // The configured host, unless `application.address` was set apart from it: then what was bound.
         let configuredHost = configuration.bindsHostAndPort ? configuration.host : nil
         let fallbackHost = configuration.host
@@ -167,7 +175,6 @@ public final class OutpostServer: Sendable {
         let headerTimeout = TimeAmount(configuration.headerReadTimeout)
         let bodyTimeout = TimeAmount(configuration.bodyReadTimeout)
         let onEventLoop = storage is PostgresStorage
-        let gate = ConnectionGate(limit: configuration.maxConnections ?? ConnectionGate.defaultLimit())
         return Application(
             responder: responder,
             server: HTTPServerBuilder { responder in

@@ -105,6 +105,18 @@ public struct ServerConfiguration: Sendable {
     /// type of at most this many records, counted by a query that stops one record past it; on a
     /// larger type it is answered 400 `index_required`, naming the index to declare. Default: 10,000.
     public var unindexedListLimit: Int = 10_000
+    /// The most bytes of records one list page answers: a keyset page ends before the record that
+    /// would pass it (and its `next_cursor` continues there); a page by number that would pass it is
+    /// 400 `page_too_large`. A page always holds at least one record. Default: 4 MiB.
+    public var maxPageBytes: Int = 4 << 20
+    /// How many lists that no declared index serves (a filter or a sort by fields, up to
+    /// ``unindexedListLimit`` rows a page) run at once per instance; more wait in arrival order, up
+    /// to ``listScansWaiting``, and at most 2 of one client address run or wait. One past a bound is
+    /// 503 `server_busy` with `Retry-After: 1`, and `/health/ready` reports `list_scans` while every
+    /// place is taken and the queue is half full. Default: half the processors, at least 1.
+    public var listScans: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    /// How many lists wait for a place of ``listScans``. Default: 16.
+    public var listScansWaiting: Int = 16
     /// How long a query waits for another process's lock on the database before the request is
     /// answered 503 `storage_busy` with `Retry-After`. Default: 5 s.
     public var storageBusyTimeout: Duration

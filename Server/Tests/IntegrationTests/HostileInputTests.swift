@@ -267,6 +267,145 @@ struct HostileInputTests {
         }
     }
 
+    @Test("index_required flips at the records the caller may list: adding own records reveals no hidden count")
+    func indexRequiredCountsOnlyVisible() async throws {
+        let bound = 5
+        try await withAuthFixture(configure: { $0.unindexedListLimit = bound }) { fixture in
+            let base = fixture.server.baseURL
+            let ada = try await Self.token(fixture, "ada")
+            let bob = try await Self.token(fixture, "bob")
+            // ada's hidden records: nobody else may list them.
+            for index in 0..<4 {
+                let hidden = try await Self.send(
+                    base, .post, "/records/counted?visibility=private", token: ada, text: #"{"views": \#(index)}"#)
+                #expect(hidden.status == 201)
+            }
+            func sortedList(_ token: String?) async throws -> ClientResponse {
+                try await Self.send(base, .get, "/records/counted?sort=-views", token: token)
+            }
+            // bob adds visible records one at a time; the list flips only past the bound of what he may list.
+            for count in 1...bound {
+                #expect(try await Self.send(base, .post, "/records/counted", token: bob, text: #"{"views": 1}"#).status == 201)
+                let page = try await sortedList(bob)
+                #expect(page.status == 200, "bob sees \(count) records: \(String(decoding: page.body, as: UTF8.self))")
+                #expect(try await sortedList(nil).status == 200, "anonymous, \(count) visible")
+            }
+            #expect(try await Self.send(base, .post, "/records/counted", token: bob, text: #"{"views": 1}"#).status == 201)
+            #expect(Self.code(try await sortedList(bob)) == "index_required")
+            #expect(Self.code(try await sortedList(nil)) == "index_required")
+            // ada may list 10: past the bound for her as well.
+            #expect(Self.code(try await sortedList(ada)) == "index_required")
+        }
+    }
+
+    @Test(
+        "a page ends at its byte bound and its cursor continues there: every record once, both ways, any order; a page by number past it is 400"
+    )
+    func pageBytes() async throws {
+        let maxBytes = 10_000
+        try await withAuthFixture(configure: { $0.maxPageBytes = maxBytes }) { fixture in
+            let base = fixture.server.baseURL
+            let ada = try await Self.token(fixture, "ada")
+            let filler = String(repeating: "x", count: 3_000)
+            for index in 0..<11 {
+                let text = #"{"n": \#(index), "filler": "\#(filler)"}"#
+                #expect(try await Self.send(base, .post, "/records/heavy", token: ada, text: text).status == 201)
+            }
+            // One record larger than the bound on its own still makes a page.
+            let big = String(repeating: "y", count: maxBytes + 1)
+            #expect(
+                try await Self.send(base, .post, "/records/heavy", token: ada, text: #"{"n": 11, "filler": "\#(big)"}"#).status
+                    == 201)
+            for order in ["", "&sort=-n"] {
+                var seen: [Int] = []
+                var cursor: String?
+                var pages: [[Int]] = []
+                var last: JSONValue = .null
+                repeat {
+                    let path = "/records/heavy?limit=100" + order + (cursor.map { "&cursor=\($0)" } ?? "")
+                    let page = try await Self.send(base, .get, path)
+                    #expect(page.status == 200)
+                    let results = try page.json()["results"]?.arrayValue ?? []
+                    #expect(!results.isEmpty)
+                    // The page (its records, and cursors and links under 1 KB) stays within the bound unless one record alone passes it.
+                    #expect(results.count == 1 || page.body.count < maxBytes + 1_000, "\(order): \(page.body.count) bytes")
+                    pages.append(results.compactMap { $0["n"]?.intValue })
+                    seen += pages.last ?? []
+                    last = try page.json()
+                    cursor = last["next_cursor"]?.stringValue
+                } while cursor != nil && pages.count < 20
+                let expected = order.isEmpty ? Array(0...11) : Array((0...11).reversed())
+                #expect(seen == expected, "\(order): \(pages)")
+                #expect(pages.count > 3, "\(order): \(pages)")
+                // Back from the last page: the same records, in the same pages' order.
+                var back: [Int] = []
+                var previous = last["prev_cursor"]?.stringValue
+                back = (pages.last ?? []) + back
+                var steps = 0
+                while let cursorBack = previous, steps < 20 {
+                    steps += 1
+                    let page = try await Self.send(base, .get, "/records/heavy?limit=100" + order + "&cursor=\(cursorBack)")
+                    back = (try page.json()["results"]?.arrayValue ?? []).compactMap { $0["n"]?.intValue } + back
+                    previous = try page.json()["prev_cursor"]?.stringValue
+                }
+                #expect(back == expected, "\(order) backwards")
+            }
+            let numbered = try await Self.send(base, .get, "/records/heavy?page=1&per_page=12")
+            #expect(numbered.status == 400)
+            #expect(Self.code(numbered) == "page_too_large")
+            #expect(Self.details(numbered)?["max_bytes"]?.intValue == maxBytes)
+            #expect(try await Self.send(base, .get, "/records/heavy?page=2&per_page=2").status == 200)
+        }
+    }
+
+    @Test(
+        "a burst of lists no index serves from one address: each is answered 200 or 503 server_busy with Retry-After; reads and /health/ready answer"
+    )
+    func expensiveListBurst() async throws {
+        try await withAuthFixture(configure: {
+            $0.listScans = 1
+            $0.listScansWaiting = 2
+        }) { fixture in
+            let base = fixture.server.baseURL
+            let ada = try await Self.token(fixture, "ada")
+            let ids = try await fixture.withStorage { storage in
+                var ids: [String] = []
+                for index in 0..<400 {
+                    ids.append(
+                        try await storage.createRecord(
+                            type: "scanned", fields: ["views": .int(index * 7 % 400), "tag": .string("t\(index % 5)")],
+                            owner: nil
+                        ).id)
+                }
+                return ids
+            }
+            let ready = try await Self.send(base, .get, "/health/ready")
+            #expect(ready.status == 200)
+            #expect(try ready.json()["status"]?.stringValue == "ready")
+            #expect(try ready.json()["saturated"] == .array([]))
+            #expect(try await Self.send(base, .get, "/health").json()["saturated"] == .array([]))
+            let statuses = try await withThrowingTaskGroup(of: (Int, String?, String?).self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        let reply = try await Self.send(
+                            base, .get, "/records/scanned?filter=record.views%20%3E%20\(index)&sort=-views&limit=50", token: ada)
+                        return (reply.status, Self.code(reply), reply.headerFields[.retryAfter])
+                    }
+                }
+                group.addTask {
+                    let reply = try await Self.send(base, .get, "/records/scanned/\(ids[7])")
+                    return (reply.status, "read", nil)
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for (status, code, retryAfter) in statuses where code != "read" {
+                #expect(status == 200 || (status == 503 && code == "server_busy" && retryAfter == "1"), "\(status) \(code ?? "")")
+            }
+            #expect(statuses.contains { $0.0 == 200 && $0.1 == "read" })
+            #expect(statuses.contains { $0.0 == 200 && $0.1 == nil })
+        }
+    }
+
     // MARK: Plugin names
 
     @Test("an unknown lambda, handler or provider lists the server's names only with --demo or to an admin")

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(OutpostInternal) import OutpostCore
+import OutpostExpressions
 import OutpostServerTesting
 import OutpostTestSupport
 import Testing
@@ -118,13 +119,28 @@ struct RecordIndexTests {
         }
     }
 
-    @Test("the bounded count stops one record past its limit", arguments: backends)
+    @Test("the bounded count stops one record past its limit and counts only what the caller may list", arguments: backends)
     func boundedCount(_ backend: ScratchDatabase.Backend) async throws {
         try await StorageConformanceTests().withStorage(backend) { storage, _ in
             try await Self.seed(storage, type: "posts", count: 30)
-            #expect(try await storage.countRecords(type: "posts", upTo: 11) == 11)
-            #expect(try await storage.countRecords(type: "posts", upTo: 100) == 30)
-            #expect(try await storage.countRecords(type: "none", upTo: 100) == 0)
+            for index in 0..<7 {
+                _ = try await storage.createRecord(
+                    type: "posts", fields: ["n": .int(index)], owner: "hidden-owner", isPrivate: true)
+            }
+            #expect(try await storage.countRecords(RecordQuery(type: "posts"), upTo: 11) == 11)
+            #expect(try await storage.countRecords(RecordQuery(type: "posts"), upTo: 100) == 30)
+            #expect(try await storage.countRecords(RecordQuery(type: "posts", viewer: "someone"), upTo: 100) == 30)
+            #expect(try await storage.countRecords(RecordQuery(type: "posts", viewer: "hidden-owner"), upTo: 100) == 37)
+            var owned = RecordQuery(type: "posts")
+            owned.access = try RecordPredicate.compile(
+                try Condition(parsing: "record.owner == caller.user", roots: ["record", "caller"]),
+                caller: RuleCaller(signedIn: true, user: "hidden-owner"))
+            #expect(try await storage.countRecords(owned, upTo: 100) == 7)
+            // Filters and order do not narrow the count: it is of what the caller may list at all.
+            var filtered = RecordQuery(type: "posts", filters: [("tag", .string("t1"))])
+            filtered.order = [RecordOrderKey(.field("views"), descending: true)]
+            #expect(try await storage.countRecords(filtered, upTo: 100) == 30)
+            #expect(try await storage.countRecords(RecordQuery(type: "none"), upTo: 100) == 0)
         }
     }
 

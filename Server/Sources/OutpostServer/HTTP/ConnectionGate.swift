@@ -11,7 +11,7 @@ import Synchronization
 /// Bounds the connections an instance holds at once (``ServerConfiguration/maxConnections``): one
 /// more is answered `503 too_many_connections` with `Retry-After` and closed at once, before any
 /// byte of its request is read, so that descriptors stay for the database, files and streams.
-final class ConnectionGate: Sendable {
+package final class ConnectionGate: Sendable {
     let limit: Int
     private let open = Atomic<Int>(0)
 

@@ -20,6 +20,15 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/health/ready": {
+              "get": {
+                "operationId": "getReadiness", "summary": "Readiness: whether this instance should take new requests (database answering, no bounded resource saturated)",
+                "responses": {
+                  "200": {"description": "Ready", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}},
+                  "503": {"description": "The database does not answer, or the instance is saturated (saturated names what: list_scans, connections, password_checks)", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Readiness"}}}}
+                }
+              }
+            },
             "/openapi.json": {
               "get": {
                 "operationId": "getOpenAPIDocument", "summary": "This document",
@@ -206,9 +215,10 @@ enum OpenAPIDocument {
                 "responses": {
                   "200": {"description": "One page: a NumberedPage when page is given, else a CursorPage. The two share no member but results and neither allows another, so an answer matches exactly one", "headers": {"ETag": {"description": "A weak ETag of the page; If-None-Match with it answers 304 while the page is unchanged", "schema": {"type": "string"}}, "Cache-Control": {"$ref": "#/components/headers/PrivateCache"}}, "content": {"application/json": {"schema": {"oneOf": [{"$ref": "#/components/schemas/NumberedPage"}, {"$ref": "#/components/schemas/CursorPage"}]}}}},
                   "304": {"description": "Not modified: If-None-Match names the page's ETag", "headers": {"ETag": {"schema": {"type": "string"}}, "Cache-Control": {"$ref": "#/components/headers/PrivateCache"}}},
-                  "400": {"$ref": "#/components/responses/Error", "description": "invalid_limit, invalid_page, invalid_sort, invalid_filter, invalid_cursor, conflicting_pagination, or index_required: a filter or sort by fields that no declared index serves on a type past the server's bound; details.fields and details.command name the index to declare"},
+                  "400": {"$ref": "#/components/responses/Error", "description": "invalid_limit, invalid_page, invalid_sort, invalid_filter, invalid_cursor, conflicting_pagination, or index_required: a filter or sort by fields that no declared index serves when the caller may list more records than the server's bound; details.fields and details.command name the index to declare; page_too_large: a page by number holds more bytes than a page may (details.max_bytes); walk with cursors, whose pages end at that size"},
                   "401": {"$ref": "#/components/responses/Error"},
-                  "403": {"$ref": "#/components/responses/Error"}
+                  "403": {"$ref": "#/components/responses/Error"},
+                  "503": {"description": "server_busy: the instance runs as many lists no declared index serves as it may (or this address has two running or waiting); or storage_busy. Retry after Retry-After seconds", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
                 }
               }
             },
@@ -404,8 +414,13 @@ enum OpenAPIDocument {
               },
               "Health": {
                 "type": "object",
-                "required": ["status", "version", "schema_version"],
-                "properties": {"status": {"type": "string", "enum": ["ok"]}, "version": {"type": "string"}, "schema_version": {"type": "integer"}}
+                "required": ["status", "version", "schema_version", "saturated"],
+                "properties": {"status": {"type": "string", "enum": ["ok"]}, "version": {"type": "string"}, "schema_version": {"type": "integer"}, "saturated": {"type": "array", "description": "The bounded resources this instance holds to their bound (list_scans, connections, password_checks); empty when none", "items": {"type": "string"}}}
+              },
+              "Readiness": {
+                "type": "object",
+                "required": ["status", "version", "saturated"],
+                "properties": {"status": {"type": "string", "enum": ["ready", "saturated", "unavailable"]}, "version": {"type": "string"}, "saturated": {"type": "array", "items": {"type": "string"}}}
               },
               "HealthUnavailable": {
                 "type": "object",

@@ -1,18 +1,34 @@
 @_spi(OutpostInternal) import OutpostCore
 
 extension RecordRoutes {
-    /// Refuses a list with `filter` or a sort by fields that no declared index serves
-    /// (``serves(_:_:)``) on a type of more than ``unindexedListLimit`` records: 400
-    /// `index_required`, naming the fields to index and the command that does it. The count stops
-    /// one record past the limit, so the check costs at most that many rows.
-    func requireIndex(_ query: RecordQuery) async throws {
-        let sortsByFields = query.order?.contains { if case .field = $0.source { true } else { false } } ?? false
-        guard query.filter != nil || sortsByFields else { return }
-        let indexes = try await storage.recordIndexes(type: query.type)
-        if indexes.contains(where: { Self.serves($0, query) }) { return }
-        let count = try await storage.countRecords(type: query.type, upTo: unindexedListLimit + 1)
+    /// Refuses a list that ``scans(_:)`` (a filter or a sort by fields that no declared index
+    /// serves) when the caller may list more than ``unindexedListLimit`` records of the type: 400
+    /// `index_required`, naming the fields to index and the command that does it. Only records the
+    /// caller may list are counted, so the moment it flips tells nothing of records hidden from
+    /// them; the count stops one record past the limit.
+    func requireFewRecords(_ query: RecordQuery) async throws {
+        let count = try await storage.countRecords(query, upTo: unindexedListLimit + 1)
         guard count > unindexedListLimit else { return }
         throw Self.indexRequired(query, limit: unindexedListLimit)
+    }
+
+    /// Whether `query` has a filter or a sort by fields that no declared index serves: a list that
+    /// reads up to ``unindexedListLimit`` rows per page.
+    func scans(_ query: RecordQuery) async throws -> Bool {
+        let sortsByFields = query.order?.contains { if case .field = $0.source { true } else { false } } ?? false
+        guard query.filter != nil || sortsByFields else { return false }
+        let indexes = try await storage.recordIndexes(type: query.type)
+        return !indexes.contains(where: { Self.serves($0, query) })
+    }
+
+    /// Runs `body`, the work of the list `query`, in a place of ``listScans`` when the list
+    /// ``scans(_:)`` (after ``requireFewRecords(_:)``, whose count is work of the same kind); at once otherwise.
+    func boundingScan<T: Sendable>(_ query: RecordQuery, address: String, _ body: () async throws -> T) async throws -> T {
+        guard try await scans(query) else { return try await body() }
+        return try await listScans.run(address: address) {
+            try await requireFewRecords(query)
+            return try await body()
+        }
     }
 
     /// Whether `index` serves `query`, so its pages cost about the same however many records the type holds:
@@ -69,8 +85,8 @@ extension RecordRoutes {
             fields = [test.field]
         }
         var message =
-            "This list needs an index: type \(query.type) holds more than \(limit) records and no declared index serves "
-            + "its filter or sort"
+            "This list needs an index: type \(query.type) holds more than \(limit) records you may list and no declared "
+            + "index serves its filter or sort"
         var details: [String: JSONValue] = ["type": .string(query.type), "limit": .int(limit)]
         if fieldKeys > 0 && (sortFields.count != fieldKeys || Set(leadingSortFields(order).map(\.descending)).count > 1) {
             message +=

@@ -22,6 +22,10 @@ struct RecordRoutes: Sendable {
     let actions: RecordActions
     /// The most records a type may hold for a list no declared index serves (``ServerConfiguration/unindexedListLimit``).
     var unindexedListLimit = 10_000
+    /// The most bytes of records a page answers (``ServerConfiguration/maxPageBytes``).
+    var maxPageBytes = 4 << 20
+    /// The lists no declared index serves, bounded per instance and per client address.
+    var listScans = ListScans(running: 1, waiting: 16, perAddress: ListScans.defaultPerAddress)
     var changes: ChangeFeed? { actions.changes }
     static let maxPageSize = 100
     static let defaultPageSize = 20
@@ -345,18 +349,33 @@ struct RecordRoutes: Sendable {
         query.access = try await listAccess(type: type, caller: caller)
         query.filter = filter?.predicate
         query.order = order
-        try await requireIndex(query)
-        if let page {
-            let (records, total) = try await storage.listRecords(query, page: page)
-            return Self.listResponse(
-                records,
-                [
-                    ("page", .int(page)), ("per_page", .int(query.limit)), ("total", .int(total)),
-                    ("total_pages", .int((total + query.limit - 1) / query.limit)),
-                ])
+        query.maxBytes = maxPageBytes
+        let listName = Self.listName(query, filter: filter)
+        return try await boundingScan(query, address: context.clientAddress) {
+            guard let page else {
+                return try await keysetPage(query, cursor: cursor, request: request, fields: fields, listName: listName)
+            }
+            return try await numberedPage(query, page: page)
         }
-        return try await keysetPage(
-            query, cursor: cursor, request: request, fields: fields, listName: Self.listName(query, filter: filter))
+    }
+
+    /// Page `page` of `query` by number, with the total; 400 `page_too_large` past ``maxPageBytes``.
+    func numberedPage(_ query: RecordQuery, page: Int) async throws -> Response {
+        let (records, total) = try await storage.listRecords(query, page: page)
+        if RecordPageText.fittingCount(records, maxBytes: maxPageBytes) < records.count {
+            throw ServerError.badRequest(
+                "page_too_large",
+                "Page \(page) of \(query.limit) records holds more than \(maxPageBytes) bytes, the most a page answers; "
+                    + "ask for fewer per_page, or walk the list with cursors (without page), whose pages end at that size "
+                    + "and continue with next_cursor",
+                details: ["max_bytes": .int(maxPageBytes)])
+        }
+        return Self.listResponse(
+            records,
+            [
+                ("page", .int(page)), ("per_page", .int(query.limit)), ("total", .int(total)),
+                ("total_pages", .int((total + query.limit - 1) / query.limit)),
+            ])
     }
 
     /// What the caller may list: records both the list and the read rules grant, as a condition
@@ -400,8 +419,8 @@ struct RecordRoutes: Sendable {
             guard payload == nil || payload?.values?.count == order.count else { throw CursorCodec.invalid }
             let position = payload.map { RecordPosition(values: $0.values ?? []) }
             var rows = try await storage.listRecords(query, from: position, backwards: backwards)
-            page = RecordPageText(rows: rows, limit: query.limit, backwards: backwards)
-            rows = Array(rows.prefix(query.limit))
+            page = RecordPageText(rows: rows, limit: query.limit, backwards: backwards, maxBytes: query.maxBytes)
+            rows = Array(rows.prefix(page.count))
             if backwards { rows.reverse() }
             func at(_ record: StoredRecord?) throws -> CursorCodec.Payload? {
                 guard let record else { return nil }

@@ -63,10 +63,17 @@ public struct RecordPageText: Sendable, Equatable {
 
     /// The page of `rows` as ``RecordStorage/listRecords(_:from:backwards:)`` returns them: up to
     /// `limit + 1` records in the order walked (reversed when `backwards`).
-    public init(rows: [StoredRecord], limit: Int, backwards: Bool) {
+    /// The page ends before a record that would take its text past `maxBytes` (and then `more` is
+    /// `true`: the cursor continues there); it always holds at least one record.
+    public init(rows: [StoredRecord], limit: Int, backwards: Bool, maxBytes: Int = .max) {
         var rows = rows
-        let more = rows.count > limit
+        var more = rows.count > limit
         if more { rows.removeLast(rows.count - limit) }
+        let fitting = Self.fittingCount(rows, maxBytes: maxBytes)
+        if fitting < rows.count {
+            rows.removeLast(rows.count - fitting)
+            more = true
+        }
         if backwards { rows.reverse() }
         self.init(records: rows)
         self.more = more
@@ -86,6 +93,19 @@ public struct RecordPageText: Sendable, Equatable {
         }
         self.init(text: text, keys: keys, more: false)
     }
+
+    /// How many of `rows`, from the first, a page of at most `maxBytes` of text holds (at least one).
+    static func fittingCount(_ rows: [StoredRecord], maxBytes: Int) -> Int {
+        var bytes = 0
+        for (index, record) in rows.enumerated() {
+            bytes += (index > 0 ? 1 : 0) + WireText.count(idBytes: record.id.utf8.count, bodyBytes: record.body.utf8.count)
+            if bytes > maxBytes { return max(index, 1) }
+        }
+        return rows.count
+    }
+
+    /// The number of records on the page.
+    var count: Int { keys.positions.count }
 
     /// The first record of the page, or `nil` when it has none.
     var first: Entry? { keys.positions.isEmpty ? nil : keys.entry(0) }
@@ -169,7 +189,8 @@ extension RecordStorage {
         -> RecordPageText
     {
         RecordPageText(
-            rows: try await listRecords(query, from: position, backwards: backwards), limit: query.limit, backwards: backwards)
+            rows: try await listRecords(query, from: position, backwards: backwards), limit: query.limit, backwards: backwards,
+            maxBytes: query.maxBytes)
     }
 }
 
@@ -184,6 +205,13 @@ enum WireText {
     /// `value / divisor` rounded towards negative infinity (`divisor` > 0).
     static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
         value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+    }
+
+    /// How many bytes ``append(id:createdAt:updatedAt:body:to:)`` writes for an id and a stored
+    /// body of these sizes (four-digit years).
+    static func count(idBytes: Int, bodyBytes: Int) -> Int {
+        // `{"id":"` `","created_at":"` 20 `","updated_at":"` 20 `"`, then the body without its brace, or `}`.
+        80 + idBytes + (bodyBytes > 2 ? bodyBytes : 1)
     }
 
     static func append<ID: Collection<UInt8>, Body: Collection<UInt8>>(

@@ -113,12 +113,15 @@ public protocol RecordIndexStorage: Sendable {
     ///
     /// - Parameter index: The index to drop.
     func dropRecordIndex(_ index: RecordIndex) async throws -> Bool
-    /// How many records `type` holds, counting no further than `limit`: a bounded query.
+    /// How many records of `query.type` its caller may list (``RecordQuery/access``, or the
+    /// default visibility for ``RecordQuery/viewer``), counting no further than `limit`: a bounded
+    /// query. The query's filters and order are left out; records the caller cannot read are never
+    /// counted, so the figure reveals nothing the caller could not list.
     ///
     /// - Parameters:
-    ///   - type: The record type.
-    ///   - limit: The most rows the count reads.
-    func countRecords(type: String, upTo limit: Int) async throws -> Int
+    ///   - query: The list whose type and caller count.
+    ///   - limit: The most records the count reaches.
+    func countRecords(_ query: RecordQuery, upTo limit: Int) async throws -> Int
 }
 
 extension RecordPredicate {

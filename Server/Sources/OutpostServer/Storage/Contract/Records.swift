@@ -185,6 +185,9 @@ public struct RecordQuery: Sendable {
     /// An order by fields (`?sort=-views,title`), ending with a key no two records share (`id`);
     /// `nil` orders by ``sort``. Such lists are ordered by the query itself, not by an index.
     public var order: [RecordOrderKey]?
+    /// The most bytes of record text a keyset page holds: the page ends before the record that
+    /// would pass it (it always holds one) and its cursor continues there. ``Int/max`` bounds nothing.
+    public var maxBytes: Int = .max
 
     public init(
         type: String, filters: [(field: String, value: JSONValue)] = [], sort: RecordSort = .created, limit: Int = 20,
@@ -195,6 +198,13 @@ public struct RecordQuery: Sendable {
         self.filters = filters
         self.sort = sort
         self.limit = limit
+    }
+
+    /// The same type and caller, without filters or order: every record the caller may list.
+    var visibilityOnly: RecordQuery {
+        var query = RecordQuery(type: type, viewer: viewer)
+        query.access = access
+        return query
     }
 }
 

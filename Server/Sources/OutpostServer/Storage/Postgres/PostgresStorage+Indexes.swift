@@ -105,10 +105,12 @@ extension PostgresStorage {
         }
     }
 
-    public func countRecords(type: String, upTo limit: Int) async throws -> Int {
-        let rows = try await rows(
-            "SELECT count(*)::BIGINT AS n FROM (SELECT 1 FROM records WHERE type = \(type) LIMIT \(Int64(limit))) AS bounded")
-        return Int(try rows.first?["n"].decode(Int64.self) ?? 0)
+    public func countRecords(_ query: RecordQuery, upTo limit: Int) async throws -> Int {
+        var statement = PostgresStatement("SELECT count(*)::BIGINT AS n FROM (SELECT 1 FROM records WHERE type = ")
+        statement.sql += statement.bind(query.type)
+        Self.appendConditions(query.visibilityOnly, to: &statement)
+        statement.sql += " LIMIT " + statement.bind(Int64(limit)) + ") AS bounded"
+        return Int(try await rows(statement.query).first?.int64("n") ?? 0)
     }
 
     /// Runs `body` on one connection outside a transaction, holding ``indexLock``.

@@ -93,9 +93,13 @@ extension SQLiteStorage {
         }
     }
 
-    public func countRecords(type: String, upTo limit: Int) async throws -> Int {
+    public func countRecords(_ query: RecordQuery, upTo limit: Int) async throws -> Int {
+        var conditions = ""
+        var binds: [SQLiteData] = [.text(query.type)]
+        appendConditions(query.visibilityOnly, to: &conditions, binds: &binds)
         let rows = try await reader.query(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM records WHERE type = ? LIMIT ?)", [.text(type), .integer(limit)])
+            "SELECT count(*) AS n FROM (SELECT 1 FROM records WHERE type = ?\(conditions) LIMIT ?)",
+            binds + [.integer(limit)])
         return rows.first?.column("n")?.integer ?? 0
     }
 }

@@ -146,20 +146,22 @@ extension SQLiteStorage {
         let limit = query.limit
         if query.order != nil {
             let rows = try await listRecords(query, from: position, backwards: backwards)
-            return RecordPageText(rows: rows, limit: limit, backwards: backwards)
+            return RecordPageText(rows: rows, limit: limit, backwards: backwards, maxBytes: query.maxBytes)
         }
         let bounded = keysetSQL(
             query, from: position, backwards: backwards, columns: Self.pageColumns, shownAsColumn: true,
             rowLimit: Self.inPlaceRowBudget(limit: limit))
         let first = nextReader.add(1, ordering: .relaxed).oldValue
         let attempt = try readInPlace(bounded.sql, bounded.binds, startingAt: first) { rows in
-            try Self.pageText(&rows, limit: limit, backwards: backwards, budget: Self.inPlaceRowBudget(limit: limit))
+            try Self.pageText(
+                &rows, limit: limit, backwards: backwards, budget: Self.inPlaceRowBudget(limit: limit), maxBytes: query.maxBytes)
         }
         if let attempt, let page = attempt { return page }
         let (sql, binds) = keysetSQL(query, from: position, backwards: backwards, columns: Self.pageColumns)
         return try await readers[first % readers.count].read(sql, binds) { rows in
             // Without a budget the page is always complete.
-            try Self.pageText(&rows, limit: limit, backwards: backwards, budget: nil) ?? RecordPageText(records: [])
+            try Self.pageText(&rows, limit: limit, backwards: backwards, budget: nil, maxBytes: query.maxBytes)
+                ?? RecordPageText(records: [])
         }
     }
 
@@ -173,8 +175,11 @@ extension SQLiteStorage {
 
     /// Writes one page from `rows` (``pageColumns``, then, with a `budget`, whether the row is
     /// shown: the visibility and filters as a column, the statement limited to `budget` rows).
-    /// `nil` when the budget ran out before the page was complete.
-    static func pageText(_ rows: inout RowReader, limit: Int, backwards: Bool, budget: Int?) throws -> RecordPageText? {
+    /// `nil` when the budget ran out before the page was complete. The page ends before a record
+    /// that would take its text past `maxBytes` (``RecordQuery/maxBytes``).
+    static func pageText(
+        _ rows: inout RowReader, limit: Int, backwards: Bool, budget: Int?, maxBytes: Int = .max
+    ) throws -> RecordPageText? {
         var text: [UInt8] = []
         text.reserveCapacity(limit * 192)
         var keys = RecordPageText.Keys(capacity: limit)
@@ -188,6 +193,14 @@ extension SQLiteStorage {
             if keys.positions.count == limit {
                 more = true
                 break
+            }
+            if maxBytes != .max, !keys.positions.isEmpty {
+                let idBytes = rows.withText(1) { $0.count }
+                let bodyBytes = rows.withText(2) { $0.count }
+                if text.count + 1 + WireText.count(idBytes: idBytes, bodyBytes: bodyBytes) > maxBytes {
+                    more = true
+                    break
+                }
             }
             if !backwards && !keys.positions.isEmpty { text.append(UInt8(ascii: ",")) }
             let start = text.count
