@@ -194,6 +194,14 @@ public final class OutpostServer: Sendable {
 
     func openStorage() async throws -> any Storage {
         let storage = try await DatabaseLocation.migrated(try await configuration.openStorage())
+        if let quotas = storage as? any QuotaStorage {
+            do {
+                try await quotas.setDefaultQuotas(configuration.quotas)
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+        }
         if let rules = configuration.accessRules {
             do {
                 try await rules.store(in: storage)

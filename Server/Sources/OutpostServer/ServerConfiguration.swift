@@ -109,6 +109,11 @@ public struct ServerConfiguration: Sendable {
     /// would pass it (and its `next_cursor` continues there); a page by number that would pass it is
     /// 400 `page_too_large`. A page always holds at least one record. Default: 4 MiB.
     public var maxPageBytes: Int = 4 << 20
+    /// What each user may store (records, bytes of records, bytes of files, pending uploads), unless
+    /// the operator set a user's own (`outpost users quota`). Written to the database at start; the
+    /// database checks every record write against them, `PUT /files/…` checks files. Past a bound:
+    /// 507 `quota_exceeded` naming it. Default: ``Quotas/standard``.
+    public var quotas: Quotas = .standard
     /// How many lists that no declared index serves (a filter or a sort by fields, up to
     /// ``unindexedListLimit`` rows a page) run at once per instance; more wait in arrival order, up
     /// to ``listScansWaiting``, and at most 2 of one client address run or wait. One past a bound is

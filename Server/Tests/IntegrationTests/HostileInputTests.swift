@@ -406,6 +406,43 @@ struct HostileInputTests {
         }
     }
 
+    @Test("a user's records past their quota are 507 quota_exceeded on every write route; others and deletions are unaffected")
+    func recordQuotas() async throws {
+        try await withAuthFixture(configure: { $0.quotas = Quotas(records: 3, recordBytes: 2_000) }) { fixture in
+            let base = fixture.server.baseURL
+            let ada = try await Self.token(fixture, "ada")
+            let bob = try await Self.token(fixture, "bob")
+            var ids: [String] = []
+            for index in 0..<2 {
+                let created = try await Self.send(base, .post, "/records/q", token: ada, text: #"{"n": \#(index)}"#)
+                #expect(created.status == 201)
+                ids.append(try created.json()["id"]?.stringValue ?? "")
+            }
+            let batch =
+                #"{"operations": [{"method": "POST", "type": "q", "body": {"n": 2}}, {"method": "POST", "type": "q", "body": {"n": 3}}]}"#
+            let refusedBatch = try await Self.send(base, .post, "/records/batch", token: ada, text: batch)
+            #expect(refusedBatch.status == 507, "\(String(decoding: refusedBatch.body, as: UTF8.self))")
+            #expect(Self.code(refusedBatch) == "quota_exceeded")
+            #expect(Self.details(refusedBatch)?["quota"]?.stringValue == "records")
+            // Nothing of the refused batch was stored: one more still fits.
+            #expect(try await Self.send(base, .post, "/records/q", token: ada, text: #"{"n": 2}"#).status == 201)
+            let fourth = try await Self.send(base, .post, "/records/q", token: ada, text: #"{"n": 4}"#)
+            #expect(fourth.status == 507)
+            #expect(Self.code(fourth) == "quota_exceeded")
+            #expect(try await Self.send(base, .post, "/records/q", token: bob, text: #"{"n": 4}"#).status == 201)
+            // Growing a record past the bytes bound, by PUT or PATCH, is refused; the record is unchanged.
+            let large = #"{"s": "\#(String(repeating: "z", count: 2_100))"}"#
+            #expect(
+                Self.code(try await Self.send(base, .put, "/records/q/\(ids[0])", token: ada, text: large)) == "quota_exceeded")
+            #expect(
+                Self.code(try await Self.send(base, .patch, "/records/q/\(ids[0])", token: ada, text: large)) == "quota_exceeded")
+            #expect(try await Self.send(base, .get, "/records/q/\(ids[0])").json()["n"]?.intValue == 0)
+            // A deletion gives the place back.
+            #expect(try await Self.send(base, .delete, "/records/q/\(ids[1])", token: ada).status == 204)
+            #expect(try await Self.send(base, .post, "/records/q", token: ada, text: #"{"n": 5}"#).status == 201)
+        }
+    }
+
     // MARK: Plugin names
 
     @Test("an unknown lambda, handler or provider lists the server's names only with --demo or to an admin")

@@ -60,6 +60,7 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         case let error as any HTTPResponseError:
             return ServerError(error.status, code: code(for: error.status), message: "\(error.status.reasonPhrase)")
         default:
+            if let quota = QuotaExceeded.serverError(for: error) { return quota }
             logger.error("unhandled error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             return ServerError(
                 .internalServerError, code: "internal_error",

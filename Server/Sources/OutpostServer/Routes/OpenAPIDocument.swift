@@ -167,6 +167,7 @@ enum OpenAPIDocument {
                 "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/BatchRequest"}}}},
                 "responses": {
+                  "507": {"$ref": "#/components/responses/QuotaExceeded"},
                   "200": {"description": "Every operation's result, in order (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/BatchResults"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
@@ -189,6 +190,7 @@ enum OpenAPIDocument {
                 "parameters": [{"$ref": "#/components/parameters/IdempotencyKey"}, {"name": "visibility", "in": "query", "description": "private: readable, listable and changeable by its owner only (others get 404 and lists leave it out); needs a signed-in user", "schema": {"type": "string", "enum": ["public", "private"], "default": "public"}}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
+                  "507": {"$ref": "#/components/responses/QuotaExceeded"},
                   "201": {"description": "Created (or, with a repeated Idempotency-Key, the first answer again)", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}, "Location": {"schema": {"type": "string"}}, "Idempotency-Replayed": {"description": "true when this answer repeats the first one for the Idempotency-Key", "schema": {"type": "string", "enum": ["true"]}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
@@ -267,6 +269,7 @@ enum OpenAPIDocument {
                 "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object"}}}},
                 "responses": {
+                  "507": {"$ref": "#/components/responses/QuotaExceeded"},
                   "200": {"description": "The record", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
@@ -285,6 +288,7 @@ enum OpenAPIDocument {
                 "parameters": [{"$ref": "#/components/parameters/IfMatch"}],
                 "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}}}},
                 "responses": {
+                  "507": {"$ref": "#/components/responses/QuotaExceeded"},
                   "200": {"description": "The record", "headers": {"ETag": {"$ref": "#/components/headers/ETag"}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Record"}}}},
                   "400": {"$ref": "#/components/responses/Error"},
                   "401": {"$ref": "#/components/responses/Error"},
@@ -349,6 +353,7 @@ enum OpenAPIDocument {
                 ],
                 "requestBody": {"required": true, "description": "The file's bytes; the Content-Type sent is stored and served back (application/octet-stream when none)", "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}},
                 "responses": {
+                  "507": {"$ref": "#/components/responses/QuotaExceeded"},
                   "200": {"description": "Replaced", "headers": {"ETag": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/File"}}}},
                   "201": {"description": "Created", "headers": {"ETag": {"schema": {"type": "string"}}, "Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/File"}}}},
                   "204": {"description": "Part stored (Upload-Complete: ?0); Upload-Offset is the new size", "headers": {"Upload-Offset": {"schema": {"type": "integer"}}}},
@@ -398,6 +403,7 @@ enum OpenAPIDocument {
               "Tokens": {"description": "access_token, token_type, expires_in, refresh_token, scope", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Tokens"}}}},
               "OAuthError": {"description": "RFC 6749 error", "content": {"application/json": {"schema": {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}, "error_description": {"type": "string"}}}}}},
               "Error": {"description": "A failure", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+              "QuotaExceeded": {"description": "quota_exceeded: the write would take the owner past a quota; details.quota names it (records, record_bytes, file_bytes, pending_uploads). Nothing was written", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
               "Busy": {"description": "storage_busy: another process held the database's lock past the server's wait; retry after Retry-After seconds", "headers": {"Retry-After": {"schema": {"type": "integer"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
             },
             "schemas": {

@@ -101,8 +101,8 @@ struct ClientsCommand: AsyncParsableCommand {
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",
-        abstract: "Add users, invite them, set their entitlements and roles (works on the database directly).",
-        subcommands: [Add.self, Invite.self, Entitle.self, RolesCommand.self])
+        abstract: "Add users, invite them, set their entitlements, roles and quotas (works on the database directly).",
+        subcommands: [Add.self, Invite.self, Entitle.self, RolesCommand.self, QuotaCommand.self])
 
     struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

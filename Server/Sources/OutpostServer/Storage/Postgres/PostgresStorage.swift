@@ -142,7 +142,7 @@ public final class PostgresStorage: Storage {
     /// record types (SQLite's 12); step 8 keeps a deleted record's last fields in its change (SQLite's 13).
     static let migrations: [(version: Int, statements: [String])] = [
         (1, schema), (2, changesSchema), (3, changesWatermarkSchema), (4, rulesSchema), (5, invitesSchema),
-        (6, leasesSchema), (7, indexesSchema), (8, deletedBodySchema),
+        (6, leasesSchema), (7, indexesSchema), (8, deletedBodySchema), (10, quotasSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

@@ -297,6 +297,8 @@ public final class SQLiteStorage: Storage {
         (12, indexesMigration),
         // A deletion's change row keeps the record's last fields.
         (13, deletedBodyMigration),
+        // Quotas per user: defaults, a user's own bounds, what each owner's records take.
+        (14, quotasMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
