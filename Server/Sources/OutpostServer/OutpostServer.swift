@@ -51,9 +51,10 @@ public final class OutpostServer: Sendable {
     ///   - passwordPool: the threads that run Bcrypt; the server gives it its own pool.
     ///   - changeFeed: the notifier of change streams; one is made when the storage keeps a feed.
     ///   - connections: the bound of connections, which `/health` reports.
+    ///   - files: where `/files` keeps its bytes; opened by ``openFileStorage(storage:)`` when `nil`.
     package func makeRouter(
         storage: any Storage, publicBase: PublicBase? = nil, passwordPool: NIOThreadPool = .singleton,
-        changeFeed: ChangeFeed? = nil, connections: ConnectionGate? = nil
+        changeFeed: ChangeFeed? = nil, connections: ConnectionGate? = nil, files: (any FileStorage)? = nil
     ) async throws -> Router<OutpostRequestContext> {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -111,13 +112,31 @@ public final class OutpostServer: Sendable {
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
         OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
-        let files = try await FolderFileStorage.open(directory: configuration.resolvedFilesDirectory)
+        let fileStorage: any FileStorage
+        if let files {
+            fileStorage = files
+        } else {
+            fileStorage = try await openFileStorage(storage: storage)
+        }
         FileRoutes(
-            files: files, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes,
+            files: fileStorage, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes,
             downloadObserver: configuration.downloadObserver, links: fileLinks
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router
+    }
+
+    /// Where `/files` keeps its bytes: the PostgreSQL database the server runs on, unless
+    /// ``ServerConfiguration/filesDirectory`` names a folder; on any other storage, a folder
+    /// (``ServerConfiguration/resolvedFilesDirectory``).
+    package func openFileStorage(storage: any Storage) async throws -> any FileStorage {
+        if configuration.filesDirectory == nil, let postgres = storage as? PostgresStorage {
+            return PostgresFileStorage(
+                storage: postgres, uploadLifetime: configuration.uploadLifetime, now: configuration.uploadClock)
+        }
+        return try await FolderFileStorage.open(
+            directory: configuration.resolvedFilesDirectory ?? "outpost-files", uploadLifetime: configuration.uploadLifetime,
+            now: configuration.uploadClock)
     }
 
     /// The runner of plugins' after hooks and jobs; `nil` when no plugin registered any.
@@ -146,27 +165,35 @@ public final class OutpostServer: Sendable {
     }
 
     /// The services to run: the HTTP server, and after it the change feed, which shuts down first
-    /// (ending every stream) so that the HTTP server's graceful shutdown is not held up by them.
+    /// (ending every stream) so that the HTTP server's graceful shutdown is not held up by them,
+    /// and the sweep of expired uploads.
     func makeServices(
         storage: any Storage, passwordPool: NIOThreadPool,
         onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> [any Service] {
         let feed = makeChangeFeed(storage: storage)
-        let app = try await makeApplication(storage: storage, passwordPool: passwordPool, changeFeed: feed, onRunning: onRunning)
+        let files = try await openFileStorage(storage: storage)
+        let app = try await makeApplication(
+            storage: storage, passwordPool: passwordPool, changeFeed: feed, files: files, onRunning: onRunning)
         var services: [any Service] = [app]
         if let feed { services.append(feed) }
         if let work = try backgroundWork(storage: storage, changeFeed: feed) { services.append(work) }
+        services.append(
+            UploadSweeper(
+                files: files, interval: UploadSweeper.interval(lifetime: configuration.uploadLifetime),
+                logger: configuration.logger))
         return services
     }
 
     func makeApplication(
-        storage: any Storage, passwordPool: NIOThreadPool, changeFeed: ChangeFeed?,
+        storage: any Storage, passwordPool: NIOThreadPool, changeFeed: ChangeFeed?, files: any FileStorage,
         onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
         let gate = ConnectionGate(limit: configuration.maxConnections ?? ConnectionGate.defaultLimit())
         let router = try await makeRouter(
-            storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed, connections: gate)
+            storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed,
+            connections: gate, files: files)
         // The configured host, unless `application.address` was set apart from it: then what was bound.
         let configuredHost = configuration.bindsHostAndPort ? configuration.host : nil
         let fallbackHost = configuration.host

@@ -44,10 +44,18 @@ public struct ServerConfiguration: Sendable {
     /// OpenID Connect: ID tokens and their signing keys.
     public var openID = OpenIDConfiguration()
     /// The folder `/files` keeps files and pending uploads in, created on start (owner-only).
-    /// Default `nil`: next to an SQLite database, the database path without its extension plus
-    /// `-files` (`outpost.sqlite` → `outpost-files`); for PostgreSQL, `outpost-files` in the working
-    /// directory (a database URL is never made into a path). Several instances must share this folder.
+    /// Default `nil`: on SQLite, next to the database, its path without the extension plus `-files`
+    /// (`outpost.sqlite` → `outpost-files`); on PostgreSQL, no folder: files live in the database,
+    /// where every instance reads them. Set on PostgreSQL, every instance must share this folder.
     public var filesDirectory: String? = nil
+    /// The default of ``uploadLifetime``: 6 hours.
+    public static let defaultUploadLifetime: Duration = .seconds(6 * 3600)
+    /// A pending resumable upload that nobody wrote to for this long is gone: asking for its offset
+    /// or sending more is answered as for an unknown upload, and a sweep every tenth of this (at
+    /// most every 10 minutes) removes its bytes while the server runs. Default: 6 hours.
+    public var uploadLifetime: Duration = ServerConfiguration.defaultUploadLifetime
+    /// The clock pending uploads expire by (tests move it forward). Default: the system's.
+    package var uploadClock: @Sendable () -> Date = { Date() }
     /// The largest file `PUT /files/{name}` stores; a larger one is refused with 413
     /// `file_too_large`. ``maxBodyBytes`` does not apply to files. Default: 1 GiB.
     public var maxFileBytes: Int64 = 1 << 30
@@ -197,12 +205,12 @@ extension ServerConfiguration {
     /// Whether ``application``'s address is still ``host`` and ``port`` (not set apart from them).
     var bindsHostAndPort: Bool { application.address == .hostname(host, port: port) }
 
-    /// ``filesDirectory``, or its default (see there).
-    public var resolvedFilesDirectory: String {
+    /// The folder files are kept in: ``filesDirectory``, or next to an SQLite database (see there);
+    /// `nil` for a PostgreSQL database URL without ``filesDirectory``, whose files live in the
+    /// database. A database URL is never made into a path: it may hold a password.
+    public var resolvedFilesDirectory: String? {
         if let filesDirectory { return filesDirectory }
-        // A database URL is never made into a path: it may hold a password.
-        let lowered = databasePath.lowercased()
-        if lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://") { return "outpost-files" }
+        if DatabaseLocation.isPostgresURL(databasePath) { return nil }
         return URL(fileURLWithPath: databasePath).deletingPathExtension().path + "-files"
     }
 }

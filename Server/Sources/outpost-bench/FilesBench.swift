@@ -15,6 +15,8 @@ import Synchronization
 /// - **the client alone**: the server runs in a process of its own (this program again, on a free
 ///   loopback port with its own SQLite file, stopped when the client is done), and the client's
 ///   process is measured the same way. This is what an app moving a file with the SDK pays.
+/// - with `--postgres URL`, **client and server in one process, files in PostgreSQL** (a fresh
+///   database on that server, `PostgresFileStorage`): the same transfers and figures.
 enum FilesBench {
     /// Set in a child process that measures: `combined` or `client`; see ``run(_:)``.
     static let childVariable = "OUTPOST_BENCH_FILES_CHILD"
@@ -34,10 +36,14 @@ enum FilesBench {
         switch environment[childVariable] {
         case "combined": return try await measureCombined(options)
         case "client": return try await measureClientAlone(options)
+        case "postgres": return try await measurePostgres(options)
         default: break
         }
         let secret = UUID().uuidString
-        let combined = try await child(options, [childVariable: "combined"]).results()
+        var combined = try await child(options, [childVariable: "combined"]).results()
+        if ScratchDatabase.postgresBase != nil {
+            combined += try await child(options, [childVariable: "postgres"]).results()
+        }
         let server = try child(options, [serverVariable: "1", secretVariable: secret])
         do {
             let url = try server.firstLine()
@@ -98,6 +104,32 @@ enum FilesBench {
                     value: Double(second.peak.resident) / 1_048_576, unit: "MB", baseline: "resident when it started",
                     baselineValue: Double(second.before.resident) / 1_048_576),
             ]
+    }
+
+    /// The client and the server in this process, the server's files in a fresh PostgreSQL database.
+    static func measurePostgres(_ options: BenchOptions) async throws -> [BenchResult] {
+        let setup = try Setup(options)
+        defer { setup.remove() }
+        let scratch = try await ScratchDatabase.make(.postgres)
+        do {
+            let secret = UUID().uuidString
+            var configuration = serverConfiguration(setup, secret: secret)
+            let logger = configuration.logger
+            configuration.storageFactory = { try await scratch.location.open(logger: logger) }
+            let running = try await OutpostServer.bench(configuration: configuration).start()
+            let (plain, signed) = try await clients(running.baseURL, secret: secret)
+            let copyRate = try setup.copyRate()
+            let transferred = try await transfers(setup, plain: plain, signed: signed)
+            try await plain.shutdown()
+            await running.stop()
+            await scratch.remove()
+            let scope = "client + server, files in PostgreSQL"
+            return figures(transferred.upload, "upload", setup, scope: scope, copyRate: copyRate)
+                + figures(transferred.download, "download", setup, scope: scope, copyRate: copyRate)
+        } catch {
+            await scratch.remove()
+            throw error
+        }
     }
 
     /// The client alone, against the server child at ``urlVariable``.

@@ -1,22 +1,32 @@
-import Foundation
+package import Foundation
 import Logging
 package import NIOCore
 import _NIOFileSystem
 
-/// The default ``FileStorage``: a folder the operator chooses
-/// (``ServerConfiguration/filesDirectory``, next to the SQLite database unless set).
+/// The ``FileStorage`` of a folder: the one an SQLite server keeps next to its database, or the one
+/// the operator names (``ServerConfiguration/filesDirectory``), which every instance must share.
 ///
 /// Layout, all names derived from SHA-256 so no outside text ever becomes part of a path:
 /// - `objects/<sha256(name)>.json`: the metadata of a file, replaced atomically;
 /// - `objects/<sha256(name)>-<sha256 of the bytes>.data`: its bytes;
-/// - `uploads/<sha256(owner, name, upload id)>.part`: a pending upload.
+/// - `uploads/<sha256(owner)>-<sha256(owner, name, upload id)>.part`: a pending upload, whose
+///   modification time is when it was last written to.
 ///
 /// Completing an upload renames the `.part` to its `.data` (atomic, same folder tree and device),
 /// then replaces the metadata (atomic), then removes the previous `.data`. A reader that opened the
 /// previous bytes keeps reading them.
+///
+/// Each owner's ``FileUsage`` is a tally in memory (``FileUsageTally``), built from the folder when
+/// it is opened and kept by this store's own changes: when several instances share the folder, each
+/// counts what it found at start plus what it wrote itself.
 package struct FolderFileStorage: FileStorage {
     package let root: String
     let fileSystem: FileSystem
+    /// A pending upload untouched for this long is gone (``ServerConfiguration/uploadLifetime``).
+    let uploadLifetime: Duration
+    /// The clock uploads expire by (tests move it).
+    let now: @Sendable () -> Date
+    let tally = FileUsageTally()
     /// Read from disk in pieces of this size (uploads being hashed again).
     static let chunkLength = 256 * 1024
     /// A download reads pieces of this size, one at a time, the next only once the route has handed
@@ -27,34 +37,52 @@ package struct FolderFileStorage: FileStorage {
     var objects: String { root + "/objects" }
     var uploads: String { root + "/uploads" }
 
-    /// Creates the folder (and its `objects` and `uploads` folders) when missing, owner-only.
-    package static func open(directory: String) async throws -> FolderFileStorage {
-        let storage = FolderFileStorage(root: directory, fileSystem: .shared)
+    /// Creates the folder (and its `objects` and `uploads` folders) when missing, owner-only, removes
+    /// the pending uploads that expired, and counts what each owner keeps.
+    package static func open(
+        directory: String, uploadLifetime: Duration = ServerConfiguration.defaultUploadLifetime,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> FolderFileStorage {
+        let storage = FolderFileStorage(root: directory, fileSystem: .shared, uploadLifetime: uploadLifetime, now: now)
         for path in [directory, storage.objects, storage.uploads] {
             try await storage.fileSystem.createDirectory(
                 at: FilePath(path), withIntermediateDirectories: true, permissions: [.ownerReadWriteExecute])
         }
-        storage.sweepUploads(olderThan: uploadLifetime)
+        try await storage.countFiles()
+        _ = try await storage.scanUploads(counting: true)
         return storage
     }
 
-    /// Pending uploads untouched for this long are removed when the server starts.
-    static let uploadLifetime: TimeInterval = 7 * 24 * 3600
-
-    /// Removes `.part` files not written to within `age` (abandoned uploads).
-    func sweepUploads(olderThan age: TimeInterval) {
-        let manager = FileManager.default
-        let limit = Date().addingTimeInterval(-age)
-        for entry in (try? manager.contentsOfDirectory(atPath: uploads)) ?? [] where entry.hasSuffix(".part") {
-            let path = uploads + "/" + entry
-            if let modified = (try? manager.attributesOfItem(atPath: path))?[.modificationDate] as? Date, modified < limit {
-                try? manager.removeItem(atPath: path)
+    /// Sets every stored file in the tally.
+    func countFiles() async throws {
+        for name in try await entries(of: objects) where name.hasSuffix(".json") {
+            let data = try await fileSystem.withFileHandle(forReadingAt: FilePath(objects + "/" + name)) { handle in
+                try await handle.readToEnd(maximumSizeAllowed: .kibibytes(64))
             }
+            guard let file = try? Self.decode(data) else { continue }
+            tally.setFile(file.name, owner: FileNames.digest(file.owner), bytes: file.size)
         }
     }
 
+    /// The names in the folder at `path`.
+    func entries(of path: String) async throws -> [String] {
+        try await fileSystem.withDirectoryHandle(atPath: FilePath(path)) { directory in
+            var names: [String] = []
+            for try await entry in directory.listContents() { names.append(entry.name.string) }
+            return names
+        }
+    }
+
+    static func decode(_ data: ByteBuffer) throws -> StoredFile {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return try decoder.decode(StoredFile.self, from: Data(data.readableBytesView))
+    }
+
     func metadataPath(_ name: String) -> String { objects + "/" + FileNames.digest(name) + ".json" }
-    func partPath(_ upload: UploadKey) -> String { uploads + "/" + upload.digest + ".part" }
+    func partPath(_ upload: UploadKey) -> String {
+        uploads + "/" + FileNames.digest(upload.owner) + "-" + upload.digest + ".part"
+    }
 
     package func file(named name: String) async throws -> StoredFile? {
         let data: ByteBuffer
@@ -65,9 +93,7 @@ package struct FolderFileStorage: FileStorage {
         } catch let error as FileSystemError where error.code == .notFound {
             return nil
         }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return try decoder.decode(StoredFile.self, from: Data(data.readableBytesView))
+        return try Self.decode(data)
     }
 
     package func read(_ file: StoredFile, range: Range<Int64>, to sink: (ByteBuffer) async throws -> Void) async throws {
@@ -116,44 +142,17 @@ package struct FolderFileStorage: FileStorage {
         guard let file = try await file(named: name) else { return false }
         try await fileSystem.removeItem(at: FilePath(metadataPath(name)), strategy: .platformDefault)
         _ = try? await fileSystem.removeItem(at: FilePath(objects + "/" + file.location), strategy: .platformDefault)
+        tally.removeFile(name)
         return true
-    }
-
-    package func uploadOffset(_ upload: UploadKey) async throws -> Int64? {
-        guard let info = try await fileSystem.info(forFileAt: FilePath(partPath(upload))) else { return nil }
-        return info.size
-    }
-
-    package func readUpload(_ upload: UploadKey, to sink: (ByteBuffer) async throws -> Void) async throws {
-        try await fileSystem.withFileHandle(forReadingAt: FilePath(partPath(upload))) { handle in
-            for try await chunk in handle.readChunks(in: 0..<Int64.max, chunkLength: .bytes(Int64(Self.chunkLength))) {
-                try await sink(chunk)
-            }
-        }
-    }
-
-    package func appendUpload<Body: AsyncSequence>(
-        _ upload: UploadKey, at offset: Int64, body: Body, observe: (ByteBuffer) throws -> Void
-    ) async throws -> Int64 where Body.Element == ByteBuffer {
-        let options = OpenOptions.Write.modifyFile(createIfNecessary: offset == 0, permissions: [.ownerReadWrite])
-        return try await fileSystem.withFileHandle(forWritingAt: FilePath(partPath(upload)), options: options) { handle in
-            // Drop anything past `offset` (the caller checked the size; this keeps the file exact).
-            try await handle.resize(to: .bytes(offset))
-            var written = offset
-            try await handle.withBufferedWriter(startingAtAbsoluteOffset: offset, capacity: .kibibytes(512)) { writer in
-                for try await chunk in body {
-                    try observe(chunk)
-                    written += Int64(try await writer.write(contentsOf: chunk.readableBytesView))
-                }
-            }
-            return written
-        }
     }
 
     package func completeUpload(_ upload: UploadKey, as file: StoredFile) async throws {
         var file = file
         file.location = FileNames.digest(file.name) + "-" + file.sha256 + ".data"
         let previous = try await self.file(named: file.name)
+        guard try await fileSystem.info(forFileAt: FilePath(partPath(upload)))?.size == file.size else {
+            throw PendingUploadMoved()
+        }
         guard rename(partPath(upload), objects + "/" + file.location) == 0 else {
             throw FileSystemError(
                 code: .unknown, message: "Could not move the upload into place (errno \(errno))", cause: nil,
@@ -168,12 +167,14 @@ package struct FolderFileStorage: FileStorage {
         ) { handle in
             _ = try await handle.write(contentsOf: metadata, toAbsoluteOffset: 0)
         }
+        tally.removeUpload(upload.digest)
+        tally.setFile(file.name, owner: FileNames.digest(file.owner), bytes: file.size)
         if let previous, previous.location != file.location {
             _ = try? await fileSystem.removeItem(at: FilePath(objects + "/" + previous.location), strategy: .platformDefault)
         }
     }
 
-    package func deleteUpload(_ upload: UploadKey) async throws {
-        _ = try? await fileSystem.removeItem(at: FilePath(partPath(upload)), strategy: .platformDefault)
+    package func usage(owner: String) async throws -> FileUsage {
+        tally.usage(owner: FileNames.digest(owner))
     }
 }

@@ -27,7 +27,8 @@ struct FileRoutes: Sendable {
     /// Signed links to the separate files origin, when the server has one (``ServerConfiguration/filesURL``).
     var links: FileLinks? = nil
     /// One request at a time per upload (so an offset is never read while bytes are still arriving),
-    /// and one completion at a time per name. In-process: several instances need a store that locks.
+    /// and one completion at a time per name. In-process: across instances the store keeps an upload
+    /// whole (``PendingUploadMoved``) and a completion atomic.
     let locks = KeyedLock()
     let hashes = UploadHashes()
 
@@ -166,18 +167,26 @@ struct FileRoutes: Sendable {
             name, caller: ruleCaller, contentType: contentType, size: uploadID == nil ? declared : nil,
             existing: try await files.file(named: name))
         let key = UploadKey(owner: user ?? "", name: name, id: uploadID ?? UUID().uuidString)
-        return try await locks.withLock("upload:" + key.digest) {
-            try await receive(request, key: key, resumable: uploadID != nil, offset: offset, complete: complete) { sha256, size in
-                guard expected == nil || expected == sha256 else {
-                    try await files.deleteUpload(key)
-                    throw ServerError(
-                        .unprocessableContent, code: "checksum_mismatch",
-                        message:
-                            "The bytes received do not match Repr-Digest; the upload was discarded: upload the file again from the start",
-                        details: ["received_sha256": .string(sha256)])
+        do {
+            return try await locks.withLock("upload:" + key.digest) {
+                try await receive(request, key: key, resumable: uploadID != nil, offset: offset, complete: complete) {
+                    sha256, size in
+                    guard expected == nil || expected == sha256 else {
+                        try await files.deleteUpload(key)
+                        throw ServerError(
+                            .unprocessableContent, code: "checksum_mismatch",
+                            message:
+                                "The bytes received do not match Repr-Digest; the upload was discarded: upload the file again from the start",
+                            details: ["received_sha256": .string(sha256)])
+                    }
+                    return try await commit(key, sha256: sha256, size: size, contentType: contentType, caller: ruleCaller)
                 }
-                return try await commit(key, sha256: sha256, size: size, contentType: contentType, caller: ruleCaller)
             }
+        } catch is PendingUploadMoved {
+            // Another request (perhaps through another instance) wrote to the upload, or it expired.
+            hashes.forget(key)
+            guard let stored = try await files.uploadOffset(key) else { throw Self.uploadNotFound(key) }
+            throw Self.offsetMismatch(stored)
         }
     }
 
@@ -189,12 +198,7 @@ struct FileRoutes: Sendable {
         let stored = try await files.uploadOffset(key)
         if resumable {
             if stored == nil && offset != 0 { throw Self.uploadNotFound(key) }
-            if let stored, stored != offset {
-                throw ServerError(
-                    .conflict, code: "upload_offset_mismatch",
-                    message: "This upload holds \(stored) bytes; send the rest with Upload-Offset: \(stored)",
-                    details: ["offset": .int(Int(stored))], headers: [Self.uploadOffset: "\(stored)"])
-            }
+            if let stored, stored != offset { throw Self.offsetMismatch(stored) }
         }
         var hasher = try await hasher(for: key, offset: offset)
         var size = offset
@@ -420,6 +424,14 @@ struct FileRoutes: Sendable {
     static func uploadNotFound(_ key: UploadKey) -> ServerError {
         ServerError.notFound(
             "upload_not_found", "No pending upload \(key.id) of \(key.name) for this user; start it again with Upload-Offset: 0")
+    }
+
+    /// 409 `upload_offset_mismatch`: the upload holds `stored` bytes, not what the request said.
+    static func offsetMismatch(_ stored: Int64) -> ServerError {
+        ServerError(
+            .conflict, code: "upload_offset_mismatch",
+            message: "This upload holds \(stored) bytes; send the rest with Upload-Offset: \(stored)",
+            details: ["offset": .int(Int(stored))], headers: [Self.uploadOffset: "\(stored)"])
     }
 
     static func httpDate(_ date: Date) -> String {

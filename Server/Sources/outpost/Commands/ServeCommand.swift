@@ -33,7 +33,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("files-directory"),
-        help: "Where /files keeps files and pending uploads. Default: next to the database (outpost.sqlite → outpost-files).")
+        help: """
+            Where /files keeps files and pending uploads. Default: on SQLite, next to the database \
+            (outpost.sqlite → outpost-files); on PostgreSQL, in the database, for every instance. A folder given with \
+            PostgreSQL must be shared by every instance.
+            """)
     var filesDirectory: String?
 
     @Option(

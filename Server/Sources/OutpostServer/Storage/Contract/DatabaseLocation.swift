@@ -28,8 +28,7 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
             throw Self.invalid(
                 "The database setting is longer than \(Self.maxLength) bytes; give a file path or a postgres:// URL")
         }
-        let lower = text.lowercased()
-        guard lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://") else {
+        guard Self.isPostgresURL(text) else {
             guard !text.isEmpty else {
                 throw Self.invalid("The database setting is empty; give a file path or a postgres:// URL")
             }
@@ -37,6 +36,12 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
             return
         }
         self = .postgres(try PostgresLocation(url: text))
+    }
+
+    /// Whether `text` names PostgreSQL (a `postgres://` or `postgresql://` URL, in any case).
+    static func isPostgresURL(_ text: String) -> Bool {
+        let lower = text.prefix(13).lowercased()
+        return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
     }
 
     /// The location without its password, fit for logs.
