@@ -120,7 +120,8 @@ public final class OutpostServer: Sendable {
         }
         FileRoutes(
             files: fileStorage, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes,
-            downloadObserver: configuration.downloadObserver, links: fileLinks
+            downloadObserver: configuration.downloadObserver, links: fileLinks,
+            quotas: FileQuotas(defaults: configuration.quotas, storage: storage as? any QuotaStorage)
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router

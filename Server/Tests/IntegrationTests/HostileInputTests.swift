@@ -31,6 +31,8 @@ struct HostileInputTests {
         }
     }
 
+    static let uploadComplete = HTTPField.Name("Upload-Complete")!
+
     static func code(_ response: ClientResponse) -> String? {
         (try? response.json()["error"]?["code"])??.stringValue
     }
@@ -440,6 +442,50 @@ struct HostileInputTests {
             // A deletion gives the place back.
             #expect(try await Self.send(base, .delete, "/records/q/\(ids[1])", token: ada).status == 204)
             #expect(try await Self.send(base, .post, "/records/q", token: ada, text: #"{"n": 5}"#).status == 201)
+        }
+    }
+
+    @Test(
+        "a user's files past their quota of bytes or unfinished uploads are 507 quota_exceeded; a replacement counts the old bytes as freed"
+    )
+    func fileQuotas() async throws {
+        try await withAuthFixture(configure: { $0.quotas = Quotas(fileBytes: 10_000, pendingUploads: 1) }) { fixture in
+            let base = fixture.server.baseURL
+            let ada = try await Self.token(fixture, "ada")
+            let bob = try await Self.token(fixture, "bob")
+            func put(_ name: String, _ count: Int, token: String) async throws -> ClientResponse {
+                try await AccessRulesIntegrationTests.file(
+                    base, .put, name, token: token, bytes: String(repeating: "f", count: count))
+            }
+            #expect(try await put("a.bin", 6_000, token: ada).status == 201)
+            let over = try await put("b.bin", 5_000, token: ada)
+            #expect(over.status == 507)
+            #expect(Self.code(over) == "quota_exceeded")
+            #expect(Self.details(over)?["quota"]?.stringValue == "file_bytes")
+            #expect(Self.details(over)?["limit"]?.intValue == 10_000)
+            #expect(try await AccessRulesIntegrationTests.file(base, .get, "b.bin").status == 404)
+            // Replacing a.bin frees its 6,000 bytes; bob's quota is his own.
+            #expect(try await put("a.bin", 9_000, token: ada).status == 200)
+            #expect(try await put("b.bin", 9_000, token: bob).status == 201)
+            // Unfinished uploads: one may be open at once.
+            let open = try await Self.send(
+                base, .put, "/files/c.bin?upload=upload-one-0000001", token: ada, text: "cc", headers: [Self.uploadComplete: "?0"]
+            )
+            #expect(open.status == 204, "\(String(decoding: open.body, as: UTF8.self))")
+            let second = try await Self.send(
+                base, .put, "/files/d.bin?upload=upload-two-0000002", token: ada, text: "dd", headers: [Self.uploadComplete: "?0"]
+            )
+            #expect(second.status == 507)
+            #expect(Self.details(second)?["quota"]?.stringValue == "pending_uploads")
+            // The open upload goes on, within the bytes left (10,000 - 9,000 - 2).
+            let more = try await Self.send(
+                base, .put, "/files/c.bin?upload=upload-one-0000001", token: ada, text: String(repeating: "c", count: 1_000),
+                headers: [Self.uploadComplete: "?1", HTTPField.Name("Upload-Offset")!: "2"])
+            #expect(more.status == 507)
+            let fits = try await Self.send(
+                base, .put, "/files/c.bin?upload=upload-one-0000001", token: ada, text: String(repeating: "c", count: 998),
+                headers: [Self.uploadComplete: "?1", HTTPField.Name("Upload-Offset")!: "2"])
+            #expect(fits.status == 201, "\(String(decoding: fits.body, as: UTF8.self))")
         }
     }
 

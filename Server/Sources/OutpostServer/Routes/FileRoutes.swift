@@ -26,6 +26,8 @@ struct FileRoutes: Sendable {
     var downloadObserver: (any DownloadObserver)? = nil
     /// Signed links to the separate files origin, when the server has one (``ServerConfiguration/filesURL``).
     var links: FileLinks? = nil
+    /// The bytes of files and unfinished uploads each user may hold.
+    var quotas = FileQuotas(defaults: Quotas(), storage: nil)
     /// One request at a time per upload (so an offset is never read while bytes are still arriving),
     /// and one completion at a time per name. In-process: across instances the store keeps an upload
     /// whole (``PendingUploadMoved``) and a completion atomic.
@@ -163,13 +165,15 @@ struct FileRoutes: Sendable {
         if let declared, declared > maxFileBytes - offset { throw tooLarge() }
         let ruleCaller = try await access.caller(caller)
         // Checked before any byte is stored, and again when the file is committed.
+        let existing = try await files.file(named: name)
         try await authorizeWrite(
-            name, caller: ruleCaller, contentType: contentType, size: uploadID == nil ? declared : nil,
-            existing: try await files.file(named: name))
+            name, caller: ruleCaller, contentType: contentType, size: uploadID == nil ? declared : nil, existing: existing)
         let key = UploadKey(owner: user ?? "", name: name, id: uploadID ?? UUID().uuidString)
         do {
             return try await locks.withLock("upload:" + key.digest) {
-                try await receive(request, key: key, resumable: uploadID != nil, offset: offset, complete: complete) {
+                try await receive(
+                    request, key: key, resumable: uploadID != nil, offset: offset, complete: complete, existing: existing
+                ) {
                     sha256, size in
                     guard expected == nil || expected == sha256 else {
                         try await files.deleteUpload(key)
@@ -191,8 +195,10 @@ struct FileRoutes: Sendable {
     }
 
     /// Streams the body into the pending upload, then completes it or reports the new offset.
+    /// Bytes past the owner's quota of file bytes are refused with 507 as they arrive (and a
+    /// declared length past it before any arrives); a resumable upload keeps what was stored.
     func receive(
-        _ request: Request, key: UploadKey, resumable: Bool, offset: Int64, complete: Bool,
+        _ request: Request, key: UploadKey, resumable: Bool, offset: Int64, complete: Bool, existing: StoredFile?,
         finish: (String, Int64) async throws -> Response
     ) async throws -> Response {
         let stored = try await files.uploadOffset(key)
@@ -200,20 +206,32 @@ struct FileRoutes: Sendable {
             if stored == nil && offset != 0 { throw Self.uploadNotFound(key) }
             if let stored, stored != offset { throw Self.offsetMismatch(stored) }
         }
+        let allowance = try await quotas.allowance(
+            owner: key.owner, files: files, newUpload: resumable && stored == nil, replacing: existing)
+        if let allowance, let declared = request.headers[.contentLength].flatMap({ Int64($0) }), declared > allowance.remaining {
+            throw QuotaExceeded.error("file_bytes", limit: allowance.limit)
+        }
         var hasher = try await hasher(for: key, offset: offset)
         var size = offset
+        var arrived: Int64 = 0
         let limit = maxFileBytes
         let written: Int64
         do {
             written = try await files.appendUpload(key, at: offset, body: request.body) { chunk in
                 size += Int64(chunk.readableBytes)
+                arrived += Int64(chunk.readableBytes)
                 guard size <= limit else { throw FileTooLarge() }
+                if let allowance, arrived > allowance.remaining { throw FileQuotaPassed(limit: allowance.limit) }
                 chunk.withUnsafeReadableBytes { hasher.update(bufferPointer: $0) }
             }
         } catch is FileTooLarge {
             try await files.deleteUpload(key)
             hashes.forget(key)
             throw tooLarge()
+        } catch let passed as FileQuotaPassed {
+            hashes.forget(key)
+            if !resumable { try? await files.deleteUpload(key) }
+            throw QuotaExceeded.error("file_bytes", limit: passed.limit)
         } catch {
             // A resumable upload keeps what arrived; anything else is discarded.
             hashes.forget(key)
