@@ -74,7 +74,10 @@ if only.contains("outbox") { results += try await OutboxBench.run(options) }
 if only.contains("cache") { results += try await CacheBench.run(options) }
 if only.contains("files") { results += try await FilesBench.run(options) }
 if only.contains("changes") { results += try await ChangesBench.run(options) }
-if only.contains("storage") { results += try await StorageBench.run(options) }
+if only.contains("storage") {
+    results += try await StorageBench.run(options)
+    results += try await QuotaCostBench.run(options)
+}
 if only.contains("storage-reads") && !only.contains("storage") { results += try await StorageBench.run(options, readsOnly: true) }
 if only.contains("reads-under-writes") { results += try await ReadsUnderWritesBench.run(options) }
 if only.contains("sync") { results += try await SyncBench.run(options) }

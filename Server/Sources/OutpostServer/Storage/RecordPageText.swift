@@ -154,6 +154,12 @@ public struct RecordPageText: Sendable, Equatable {
                     start: start, idCount: idCount, version: version, createdAt: createdAt, updatedAt: updatedAt, seq: seq))
         }
 
+        /// Forgets the last record appended.
+        mutating func removeLast() {
+            guard let last = positions.popLast() else { return }
+            bytes.removeSubrange(last.start...)
+        }
+
         /// The id's bytes of the record at `index` (after its 8-byte length prefix).
         func idBytes(_ index: Int) -> ArraySlice<UInt8> {
             let idStart = positions[index].start + 8

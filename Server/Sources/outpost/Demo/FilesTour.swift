@@ -5,7 +5,8 @@ import OutpostServer
 import Synchronization
 
 /// A file larger than any request body the server takes: uploaded with progress, downloaded,
-/// broken mid-download and resumed, and checked byte for byte.
+/// broken mid-download and resumed, and checked byte for byte; then a page with a script, which
+/// the server serves as an attachment that cannot run as its origin.
 enum FilesTour {
     static func run(baseURL: URL, providerSecret: String, log: TourLog) async throws {
         log.section("Files")
@@ -63,6 +64,18 @@ enum FilesTour {
         let resumed = try await plain.files.download("telescope.raw", to: second).result
         log.step("Run again: Range: bytes=\(resumed.resumedFrom)- with If-Range: \(fetched.etag ?? "-") → 206, appended")
         log.detail("bytes match: \(try Data(contentsOf: second) == original), SHA-256 checked against the server's Repr-Digest")
+
+        // What one user uploads may be opened by another: a page with a script is served so that it
+        // never runs as the server's origin.
+        let page = folder.appendingPathComponent("page.html")
+        try Data("<html><script>fetch('/device')</script></html>".utf8).write(to: page)
+        _ = try await api.files.upload(from: page, as: "page.html", contentType: "text/html").result
+        let served = try await plain.send(.get("/files/page.html"))
+        log.step("PUT /files/page.html (text/html with a script), GET it as another visitor:")
+        for name in ["Content-Disposition", "X-Content-Type-Options", "Content-Security-Policy"] {
+            log.detail("\(name): \(served.headerFields[HTTPField.Name(name)!] ?? "-")")
+        }
+        try await api.files.delete("page.html")
 
         try await api.files.delete("telescope.raw")
         log.step("DELETE /files/telescope.raw (owner only) → gone: \(try await plain.files.info("telescope.raw") == nil)")

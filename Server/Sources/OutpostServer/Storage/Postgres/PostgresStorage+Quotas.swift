@@ -67,11 +67,20 @@ extension PostgresStorage: QuotaStorage {
         """,
         """
         CREATE TRIGGER record_quota BEFORE INSERT OR UPDATE OF body, owner ON records
-        FOR EACH ROW EXECUTE FUNCTION outpost_record_quota()
+        FOR EACH ROW WHEN (NEW.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_quota()
+        """,
+        // Records without an owner call no function at all: the conditions are checked by the trigger.
+        """
+        CREATE TRIGGER record_usage_insert AFTER INSERT ON records
+        FOR EACH ROW WHEN (NEW.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_usage()
         """,
         """
-        CREATE TRIGGER record_usage AFTER INSERT OR UPDATE OF body, owner OR DELETE ON records
-        FOR EACH ROW EXECUTE FUNCTION outpost_record_usage()
+        CREATE TRIGGER record_usage_update AFTER UPDATE OF body, owner ON records
+        FOR EACH ROW WHEN (OLD.owner IS NOT NULL OR NEW.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_usage()
+        """,
+        """
+        CREATE TRIGGER record_usage_delete AFTER DELETE ON records
+        FOR EACH ROW WHEN (OLD.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_usage()
         """,
     ]
 

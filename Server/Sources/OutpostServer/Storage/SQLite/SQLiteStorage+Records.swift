@@ -194,14 +194,6 @@ extension SQLiteStorage {
                 more = true
                 break
             }
-            if maxBytes != .max, !keys.positions.isEmpty {
-                let idBytes = rows.withText(1) { $0.count }
-                let bodyBytes = rows.withText(2) { $0.count }
-                if text.count + 1 + WireText.count(idBytes: idBytes, bodyBytes: bodyBytes) > maxBytes {
-                    more = true
-                    break
-                }
-            }
             if !backwards && !keys.positions.isEmpty { text.append(UInt8(ascii: ",")) }
             let start = text.count
             let created = rows.integer(4)
@@ -217,6 +209,15 @@ extension SQLiteStorage {
                 WireText.append(id: idBytes, createdAt: created, updatedAt: updated, body: body, to: &text)
             }
             ranges.append(start..<text.count)
+            // Past the byte bound: this record starts the next page (a page keeps at least one).
+            // (Backwards, the commas come when the records are put in order.)
+            if text.count + (backwards ? keys.positions.count - 1 : 0) > maxBytes, keys.positions.count > 1 {
+                text.removeSubrange((backwards ? start : start - 1)...)
+                keys.removeLast()
+                ranges.removeLast()
+                more = true
+                break
+            }
         }
         // The statement stopped at its row limit: rows beyond it were not looked at.
         if let budget, !more, walked == budget { return nil }
