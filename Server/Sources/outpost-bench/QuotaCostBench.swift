@@ -85,7 +85,7 @@ enum QuotaCostBench {
                 try await sqlite.execute(unsafeSQL: "DROP TRIGGER \(name)")
             }
         } else if let postgres = storage as? PostgresStorage {
-            for name in ["record_quota", "record_usage_insert", "record_usage_update", "record_usage_delete"] {
+            for name in ["record_quota", "record_usage_update", "record_usage_delete"] {
                 try await postgres.execute(PostgresQuery(unsafeSQL: "DROP TRIGGER \(name) ON records"))
             }
         }

@@ -1,9 +1,9 @@
 import PostgresNIO
 
 extension PostgresStorage: QuotaStorage {
-    /// Step 10: quotas (SQLite's migration 14). The same tables; one trigger function checks a write
-    /// before it happens (locking the owner's usage row, so two writes of one owner on any instances
-    /// are checked one after the other) and another keeps `record_usage` after it.
+    /// Step 10: quotas (SQLite's migration 14). The same tables and the same checks, in fewer
+    /// statements: a trigger before a write adds it to its owner's usage and checks the bounds in one
+    /// statement; one after a deletion (or a change of owner) takes the record from the old owner.
     static let quotasSchema: [String] = [
         """
         CREATE TABLE quota_defaults (
@@ -21,6 +21,10 @@ extension PostgresStorage: QuotaStorage {
         INSERT INTO record_usage (owner, records, record_bytes)
         SELECT owner, count(*), sum(octet_length(body)) FROM records WHERE owner IS NOT NULL GROUP BY owner
         """,
+        // Before a write of a record with an owner: one statement adds the write to the owner's
+        // usage (locking that row until the transaction ends, so writes of one owner on any
+        // instances are checked one after the other) and returns it with the owner's bounds; past
+        // one, the exception undoes the statement, the usage included.
         """
         CREATE FUNCTION outpost_record_quota() RETURNS trigger LANGUAGE plpgsql AS $$
         DECLARE
@@ -28,40 +32,35 @@ extension PostgresStorage: QuotaStorage {
             bound_bytes BIGINT;
             used_records BIGINT;
             used_bytes BIGINT;
-            grows BIGINT;
             moves BOOLEAN := TG_OP = 'INSERT' OR OLD.owner IS DISTINCT FROM NEW.owner;
+            grows BIGINT := octet_length(NEW.body) - CASE WHEN moves THEN 0 ELSE octet_length(OLD.body) END;
         BEGIN
-            IF NEW.owner IS NULL THEN RETURN NEW; END IF;
-            grows := octet_length(NEW.body) - CASE WHEN moves THEN 0 ELSE octet_length(OLD.body) END;
-            IF NOT moves AND grows <= 0 THEN RETURN NEW; END IF;
-            SELECT CASE WHEN q.records IS NULL THEN d.records WHEN q.records < 0 THEN NULL ELSE q.records END,
-                   CASE WHEN q.record_bytes IS NULL THEN d.record_bytes WHEN q.record_bytes < 0 THEN NULL ELSE q.record_bytes END
-              INTO bound_records, bound_bytes
-              FROM quota_defaults d LEFT JOIN user_quotas q ON q.user_id = NEW.owner WHERE d.id = 1;
-            IF bound_records IS NULL AND bound_bytes IS NULL THEN RETURN NEW; END IF;
-            SELECT u.records, u.record_bytes INTO used_records, used_bytes
-              FROM record_usage u WHERE u.owner = NEW.owner FOR UPDATE;
-            IF moves AND bound_records IS NOT NULL AND coalesce(used_records, 0) + 1 > bound_records THEN
+            INSERT INTO record_usage AS u (owner, records, record_bytes)
+            VALUES (NEW.owner, CASE WHEN moves THEN 1 ELSE 0 END, grows)
+            ON CONFLICT (owner) DO UPDATE
+               SET records = u.records + excluded.records, record_bytes = u.record_bytes + excluded.record_bytes
+            RETURNING u.records, u.record_bytes,
+                (SELECT CASE WHEN q.records IS NULL THEN d.records WHEN q.records < 0 THEN NULL ELSE q.records END
+                   FROM quota_defaults d LEFT JOIN user_quotas q ON q.user_id = NEW.owner WHERE d.id = 1),
+                (SELECT CASE WHEN q.record_bytes IS NULL THEN d.record_bytes WHEN q.record_bytes < 0 THEN NULL
+                            ELSE q.record_bytes END
+                   FROM quota_defaults d LEFT JOIN user_quotas q ON q.user_id = NEW.owner WHERE d.id = 1)
+            INTO used_records, used_bytes, bound_records, bound_bytes;
+            IF moves AND bound_records IS NOT NULL AND used_records > bound_records THEN
                 RAISE EXCEPTION 'quota_exceeded:records' USING ERRCODE = 'OQ001';
             END IF;
-            IF bound_bytes IS NOT NULL AND coalesce(used_bytes, 0) + grows > bound_bytes THEN
+            IF grows > 0 AND bound_bytes IS NOT NULL AND used_bytes > bound_bytes THEN
                 RAISE EXCEPTION 'quota_exceeded:record_bytes' USING ERRCODE = 'OQ001';
             END IF;
             RETURN NEW;
         END $$
         """,
+        // After a deletion, or an update that takes a record from its owner: the old owner's usage.
         """
         CREATE FUNCTION outpost_record_usage() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.owner IS NOT NULL THEN
-                UPDATE record_usage SET records = records - 1, record_bytes = record_bytes - octet_length(OLD.body)
-                 WHERE owner = OLD.owner;
-            END IF;
-            IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.owner IS NOT NULL THEN
-                INSERT INTO record_usage (owner, records, record_bytes) VALUES (NEW.owner, 1, octet_length(NEW.body))
-                ON CONFLICT (owner) DO UPDATE
-                   SET records = record_usage.records + 1, record_bytes = record_usage.record_bytes + excluded.record_bytes;
-            END IF;
+            UPDATE record_usage SET records = records - 1, record_bytes = record_bytes - octet_length(OLD.body)
+             WHERE owner = OLD.owner;
             RETURN NULL;
         END $$
         """,
@@ -69,14 +68,10 @@ extension PostgresStorage: QuotaStorage {
         CREATE TRIGGER record_quota BEFORE INSERT OR UPDATE OF body, owner ON records
         FOR EACH ROW WHEN (NEW.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_quota()
         """,
-        // Records without an owner call no function at all: the conditions are checked by the trigger.
         """
-        CREATE TRIGGER record_usage_insert AFTER INSERT ON records
-        FOR EACH ROW WHEN (NEW.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_usage()
-        """,
-        """
-        CREATE TRIGGER record_usage_update AFTER UPDATE OF body, owner ON records
-        FOR EACH ROW WHEN (OLD.owner IS NOT NULL OR NEW.owner IS NOT NULL) EXECUTE FUNCTION outpost_record_usage()
+        CREATE TRIGGER record_usage_update AFTER UPDATE OF owner ON records
+        FOR EACH ROW WHEN (OLD.owner IS NOT NULL AND OLD.owner IS DISTINCT FROM NEW.owner)
+        EXECUTE FUNCTION outpost_record_usage()
         """,
         """
         CREATE TRIGGER record_usage_delete AFTER DELETE ON records
