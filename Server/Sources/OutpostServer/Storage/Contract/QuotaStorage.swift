@@ -86,7 +86,7 @@ public struct RecordUsage: Sendable, Equatable {
 /// Quotas kept with the data. The database checks every record write against them inside the
 /// write's own statement (triggers, on any connection or instance): a create past the records or
 /// bytes bound of its owner, or an update that grows a record past the bytes bound, fails and is
-/// answered 507 `quota_exceeded` (``QuotaExceeded``).
+/// answered 507 `quota_exceeded`, naming the bound.
 public protocol QuotaStorage: Sendable {
     /// Stores the operator's defaults, which the database's checks read. Every instance writes its
     /// configuration's at start.

@@ -186,7 +186,7 @@ public struct RecordQuery: Sendable {
     /// `nil` orders by ``sort``. Such lists are ordered by the query itself, not by an index.
     public var order: [RecordOrderKey]?
     /// The most bytes of record text a keyset page holds: the page ends before the record that
-    /// would pass it (it always holds one) and its cursor continues there. ``Int/max`` bounds nothing.
+    /// would pass it (it always holds one) and its cursor continues there. `Int.max` bounds nothing.
     public var maxBytes: Int = .max
 
     public init(
