@@ -52,7 +52,8 @@ let package = Package(
     targets: [
         // Shared internals (SPI, for this package and `Server/`): the deadline race, atomic file
         // writes, file locks, a thread pool for blocking work, `Duration` conversions.
-        .target(name: "OutpostSupport", swiftSettings: strict),
+        // PrivacyInfo.xcprivacy: the required-reason APIs a module uses (`.ci/privacy-manifest.sh` checks them).
+        .target(name: "OutpostSupport", resources: [.process("PrivacyInfo.xcprivacy")], swiftSettings: strict),
         .target(
             name: "OutpostCore",
             dependencies: [
@@ -68,6 +69,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: nonApple)),
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(platforms: nonApple)),
             ],
+            resources: [.process("PrivacyInfo.xcprivacy")],
             swiftSettings: strict
         ),
         .target(

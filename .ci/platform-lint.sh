@@ -12,7 +12,11 @@
 # 2. In the client modules (every folder of the root package's Sources/; not Server/Sources/),
 #    platform-only APIs must sit inside a matching `#if os(...)` branch (an `#else` never counts):
 #    homeDirectoryForCurrentUser and Process( (macOS and Linux), NSWorkspace (macOS only, not
-#    Mac Catalyst), UIApplication (iOS, tvOS, visionOS).
+#    Mac Catalyst), UIApplication (iOS, tvOS, visionOS); NWPathMonitor and the web authentication
+#    session's presentation-context errors (every Apple platform but watchOS: `#if !os(watchOS)`
+#    counts).
+# 3. In the client modules, a file size (`st_size`, 64-bit) becomes an `Int` with `Int(exactly:)`:
+#    `Int(...st_size)` traps on a file of 2 GiB or more where `Int` is 32 bits (watchOS, arm64_32).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - "$@" <<'PY'
@@ -27,6 +31,8 @@ NOT_CLIENT_ROOTS = {os.path.join("Server", "Sources")}
 PENDING = set()
 APPLE_ONLY = {"iOS", "tvOS", "watchOS", "visionOS"}
 DESKTOPS = {"macOS", "Linux", "Windows", "FreeBSD", "OpenBSD", "Android"}
+# Every Apple platform but watchOS; a branch under `!os(watchOS)` counts as well.
+NOT_WATCH = {"macOS", "iOS", "tvOS", "visionOS"}
 
 # API pattern, the os() names a matching branch may name (at least one, and no other), advice.
 RULES = [
@@ -41,6 +47,12 @@ RULES = [
     (re.compile(r"\bUIApplication\b"), {"iOS", "tvOS", "visionOS"},
      "UIApplication is for iOS, tvOS and visionOS (not watchOS or macOS; unavailable in app extensions): "
      "put it under #if os(iOS) || os(tvOS) || os(visionOS)"),
+    (re.compile(r"\bNWPathMonitor\b"), NOT_WATCH,
+     "NWPathMonitor reports no path to most watchOS apps: put it under #if !os(watchOS) (or name the other platforms)"),
+    (re.compile(r"\bpresentationContext(NotProvided|Invalid)\b"), NOT_WATCH,
+     "ASWebAuthenticationSessionError has no presentation-context codes on watchOS: put them under #if !os(watchOS)"),
+    (re.compile(r"\bInt\(\s*[\w.]*st_size\s*\)"), set(),
+     "Int(st_size) traps on a file of 2 GiB or more where Int is 32 bits (watchOS): use Int(exactly:) and refuse what does not fit"),
 ]
 
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -55,6 +67,8 @@ def positives(condition):
 
 
 def matches(condition, allowed):
+    if allowed is NOT_WATCH and re.search(r"!\s*os\(watchOS\)", condition):
+        return True
     names, catalyst = positives(condition)
     if not names or not names <= allowed:
         return False
@@ -144,6 +158,10 @@ def self_test():
     let process = Process()
     let home = FileManager.default.homeDirectoryForCurrentUser
 #endif
+#if !os(watchOS)
+    let monitor = NWPathMonitor()
+#endif
+guard let size = Int(exactly: info.st_size) else { throw failure }
 /// NSWorkspace in a comment, and "UIApplication" in a string, are fine.
 let text = "Process() is fine here"  // and UIApplication in a comment
 """
@@ -164,10 +182,14 @@ let text = "Process() is fine here"  // and UIApplication in a comment
 #if os(iOS) || os(macOS)
     let process = Process()
 #endif
+#if os(iOS) || os(watchOS)
+    case .presentationContextNotProvided: break
+#endif
+let size = Int(info.st_size)
 """
     assert check("good.swift", good, True) == [], check("good.swift", good, True)
     found = [number for number, _ in check("bad.swift", bad, True)]
-    assert found == [2, 3, 4, 5, 7, 10, 13, 16], found
+    assert found == [2, 3, 4, 5, 7, 10, 13, 16, 19, 21], found
     assert [n for n, _ in check("server.swift", bad, False)] == [2, 4], "server code: only the canImport rule"
     print("platform-lint: self-test ok")
     return 0

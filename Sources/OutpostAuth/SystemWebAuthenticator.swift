@@ -1,5 +1,6 @@
 #if os(iOS) || os(macOS) || os(watchOS) || os(visionOS)
     public import Foundation
+    import Synchronization
 
     #if os(watchOS)
         import AuthenticationServices
@@ -67,6 +68,8 @@
             private var context: PresentationContext?
         #endif
         private var cancelled = false
+        /// The waiting sign-in, resumed once: by the session's completion handler or by ``cancel()``.
+        private var pending: PendingSignIn?
 
         nonisolated init() {}
 
@@ -83,13 +86,15 @@
                 case .customScheme(let scheme): .customScheme(scheme)
                 case .https(let host, let path): .https(host: host, path: path)
                 }
+            let pending = PendingSignIn(continuation)
+            self.pending = pending
             // @Sendable: not main-actor isolated, whatever thread the session calls it on.
             let session = ASWebAuthenticationSession(url: url, callback: matching) { @Sendable [self] redirect, error in
                 Task { @MainActor in self.finish() }
                 if let redirect {
-                    continuation.resume(returning: redirect)
+                    pending.resume(.success(redirect))
                 } else {
-                    continuation.resume(throwing: Self.authError(error))
+                    pending.resume(.failure(Self.authError(error)))
                 }
             }
             session.prefersEphemeralWebBrowserSession = configuration.prefersEphemeralWebBrowserSession
@@ -101,20 +106,27 @@
             self.session = session
             guard session.start() else {
                 finish()
-                continuation.resume(
-                    throwing: AuthError(
-                        .browserFailed, "The sign-in sheet could not be shown; is the app in the foreground with a window?"))
+                pending.resume(
+                    .failure(
+                        AuthError(
+                            .browserFailed,
+                            "The sign-in sheet could not be shown; is the app in the foreground with a window?")))
                 return
             }
         }
 
+        /// Closes the sheet and ends the waiting sign-in with `.cancelled` at once: Apple does not
+        /// promise that the session calls its completion handler after `cancel()`.
         func cancel() {
             cancelled = true
             session?.cancel()
+            pending?.resume(.failure(AuthError(.cancelled, "The sign-in was cancelled")))
+            finish()
         }
 
         private func finish() {
             session = nil
+            pending = nil
             #if !os(watchOS)
                 context = nil
             #endif
@@ -125,15 +137,37 @@
                 switch error.code {
                 case .canceledLogin:
                     return AuthError(.cancelled, "The user closed the sign-in sheet", underlying: error)
-                case .presentationContextNotProvided, .presentationContextInvalid:
-                    return AuthError(
-                        .browserFailed, "The sign-in sheet has no window to be shown over; pass a visible window as the anchor",
-                        underlying: error)
+                #if !os(watchOS)
+                    // Not on watchOS, where a session has no presentation context.
+                    case .presentationContextNotProvided, .presentationContextInvalid:
+                        return AuthError(
+                            .browserFailed,
+                            "The sign-in sheet has no window to be shown over; pass a visible window as the anchor",
+                            underlying: error)
+                #endif
                 default:
                     break
                 }
             }
             return AuthError(.browserFailed, "The sign-in sheet failed", underlying: error)
+        }
+    }
+
+    /// A sign-in's continuation, resumed exactly once, by whichever of the session's completion
+    /// handler (any thread) and a cancellation (the main actor) comes first.
+    private final class PendingSignIn: Sendable {
+        private let continuation: Mutex<CheckedContinuation<URL, any Error>?>
+
+        init(_ continuation: CheckedContinuation<URL, any Error>) {
+            self.continuation = Mutex(continuation)
+        }
+
+        func resume(_ result: Result<URL, any Error>) {
+            let waiting = continuation.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+            waiting?.resume(with: result)
         }
     }
 

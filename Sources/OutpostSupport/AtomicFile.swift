@@ -63,10 +63,11 @@ public import Foundation
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw AtomicFileError(operation: "read", path: url.path, errno: errno) }
-        let size = Int(info.st_size)
-        guard size <= maxBytes else {
+        // `Int(exactly:)`: a size past a 32-bit `Int` (watchOS on arm64_32) is refused, not a trap.
+        guard let size = Int(exactly: info.st_size), size <= maxBytes else {
             throw AtomicFileError(
-                operation: "read", path: url.path, errno: EFBIG, reason: "it is \(size) bytes, more than the \(maxBytes) allowed")
+                operation: "read", path: url.path, errno: EFBIG,
+                reason: "it is \(info.st_size) bytes, more than the \(maxBytes) allowed")
         }
         var data = Data(count: size)
         let complete = data.withUnsafeMutableBytes { buffer -> Bool in

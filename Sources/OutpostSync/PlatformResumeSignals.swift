@@ -1,7 +1,11 @@
 #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
     import Foundation
-    import Network
     import Synchronization
+#endif
+#if os(macOS) || os(iOS) || os(tvOS) || os(visionOS)
+    import Network
+#endif
+#if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
 
     #if os(iOS) || os(tvOS) || os(visionOS)
         import UIKit
@@ -13,9 +17,10 @@
 #endif
 
 /// The system's moments to reconnect: on Apple platforms, when the network path becomes usable
-/// again (`NWPathMonitor`) and when the app returns to the foreground (UIKit's
-/// `willEnterForegroundNotification`, WatchKit's on watchOS, AppKit's `didBecomeActiveNotification`
-/// on macOS). Elsewhere it never signals; the backoff alone decides.
+/// again (`NWPathMonitor`; not on watchOS, where it reports no path to most apps) and when the app
+/// returns to the foreground (UIKit's `willEnterForegroundNotification`, WatchKit's on watchOS,
+/// AppKit's `didBecomeActiveNotification` on macOS). Elsewhere it never signals; the backoff alone
+/// decides.
 public struct PlatformResumeSignals: SyncResumeSignals {
     /// The system's signals.
     public init() {}
@@ -25,15 +30,19 @@ public struct PlatformResumeSignals: SyncResumeSignals {
     public func resumptions() -> AsyncStream<Void> {
         #if os(macOS) || os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
             let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            let path = PathWatcher(continuation)
             let foreground = Task {
                 let name = await MainActor.run { Self.foregroundNotification }
                 for await _ in NotificationCenter.default.notifications(named: name) { continuation.yield() }
             }
-            continuation.onTermination = { _ in
-                path.cancel()
-                foreground.cancel()
-            }
+            #if os(watchOS)
+                continuation.onTermination = { _ in foreground.cancel() }
+            #else
+                let path = PathWatcher(continuation)
+                continuation.onTermination = { _ in
+                    path.cancel()
+                    foreground.cancel()
+                }
+            #endif
             return stream
         #else
             // No system signal: a stream that ends only when its consumer stops.
@@ -58,6 +67,9 @@ public struct PlatformResumeSignals: SyncResumeSignals {
         }
     }
 
+#endif
+
+#if os(macOS) || os(iOS) || os(tvOS) || os(visionOS)
     /// An `NWPathMonitor` that signals each change from an unusable path to a usable one (its
     /// first report, the path at start, signals nothing). The monitor is used only through its
     /// own queue and `cancel()`, which Network documents as safe from any thread.

@@ -271,6 +271,32 @@ struct BackgroundTransferTests {
         }
     }
 
+    @Test("UIKit's completion handler, a plain closure and not Sendable, is taken as it comes on the main actor and called")
+    @MainActor
+    func uikitHandler() async throws {
+        let text = "handled"
+        let fixture = try Fixture(holdingTasks: true) { _ in
+            (HTTPResponse(status: .ok, headerFields: [HTTPField.Name("Repr-Digest")!: Self.digest(text)]), Data(text.utf8))
+        }
+        defer { fixture.remove() }
+        let destination = fixture.folder.appendingPathComponent("copy.txt")
+        let first = fixture.background()
+        _ = try await first.download("file.txt", to: destination)
+        first.stop()
+        let second = fixture.background()
+        let (calls, call) = AsyncStream.makeStream(of: Void.self)
+        // The type the app delegate receives: a plain closure (which the Sendable overload refuses).
+        let handler: () -> Void = { call.yield() }
+        second.handleEvents(completionHandler: handler)
+        fixture.session.startHeldTasks()
+        _ = try await Self.nextResult(second)
+        let called = await withTimeLimit(.seconds(20)) { await calls.first { _ in true } != nil }
+        guard case .value(true) = called else {
+            Issue.record("the completion handler was not called")
+            return
+        }
+    }
+
     @Test("a task description that is garbage, oversize or out of bounds is refused with a clear error")
     func hostileDescriptions() async throws {
         let valid = BackgroundTransferDescription(

@@ -13,8 +13,9 @@
     /// - ``accessGroup`` shares the sign-in with the app's extensions and widgets: each lists the
     ///   group in its `keychain-access-groups` entitlement.
     /// - ``accessibility`` says when the items can be read. The default,
-    ///   ``Accessibility/afterFirstUnlock``, lets a background refresh read them once the user has
-    ///   unlocked the device after it started.
+    ///   ``Accessibility/afterFirstUnlockThisDeviceOnly``, lets a background refresh read them once
+    ///   the user has unlocked the device after it started, and keeps them out of backups restored
+    ///   to another device: a refresh token stays with the device it was issued to.
     /// - Before that first unlock a read fails with ``AuthError`` ``AuthError/Code/credentialStoreLocked``,
     ///   which is not "signed out": try again after the unlock.
     /// - The Keychain calls block; they run in order on the shared blocking threads, off the
@@ -23,9 +24,9 @@
         /// When the items can be read (`kSecAttrAccessible`).
         public enum Accessibility: Sendable, Hashable {
             /// After the first unlock since the device started, until it restarts; kept in
-            /// encrypted backups and moved to a new device. The default.
+            /// encrypted backups and moved to a new device.
             case afterFirstUnlock
-            /// As ``afterFirstUnlock``, but never leaves this device.
+            /// As ``afterFirstUnlock``, but never leaves this device. The default.
             case afterFirstUnlockThisDeviceOnly
             /// Only while the device is unlocked: no refresh in the background.
             case whenUnlocked
@@ -38,11 +39,11 @@
         /// The Keychain access group shared with the app's extensions and widgets (team ID prefix
         /// included, e.g. `ABCDE12345.com.example.shared`); `nil` for the app's default group.
         public var accessGroup: String?
-        /// When the items can be read. Default: ``Accessibility/afterFirstUnlock``.
+        /// When the items can be read. Default: ``Accessibility/afterFirstUnlockThisDeviceOnly``.
         public var accessibility: Accessibility
         private let queue = SerialBlockingQueue()
 
-        public init(service: String, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlock) {
+        public init(service: String, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly) {
             self.service = service
             self.accessGroup = accessGroup
             self.accessibility = accessibility

@@ -144,7 +144,12 @@ final class OutboxFile {
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw Self.failure("look at \(url.path)") }
-        var length = Int(status.st_size)
+        // An outbox past what `Int` holds (2 GiB on watchOS's arm64_32) is refused, not a trap.
+        guard var length = Int(exactly: status.st_size) else {
+            throw OutpostError(
+                .outboxUnavailable, "The outbox \(url.path) is \(status.st_size) bytes, more than this device can read",
+                suggestion: "Send or cancel its entries from a device that can, or remove the file")
+        }
         if length == 0 {
             try Self.writeAll(Data(OutboxFraming.header), to: descriptor, path: url.path)
             guard FileSync.toDisk(descriptor) else { throw Self.failure("flush \(url.path)") }

@@ -152,6 +152,18 @@ public final class BackgroundFiles: Sendable {
         if now { Task { @MainActor in completionHandler() } }
     }
 
+    /// The same, for UIKit's handler as the app delegate receives it
+    /// (`@escaping () -> Void`, not `Sendable`): called on the main actor, as UIKit calls the
+    /// delegate, and the handler is called there too. A closure written in place picks the other
+    /// overload (this one is disfavoured), so calls from any isolation keep compiling.
+    @MainActor @_disfavoredOverload
+    public func handleEvents(completionHandler: @escaping () -> Void) {
+        // Only ever called on the main actor (the other overload takes a main-actor handler), so
+        // handing it across as Sendable is safe.
+        nonisolated(unsafe) let handler = completionHandler
+        handleEvents { @MainActor @Sendable in handler() }
+    }
+
     /// Returns once the events the system woke the app for are handled: for SwiftUI's
     /// `.backgroundTask(.urlSession(_:))`, whose closure ends the background time when it returns.
     public func eventsHandled() async {
