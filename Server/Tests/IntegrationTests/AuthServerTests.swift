@@ -218,9 +218,9 @@ struct AuthServerTests {
         }
     }
 
-    @Test("refresh rotates; reusing a rotated refresh token revokes the whole family")
+    @Test("refresh rotates; with the grace window off, reusing a rotated refresh token revokes the whole family")
     func refreshRotation() async throws {
-        try await withAuthFixture { fixture in
+        try await withAuthFixture(configure: { $0.auth.refreshReuseGrace = .zero }) { fixture in
             let first = try await fixture.passwordTokens()
             let refresh1 = try #require(first["refresh_token"] as? String)
             let second = try await fixture.token([
@@ -242,6 +242,66 @@ struct AuthServerTests {
             #expect(afterReplay.json["error"] as? String == "invalid_grant")
             let me = try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access2)")
             #expect(me.status == 401)
+        }
+    }
+
+    @Test("within the grace window a rotated refresh token gets the same pair again; once that pair is spent, reuse revokes")
+    func refreshReuseGrace() async throws {
+        try await withAuthFixture { fixture in
+            let first = try await fixture.passwordTokens()
+            let refresh1 = try #require(first["refresh_token"] as? String)
+            let exchange = { (token: String) in
+                try await fixture.token([
+                    "grant_type": "refresh_token", "refresh_token": token, "client_id": fixture.publicClient.id,
+                ])
+            }
+            let second = try await exchange(refresh1)
+            #expect(second.status == 200)
+            let refresh2 = try #require(second.json["refresh_token"] as? String)
+            let access2 = try #require(second.json["access_token"] as? String)
+
+            // The app's widget spent the same token a moment later: it gets the very same pair.
+            let again = try await exchange(refresh1)
+            #expect(again.status == 200, "\(again.body)")
+            #expect(again.json["refresh_token"] as? String == refresh2)
+            #expect(again.json["access_token"] as? String == access2)
+            #expect(again.json["access_expires_at"] == nil, "the sealed reply's own fields are not sent")
+            let expiresIn = try #require(again.json["expires_in"] as? Int)
+            #expect((1...900).contains(expiresIn))
+            #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access2)").status == 200)
+
+            // The pair moves on; the first token again is theft now, and the whole family goes.
+            let third = try await exchange(refresh2)
+            #expect(third.status == 200)
+            let access3 = try #require(third.json["access_token"] as? String)
+            let late = try await exchange(refresh1)
+            #expect(late.status == 400)
+            #expect(late.json["error"] as? String == "invalid_grant")
+            #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access3)").status == 401)
+        }
+    }
+
+    @Test("eight exchanges of one refresh token at once all get the one new pair, and the sign-in lives on")
+    func concurrentRefreshesWithinGrace() async throws {
+        try await withAuthFixture { fixture in
+            let refresh = try #require(try await fixture.passwordTokens()["refresh_token"] as? String)
+            let replies = try await withThrowingTaskGroup(of: TestBrowser.Page.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await fixture.token([
+                            "grant_type": "refresh_token", "refresh_token": refresh, "client_id": fixture.publicClient.id,
+                        ])
+                    }
+                }
+                return try await group.reduce(into: [TestBrowser.Page]()) { $0.append($1) }
+            }
+            #expect(replies.allSatisfy { $0.status == 200 }, "\(replies.map(\.body))")
+            let pairs = Set(replies.compactMap { $0.json["refresh_token"] as? String })
+            #expect(pairs.count == 1)
+            let next = try await fixture.token([
+                "grant_type": "refresh_token", "refresh_token": try #require(pairs.first), "client_id": fixture.publicClient.id,
+            ])
+            #expect(next.status == 200)
         }
     }
 

@@ -286,7 +286,7 @@ struct StorageConformanceTests {
                     let target: any Storage = index.isMultiple(of: 2) ? storage : other
                     var replacement = token
                     replacement.hash = "new\(index)"
-                    group.addTask { try await target.rotateToken(hash: "h1", replacements: [replacement]) }
+                    group.addTask { try await target.rotateToken(hash: "h1", replacements: [replacement], successor: nil) }
                 }
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
@@ -298,6 +298,42 @@ struct StorageConformanceTests {
             #expect(try await other.token(hash: "h1")?.state == "rotated")
             try await storage.revokeFamily("f1")
             #expect(try await storage.token(hash: "h1")?.state == "revoked")
+            try await other.close()
+        }
+    }
+
+    @Test(
+        "A rotation saves its sealed successor with it; another instance reads it until it expires; expired ones go",
+        arguments: backends)
+    func rotatedSuccessors(_ backend: ScratchDatabase.Backend) async throws {
+        try await withStorage(backend) { storage, database in
+            let other = try await database.open()
+            let now = Identifiers.nowMilliseconds()
+            for hash in ["old", "current"] {
+                try await storage.saveToken(
+                    StoredToken(
+                        hash: hash, kind: .refresh, userID: "u_1", clientID: "outpost-cli", scope: "records", family: "f2",
+                        expiresAt: now + 60_000, state: "active"))
+            }
+            // A successor that has already expired, then one that is still valid.
+            #expect(
+                try await storage.rotateToken(
+                    hash: "old", replacements: [], successor: SealedSuccessor(sealed: "sealed-old", expiresAt: now - 1)))
+            #expect(try await other.successor(hash: "old", now: now) == nil)
+            #expect(
+                try await other.rotateToken(
+                    hash: "current", replacements: [], successor: SealedSuccessor(sealed: "sealed-now", expiresAt: now + 30_000))
+            )
+            #expect(try await storage.successor(hash: "current", now: now) == "sealed-now")
+            #expect(try await storage.successor(hash: "current", now: now + 30_000) == nil, "past its window")
+            // A failed rotation (the token is no longer active) saves no successor.
+            #expect(
+                try await storage.rotateToken(
+                    hash: "current", replacements: [], successor: SealedSuccessor(sealed: "other", expiresAt: now + 30_000))
+                    == false)
+            #expect(try await other.successor(hash: "current", now: now) == "sealed-now")
+            // The expired row was removed by the later rotation, whatever the time asked about.
+            #expect(try await storage.successor(hash: "old", now: 0) == nil)
             try await other.close()
         }
     }

@@ -8,6 +8,13 @@ public struct AuthConfiguration: Sendable {
     public var accessTokenLifetime: Duration
     /// Default: 30 days. Every refresh rotates the refresh token.
     public var refreshTokenLifetime: Duration
+    /// How long after a rotation a second exchange of the rotated refresh token gets the same new
+    /// pair again rather than revoking the whole family as theft: an app and its widget that
+    /// refreshed one shared credential at once both keep the user signed in. After the window,
+    /// reuse revokes the family as before; `.zero` turns the window off. It should exceed the
+    /// client's refresh lease (20 seconds) so that a process taking over a lease whose holder was
+    /// suspended mid-refresh still lands inside it. Default: 30 seconds (Okta's default too).
+    public var refreshReuseGrace: Duration
     /// Default: 60 seconds.
     public var authorizationCodeLifetime: Duration
     /// Default: 10 minutes.
@@ -40,6 +47,7 @@ public struct AuthConfiguration: Sendable {
     public init(
         accessTokenLifetime: Duration = .seconds(15 * 60),
         refreshTokenLifetime: Duration = .seconds(30 * 24 * 3600),
+        refreshReuseGrace: Duration = .seconds(30),
         authorizationCodeLifetime: Duration = .seconds(60),
         deviceCodeLifetime: Duration = .seconds(600),
         deviceInterval: Int = 5,
@@ -52,6 +60,7 @@ public struct AuthConfiguration: Sendable {
     ) {
         self.accessTokenLifetime = accessTokenLifetime
         self.refreshTokenLifetime = refreshTokenLifetime
+        self.refreshReuseGrace = refreshReuseGrace
         self.authorizationCodeLifetime = authorizationCodeLifetime
         self.deviceCodeLifetime = deviceCodeLifetime
         self.deviceInterval = deviceInterval

@@ -207,9 +207,10 @@ struct AuthService: Sendable {
 
     /// Issues an access token and, unless `refresh` is false, a refresh token in `family`.
     ///
-    /// - Parameter rotating: the hash of the refresh token these replace: it is marked rotated and
-    ///   the new tokens saved in one storage transaction, or, when it is no longer active (a
-    ///   concurrent exchange, on any instance, won), nothing is saved and this throws.
+    /// - Parameter rotating: the refresh token these replace: it is marked rotated and the new
+    ///   tokens saved (with the reply sealed for it, during ``AuthConfiguration/refreshReuseGrace``)
+    ///   in one storage transaction, or, when it is no longer active (a concurrent exchange, on any
+    ///   instance, won), nothing is saved and this throws ``RotationLost``.
     func issueTokens(
         client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true,
         rotating previous: String? = nil
@@ -236,39 +237,92 @@ struct AuthService: Sendable {
                     expiresAt: now + Self.milliseconds(configuration.refreshTokenLifetime), state: "active"))
             reply["refresh_token"] = .string(refreshToken)
         }
-        if let previous {
-            guard try await storage.rotateToken(hash: previous, replacements: tokens) else {
-                try await storage.revokeFamily(family)
-                throw Self.refreshReused
-            }
-        } else {
+        guard let previous else {
             for token in tokens { try await storage.saveToken(token) }
+            return .object(reply)
+        }
+        let grace = Self.milliseconds(configuration.refreshReuseGrace)
+        var successor: SealedSuccessor?
+        if grace > 0 {
+            var sealed = reply
+            sealed[Self.accessExpiresAt] = .int(Int(now + accessLifetime))
+            successor = SealedSuccessor(
+                sealed: try RotatedSuccessor.seal(.object(sealed), for: previous), expiresAt: now + grace)
+        }
+        guard try await storage.rotateToken(hash: Secrets.hash(previous), replacements: tokens, successor: successor) else {
+            throw RotationLost()
         }
         return .object(reply)
     }
+
+    /// A rotation found its refresh token no longer active: a concurrent exchange rotated it first.
+    struct RotationLost: Error {}
+
+    /// The sealed reply's key for the access token's absolute expiry (ms), dropped before it is sent.
+    private static let accessExpiresAt = "access_expires_at"
 
     static let refreshReused = OAuthError.invalidGrant(
         "This refresh token was already used; every token from this sign-in is now revoked. Sign in again")
 
     /// Exchanges a refresh token for a new pair. A refresh token that was already exchanged is a
     /// sign of theft: its whole family is revoked. Of concurrent exchanges of one token (on any
-    /// instance) exactly one succeeds; the others find it rotated and revoke the family, the
-    /// winner's new tokens included, since those were saved in the rotation's transaction.
+    /// instance) exactly one rotates it; within ``AuthConfiguration/refreshReuseGrace`` of that
+    /// rotation the others (and any later exchange of the same token) get the same new pair, as long
+    /// as that pair is still the family's current one; after the window, or with the window off,
+    /// they revoke the family, the winner's new tokens included.
     func refresh(_ token: String, client: OAuthClient) async throws -> JSONValue {
         let hash = Secrets.hash(token)
         guard let stored = try await storage.token(hash: hash), stored.kind == .refresh, stored.clientID == client.id else {
             throw OAuthError.invalidGrant("The refresh token is not valid; sign in again")
         }
-        if stored.state == "rotated" {
-            try await storage.revokeFamily(stored.family)
-            logger.warning("refresh token reuse detected; family revoked", metadata: ["client": "\(client.id)"])
-            throw Self.refreshReused
-        }
+        if stored.state == "rotated" { return try await replayOrRevoke(token, hash: hash, stored: stored, client: client) }
         guard stored.state == "active", stored.expiresAt > Self.now() else {
             throw OAuthError.invalidGrant("The refresh token has expired or was revoked; sign in again")
         }
-        return try await issueTokens(
-            client: client, userID: stored.userID, scope: stored.scope, family: stored.family, rotating: hash)
+        do {
+            return try await issueTokens(
+                client: client, userID: stored.userID, scope: stored.scope, family: stored.family, rotating: token)
+        } catch is RotationLost {
+            return try await replayOrRevoke(token, hash: hash, stored: stored, client: client)
+        }
+    }
+
+    /// A rotated refresh token presented again: the pair that replaced it while the grace window
+    /// lasts and that pair is still active (not refreshed again, not revoked, not expired); else
+    /// the family is revoked as theft.
+    private func replayOrRevoke(_ token: String, hash: String, stored: StoredToken, client: OAuthClient) async throws
+        -> JSONValue
+    {
+        let now = Self.now()
+        if let sealed = try await storage.successor(hash: hash, now: now),
+            case .object(var reply)? = RotatedSuccessor.open(sealed, with: token),
+            case .string(let access)? = reply["access_token"],
+            case .int(let accessExpires)? = reply.removeValue(forKey: Self.accessExpiresAt),
+            try await stillActive(access, family: stored.family, now: now)
+        {
+            if case .string(let refresh)? = reply["refresh_token"] {
+                guard try await stillActive(refresh, family: stored.family, now: now) else {
+                    try await revokeAsReuse(stored.family, client: client)
+                }
+            }
+            reply["expires_in"] = .int(max(0, (accessExpires - Int(now)) / 1000))
+            logger.info(
+                "rotated refresh token exchanged again within the grace window; the same pair is returned",
+                metadata: ["client": "\(client.id)"])
+            return .object(reply)
+        }
+        try await revokeAsReuse(stored.family, client: client)
+    }
+
+    private func stillActive(_ token: String, family: String, now: Int64) async throws -> Bool {
+        guard let stored = try await storage.token(hash: Secrets.hash(token)) else { return false }
+        return stored.family == family && stored.state == "active" && stored.expiresAt > now
+    }
+
+    private func revokeAsReuse(_ family: String, client: OAuthClient) async throws -> Never {
+        try await storage.revokeFamily(family)
+        logger.warning("refresh token reuse detected; family revoked", metadata: ["client": "\(client.id)"])
+        throw Self.refreshReused
     }
 
     /// The user (and token) behind `Authorization: Bearer …`. `nil` when the request carries no

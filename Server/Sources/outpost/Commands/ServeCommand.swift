@@ -72,6 +72,14 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var changesMaxStream: Int?
 
+    @Option(
+        name: .customLong("refresh-reuse-grace"),
+        help: """
+            Seconds after a refresh token is exchanged during which exchanging it again returns the same new pair \
+            (an app and its widget refreshing at once) instead of revoking the sign-in as theft; 0 turns it off. Default: 30.
+            """)
+    var refreshReuseGrace: Int = 30
+
     @Flag(
         name: .customLong("demo"),
         help: "Serve the demo plugin (lambda hello:someone, handler time). Off by default: a fresh server runs no plugin code.")
@@ -120,6 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard ForwardedHeader(rawValue: forwardedHeader.lowercased()) != nil else {
             throw ValidationError("--forwarded-header must be x-forwarded-for or forwarded")
+        }
+        guard (0...300).contains(refreshReuseGrace) else {
+            throw ValidationError("--refresh-reuse-grace must be between 0 and 300 seconds")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         do {
@@ -173,6 +184,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.maxFileBytes = maxFileBytes
         configuration.filesURL = filesURL.flatMap(URL.init(string:))
         configuration.maxConnections = maxConnections
+        configuration.auth.refreshReuseGrace = .seconds(refreshReuseGrace)
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
         configuration.signUp = signUpMode

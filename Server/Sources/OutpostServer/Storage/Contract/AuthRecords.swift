@@ -45,6 +45,18 @@ public struct StoredToken: Sendable {
     public var state: String
 }
 
+/// The token reply that replaced a refresh token, sealed with a key only that token derives
+/// (`RotatedSuccessor`), kept until `expiresAt` (ms): the refresh-reuse grace window.
+public struct SealedSuccessor: Sendable {
+    public var sealed: String
+    public var expiresAt: Int64
+
+    public init(sealed: String, expiresAt: Int64) {
+        self.sealed = sealed
+        self.expiresAt = expiresAt
+    }
+}
+
 public struct StoredAuthorizationCode: Sendable {
     public var clientID: String
     public var userID: String

@@ -24,10 +24,13 @@ public protocol AuthStorage: Sendable {
     /// Marks an active token with a new state; returns whether it was active.
     func transitionToken(hash: String, from: String, to: String) async throws -> Bool
     func revokeFamily(_ family: String) async throws
-    /// Marks the active refresh token `hash` rotated and saves its `replacements`, in one
-    /// transaction; returns `false`, saving nothing, when the token was not active (already rotated
-    /// by a concurrent exchange, or revoked).
-    func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool
+    /// Marks the active refresh token `hash` rotated and saves its `replacements` and, when given,
+    /// its sealed `successor` reply, in one transaction; returns `false`, saving nothing, when the
+    /// token was not active (already rotated by a concurrent exchange, or revoked). Successors whose
+    /// time has passed (of any token) are removed in the same transaction.
+    func rotateToken(hash: String, replacements: [StoredToken], successor: SealedSuccessor?) async throws -> Bool
+    /// The sealed reply that replaced the rotated refresh token `hash`, while it has not expired at `now`.
+    func successor(hash: String, now: Int64) async throws -> String?
 
     func saveCode(hash: String, _ code: StoredAuthorizationCode) async throws
     /// Marks an unused code used and returns it; `nil` when unknown or already used.

@@ -136,4 +136,10 @@ extension PostgresStorage {
         """,
         "CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys (expires_at)",
     ]
+
+    /// Step 11: the sealed replies of refresh tokens rotated within the reuse grace window.
+    static let successorsSchema: [String] = [
+        "CREATE TABLE token_successors (hash TEXT PRIMARY KEY, sealed TEXT NOT NULL, expires_at BIGINT NOT NULL)",
+        "CREATE INDEX token_successors_by_expiry ON token_successors (expires_at)",
+    ]
 }

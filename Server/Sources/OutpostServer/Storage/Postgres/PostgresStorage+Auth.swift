@@ -113,14 +113,23 @@ extension PostgresStorage {
             """, on: connection)
     }
 
-    public func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool {
+    public func rotateToken(hash: String, replacements: [StoredToken], successor: SealedSuccessor?) async throws -> Bool {
         // The UPDATE locks the row: a concurrent rotation of the same token waits for this commit,
-        // then finds it rotated; a reuse check after that revokes the replacements too.
+        // then finds it rotated (and its successor saved, for the reuse grace window).
         try await withTransaction { connection in
             let rotated = try await Self.rows(
                 "UPDATE tokens SET state = 'rotated' WHERE hash = \(hash) AND state = 'active' RETURNING hash", on: connection)
             guard !rotated.isEmpty else { return false }
             for token in replacements { try await Self.insert(token, on: connection) }
+            if let successor {
+                let now = Identifiers.nowMilliseconds()
+                try await Self.execute("DELETE FROM token_successors WHERE expires_at <= \(now)", on: connection)
+                try await Self.execute(
+                    """
+                    INSERT INTO token_successors (hash, sealed, expires_at)
+                    VALUES (\(hash), \(successor.sealed), \(successor.expiresAt))
+                    """, on: connection)
+            }
             return true
         }
     }
@@ -133,6 +142,11 @@ extension PostgresStorage {
         // One UPDATE: of concurrent transitions of one token (on any instance), the first takes the
         // row lock, and the others re-check `state` after it commits and change nothing.
         try await !rows("UPDATE tokens SET state = \(to) WHERE hash = \(hash) AND state = \(from) RETURNING hash").isEmpty
+    }
+
+    public func successor(hash: String, now: Int64) async throws -> String? {
+        try await rows("SELECT sealed FROM token_successors WHERE hash = \(hash) AND expires_at > \(now)").first?.string(
+            "sealed")
     }
 
     public func revokeFamily(_ family: String) async throws {

@@ -140,14 +140,27 @@ extension SQLiteStorage {
         return !rows.isEmpty
     }
 
-    public func rotateToken(hash: String, replacements: [StoredToken]) async throws -> Bool {
+    public func rotateToken(hash: String, replacements: [StoredToken], successor: SealedSuccessor?) async throws -> Bool {
         try await withTransaction { connection in
             let rotated = try await connection.query(
                 "UPDATE tokens SET state = 'rotated' WHERE hash = ? AND state = 'active' RETURNING hash", [.text(hash)])
             guard !rotated.isEmpty else { return false }
             for token in replacements { try await Self.insert(token, on: connection) }
+            if let successor {
+                let now = Identifiers.nowMilliseconds()
+                _ = try await connection.query("DELETE FROM token_successors WHERE expires_at <= ?", [.integer(Int(now))])
+                _ = try await connection.query(
+                    "INSERT INTO token_successors (hash, sealed, expires_at) VALUES (?, ?, ?)",
+                    [.text(hash), .text(successor.sealed), .integer(Int(successor.expiresAt))])
+            }
             return true
         }
+    }
+
+    public func successor(hash: String, now: Int64) async throws -> String? {
+        try await connection.query(
+            "SELECT sealed FROM token_successors WHERE hash = ? AND expires_at > ?", [.text(hash), .integer(Int(now))]
+        ).first?.column("sealed")?.string
     }
 
     public func revokeFamily(_ family: String) async throws {

@@ -299,6 +299,20 @@ public final class SQLiteStorage: Storage {
         (13, deletedBodyMigration),
         // Quotas per user: defaults, a user's own bounds, what each owner's records take.
         (14, quotasMigration),
+        // The sealed replies of refresh tokens rotated within the reuse grace window.
+        (
+            15,
+            [
+                """
+                CREATE TABLE token_successors (
+                    hash TEXT PRIMARY KEY,
+                    sealed TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL
+                )
+                """,
+                "CREATE INDEX token_successors_by_expiry ON token_successors (expires_at)",
+            ]
+        ),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
