@@ -26,7 +26,8 @@ extension Authenticator {
         public var logger: Logger
         /// The current time, for expiry. A seam for tests.
         public var now: @Sendable () -> Date
-        /// Waits between device-flow polls. A seam for tests; the default is `Task.sleep`.
+        /// Waits between device-flow polls, and between looks at another process's refresh lease. A
+        /// seam for tests; the default is `Task.sleep`.
         public var sleep: @Sendable (Duration) async throws -> Void
         /// OpenID Connect: the clock difference allowed when checking an ID token's `exp` and `iat`.
         /// Default: 60 seconds.

@@ -32,13 +32,17 @@ public actor Authenticator {
     private var cached: Credential?
     private var loaded = false
     private var refreshTask: Task<Credential, any Error>?
-    /// Bumped by every change of credential (sign-in, ``setCredential(_:)``, sign-out) and every
-    /// refresh start: a refresh commits its tokens only while its generation is current.
-    private var refreshGeneration = 0
+    /// Which refresh ``refreshTask`` is, so that only it clears the slot.
+    private var refreshNumber = 0
+    /// Bumped by every change of credential in this process (sign-in, ``setCredential(_:)``,
+    /// sign-out): a refresh spends and commits only while the generation it started in is current,
+    /// and a change's own write lands only while it is the latest change.
+    private var credentialGeneration = 0
     private var pending: [String: AuthorizationRequest] = [:]
-    /// One store write at a time (``writeStore(_:generation:replacing:)``), in this process.
-    private var storeWriting = false
-    private var storeWriteWaiters: [CheckedContinuation<Void, Never>] = []
+    /// One store access of this authenticator at a time, in the order they were asked for
+    /// (``acquireStoreTurn()``): a change's write and a refresh's reading of the store never cross.
+    private var storeTurnTaken = false
+    private var storeTurnWaiters: [CheckedContinuation<Void, Never>] = []
 
     private var registration: ClientRegistration { configuration.registration }
     private var endpoints: Endpoints { configuration.endpoints }
@@ -138,39 +142,70 @@ public actor Authenticator {
         return try await sharedRefresh(rejected: accessToken)
     }
 
-    /// One refresh at a time in this process; `refreshUnderLock` handles other processes.
+    /// One refresh at a time in this process; `coordinatedRefresh` handles other processes.
     private func sharedRefresh(rejected: String?) async throws -> Credential {
         if let running = refreshTask { return try await running.value }
-        refreshGeneration += 1
-        let generation = refreshGeneration
+        refreshNumber += 1
+        let number = refreshNumber
+        let generation = credentialGeneration
         let configuration = configuration
         let tokens = tokens
         let idTokens = idTokens
-        let commit: Commit = { [self] fresh, replacing in
-            try await self.writeStore(fresh, generation: generation, replacing: replacing)
-        }
+        let access = StoreAccess(
+            isCurrent: { [self] in await self.credentialGeneration == generation },
+            acquireTurn: { [self] in await self.acquireStoreTurn() },
+            releaseTurn: { [self] in await self.releaseStoreTurn() },
+            commit: { [self] fresh, replacing in
+                try await self.writeStore(fresh, generation: generation, replacing: replacing)
+            })
         let task = Task {
-            try await Self.refreshUnderLock(
-                configuration: configuration, tokens: tokens, idTokens: idTokens, rejected: rejected, commit: commit)
+            try await ExpiringActivity.run(reason: "Refreshing the sign-in") {
+                try await Self.coordinatedRefresh(
+                    configuration: configuration, tokens: tokens, idTokens: idTokens, rejected: rejected, access: access)
+            }
         }
         refreshTask = task
         do {
             let fresh = try await task.value
-            if refreshGeneration == generation {
-                refreshTask = nil
+            if refreshNumber == number { refreshTask = nil }
+            if credentialGeneration == generation {
                 cached = fresh
                 loaded = true
             }
             return fresh
         } catch {
-            if refreshGeneration == generation {
-                refreshTask = nil
-                if let error = error as? AuthError, error.code == .invalidGrant || error.code == .notSignedIn {
-                    cached = nil
-                    loaded = true
-                }
+            if refreshNumber == number { refreshTask = nil }
+            if credentialGeneration == generation, let error = error as? AuthError,
+                error.code == .invalidGrant || error.code == .notSignedIn
+            {
+                cached = nil
+                loaded = true
             }
             throw error
+        }
+    }
+
+    /// What a refresh running outside the actor may do with the authenticator's state.
+    struct StoreAccess: Sendable {
+        /// Whether the credential generation the refresh started in is still the current one.
+        var isCurrent: @Sendable () async -> Bool
+        /// Takes and gives back the authenticator's store turn (``acquireStoreTurn()``).
+        var acquireTurn: @Sendable () async -> Void
+        var releaseTurn: @Sendable () async -> Void
+        /// Writes the refresh's outcome (``Commit``), inside the store turn and exclusive access.
+        var commit: Commit
+
+        /// Runs `body` in the store turn.
+        func inTurn(_ body: () async throws -> RefreshStep) async throws -> RefreshStep {
+            await acquireTurn()
+            do {
+                let result = try await body()
+                await releaseTurn()
+                return result
+            } catch {
+                await releaseTurn()
+                throw error
+            }
         }
     }
 
@@ -178,80 +213,181 @@ public actor Authenticator {
     /// credential it started from; false when that one is no longer current.
     typealias Commit = @Sendable (_ fresh: Credential?, _ replacing: Credential) async throws -> Bool
 
-    /// Under the store's exclusive lock: reload; if another process has refreshed meanwhile, take
-    /// its credential; otherwise refresh and save (through `commit`) before letting go of the lock.
-    private static func refreshUnderLock(
+    /// What a step of a refresh inside the store turn found or did.
+    enum RefreshStep: Sendable {
+        /// Fresh enough (another process refreshed it): nothing to spend.
+        case current(Credential)
+        /// This process holds the refresh lease (or needs none) and refreshes `latest`.
+        case refresh(latest: Credential)
+        /// Another process holds the refresh lease until then.
+        case wait(until: Date)
+        /// The outcome was written (or, when false, dropped: the credential changed meanwhile).
+        case committed(Bool)
+    }
+
+    /// Refreshes the stored credential, agreeing with other processes sharing the store:
+    ///
+    /// 1. Briefly, inside the store's exclusive access: read the credential (another process may
+    ///    have refreshed it, or signed out) and claim the store's ``RefreshLease``; when another
+    ///    process holds it, wait for that process to finish and start again.
+    /// 2. With no lock held: spend the refresh token, and verify the new ID token.
+    /// 3. Briefly again: store the result (through `commit`, only in place of the credential it
+    ///    started from) and release the lease.
+    ///
+    /// `isCurrent` says whether the refresh is still wanted: a sign-out, a sign-in or
+    /// ``setCredential(_:)`` in this process since it started means the stored credential is no
+    /// longer the one it was started for, and must not be spent (its tokens would be dropped).
+    private static func coordinatedRefresh(
         configuration: Configuration, tokens: TokenEndpoint, idTokens: IDTokenVerifier, rejected: String?,
-        commit: Commit
+        access: StoreAccess
     ) async throws -> Credential {
         let store = configuration.store
         let account = configuration.account
-        let logger = configuration.logger
-        return try await store.withExclusiveAccess(account: account) {
-            // The store is the truth: another process may have refreshed, or signed out.
-            guard let latest = try await store.load(account: account) else {
-                throw AuthError(.notSignedIn, "The stored credential is gone (signed out elsewhere?); sign in again")
+        let lease = store.refreshLease
+        let holder = UUID().uuidString
+        var pause = Duration.milliseconds(20)
+        while true {
+            let start = try await access.inTurn {
+                try await store.withExclusiveAccess(account: account) { () async throws -> RefreshStep in
+                    // The store is the truth: another process may have refreshed, or signed out.
+                    guard let latest = try await store.load(account: account) else {
+                        throw AuthError(.notSignedIn, "The stored credential is gone (signed out elsewhere?); sign in again")
+                    }
+                    // Checked after the read: this process changes its credential only after moving on
+                    // from the refresh's generation, so a read followed by a current generation is the
+                    // credential the refresh was started for (or another process's refresh of it).
+                    guard await access.isCurrent() else { throw overtaken }
+                    let expiring = latest.expires(within: configuration.refreshMargin(for: latest), of: configuration.now())
+                    let rejectedStill = rejected.map { StateGenerator.equal($0, latest.accessToken) } ?? false
+                    if !expiring, !rejectedStill { return .current(latest) }
+                    guard latest.refreshToken != nil else {
+                        throw AuthError(.invalidGrant, "The credential has no refresh token; sign in again")
+                    }
+                    if let lease, case .heldElsewhere(let until) = try await lease.claim(account: account, holder: holder) {
+                        return .wait(until: until)
+                    }
+                    return .refresh(latest: latest)
+                }
             }
-            let expiring = latest.expires(within: configuration.refreshMargin(for: latest), of: configuration.now())
-            let rejectedStill = rejected.map { StateGenerator.equal($0, latest.accessToken) } ?? false
-            if !expiring, !rejectedStill {
-                logger.debug("credential already refreshed elsewhere")
+            switch start {
+            case .committed:
+                throw overtaken
+            case .current(let latest):
+                configuration.logger.debug("credential already refreshed elsewhere")
                 return latest
+            case .wait(let until):
+                // Another process is refreshing: look again soon, and at the latest when its lease ends.
+                let left = until.timeIntervalSinceNow
+                try await configuration.sleep(min(pause, .milliseconds(max(1, Int(left * 1000)))))
+                pause = min(pause * 2, .milliseconds(500))
+            case .refresh(let latest):
+                return try await spend(
+                    latest, configuration: configuration, tokens: tokens, idTokens: idTokens, access: access,
+                    release: {
+                        guard let lease else { return }
+                        try? await lease.release(account: account, holder: holder)
+                    })
             }
-            guard let refreshToken = latest.refreshToken else {
-                throw AuthError(.invalidGrant, "The credential has no refresh token; sign in again")
+        }
+    }
+
+    /// A refresh whose credential was replaced or removed in this process while it ran.
+    private static var overtaken: AuthError {
+        AuthError(
+            .cancelled,
+            "The credential was replaced or removed (sign-out, another sign-in) while it was being refreshed; "
+                + "the refreshed tokens were dropped")
+    }
+
+    /// Steps 2 and 3 of ``coordinatedRefresh(configuration:tokens:idTokens:rejected:access:)``:
+    /// spends `latest`'s refresh token with no lock held, then stores the outcome and calls
+    /// `release` in the store turn and the store's exclusive access.
+    private static func spend(
+        _ latest: Credential, configuration: Configuration, tokens: TokenEndpoint, idTokens: IDTokenVerifier,
+        access: StoreAccess, release: @escaping @Sendable () async -> Void
+    ) async throws -> Credential {
+        let commit = access.commit
+        let store = configuration.store
+        let account = configuration.account
+        let logger = configuration.logger
+        let refreshToken = latest.refreshToken ?? ""
+        var fresh: Credential
+        let idToken: String?
+        do {
+            (fresh, idToken) = try await tokens.requestTokenAndIDToken(
+                grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
+                fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
+        } catch let error as AuthError where error.code == .invalidGrant {
+            // Only the credential whose refresh token was refused goes, never one set since.
+            let outcome = try? await access.inTurn {
+                try await store.withExclusiveAccess(account: account) { () async throws -> RefreshStep in
+                    let removed = (try? await commit(nil, latest)) ?? false
+                    await release()
+                    return .committed(removed)
+                }
             }
-            var fresh: Credential
-            let idToken: String?
-            do {
-                (fresh, idToken) = try await tokens.requestTokenAndIDToken(
-                    grant: "refresh_token", [("refresh_token", refreshToken)], endpoint: configuration.endpoints.token,
-                    fallbackScopes: latest.scopes, previousRefreshToken: refreshToken)
-            } catch let error as AuthError where error.code == .invalidGrant {
-                // Only the credential whose refresh token was refused goes, never one set since.
-                let removed = (try? await commit(nil, latest)) ?? false
-                logger.debug(
-                    removed ? "refresh token refused; the credential is removed" : "refresh token refused",
-                    metadata: ["oauth.error": "invalid_grant"])
-                throw error
+            let removed = if case .committed(true)? = outcome { true } else { false }
+            logger.debug(
+                removed ? "refresh token refused; the credential is removed" : "refresh token refused",
+                metadata: ["oauth.error": "invalid_grant"])
+            throw error
+        } catch {
+            _ = try? await access.inTurn {
+                try await store.withExclusiveAccess(account: account) { () async throws -> RefreshStep in
+                    await release()
+                    return .committed(false)
+                }
             }
-            fresh.idToken = await Self.refreshedIDToken(
-                idToken, previous: latest.idToken, accessToken: fresh.accessToken, verifier: idTokens, logger: logger)
-            let committed: Bool
-            do {
-                committed = try await commit(fresh, latest)
-            } catch let error as AuthError where error.code == .credentialStoreLocked {
-                throw error
-            } catch {
-                // The old refresh token is spent: keep the new one in memory rather than lose it.
-                logger.info("refreshed credential could not be saved", metadata: ["error": "\(type(of: error))"])
-                committed = true
+            throw error
+        }
+        fresh.idToken = await Self.refreshedIDToken(
+            idToken, previous: latest.idToken, accessToken: fresh.accessToken, verifier: idTokens, logger: logger)
+        let saved = fresh
+        let committed: Bool
+        do {
+            let outcome = try await access.inTurn {
+                try await store.withExclusiveAccess(account: account) { () async throws -> RefreshStep in
+                    let written: Bool
+                    do {
+                        written = try await commit(saved, latest)
+                    } catch let error as AuthError where error.code == .credentialStoreLocked {
+                        await release()
+                        throw error
+                    } catch {
+                        // The old refresh token is spent: keep the new one in memory rather than lose it.
+                        logger.info("refreshed credential could not be saved", metadata: ["error": "\(type(of: error))"])
+                        written = true
+                    }
+                    await release()
+                    return .committed(written)
+                }
             }
-            guard committed else {
-                logger.info("refresh overtaken: the credential changed while it ran; its tokens are dropped")
-                throw AuthError(
-                    .cancelled,
-                    "The credential was replaced or removed (sign-out, another sign-in) while it was being refreshed; "
-                        + "the refreshed tokens were dropped")
-            }
-            logger.info("credential refreshed")
+            committed = if case .committed(true) = outcome { true } else { false }
+        } catch let error as AuthError where error.code == .credentialStoreLocked {
+            throw error
+        } catch let error as AuthError where error.code == .storeFailed {
+            // The store's lock could not be had: keep the new tokens in memory rather than lose them.
+            logger.info("refreshed credential could not be saved", metadata: ["error": "storeFailed"])
             return fresh
         }
+        guard committed else {
+            logger.info("refresh overtaken: the credential changed while it ran; its tokens are dropped")
+            throw overtaken
+        }
+        logger.info("credential refreshed")
+        return fresh
     }
 
     /// Keeps and stores a new credential.
     private func signedIn(_ credential: Credential, grant: String) async throws -> Credential {
-        refreshGeneration += 1  // a refresh still running must not overwrite this credential
-        let generation = refreshGeneration
+        credentialGeneration += 1  // a refresh still running must not overwrite this credential
+        let generation = credentialGeneration
         refreshTask = nil
         cached = credential
         loaded = true
         logger.info("signed in", metadata: ["oauth.grant": "\(grant)"])
-        let store = configuration.store
         do {
-            try await store.withExclusiveAccess(account: configuration.account) {
-                _ = try await self.writeStore(credential, generation: generation)
-            }
+            try await writeInTurn(credential, generation: generation)
         } catch let error as AuthError {
             throw error
         } catch {
@@ -266,17 +402,13 @@ public actor Authenticator {
     ///
     /// - Throws: ``AuthError`` ``AuthError/Code/storeFailed`` when the store could not save or remove it.
     public func setCredential(_ credential: Credential?) async throws {
-        refreshGeneration += 1
-        let generation = refreshGeneration
+        credentialGeneration += 1
+        let generation = credentialGeneration
         refreshTask = nil
         cached = credential
         loaded = true
-        let store = configuration.store
-        let account = configuration.account
         do {
-            try await store.withExclusiveAccess(account: account) {
-                _ = try await self.writeStore(credential, generation: generation)
-            }
+            try await writeInTurn(credential, generation: generation)
         } catch let error as AuthError {
             throw error
         } catch {
@@ -287,33 +419,59 @@ public actor Authenticator {
 
     // MARK: Writing the store
 
-    /// Writes `credential` to the store (with `nil`, removes it), one write of this authenticator at
-    /// a time, and only while it is current: not when `generation` is no longer the latest (a later
-    /// sign-in, ``setCredential(_:)`` or sign-out writes after it), nor, with `replacing`, when the
-    /// store no longer holds that credential (another process changed it). Returns whether it wrote.
+    /// Waits for the store turn: one store access of this authenticator at a time, handed over in
+    /// the order asked for. A change of credential asks before its first suspension, so a refresh
+    /// that starts after it reads the store only once the change is written.
+    private func acquireStoreTurn() async {
+        if storeTurnTaken {
+            await withCheckedContinuation { storeTurnWaiters.append($0) }  // resumed holding the turn
+        } else {
+            storeTurnTaken = true
+        }
+    }
+
+    private func releaseStoreTurn() {
+        if storeTurnWaiters.isEmpty {
+            storeTurnTaken = false
+        } else {
+            storeTurnWaiters.removeFirst().resume()
+        }
+    }
+
+    /// A change of credential's write: in the store turn, then the store's exclusive access.
+    private func writeInTurn(_ credential: Credential?, generation: Int) async throws {
+        await acquireStoreTurn()
+        defer { releaseStoreTurn() }
+        let store = configuration.store
+        try await store.withExclusiveAccess(account: configuration.account) {
+            _ = try await self.writeStore(credential, generation: generation)
+        }
+    }
+
+    /// Writes `credential` to the store (with `nil`, removes it) while `generation` is the current
+    /// credential generation (no later sign-in, ``setCredential(_:)`` or sign-out), and, with
+    /// `replacing`, only while the store still holds that credential (another process may have
+    /// changed it; when it holds the very tokens being written, nothing is written and this counts
+    /// as written). Returns whether the credential is in the store.
     ///
-    /// The caller holds the store's exclusive access; this comes second, so the two are always
-    /// taken in the same order.
+    /// The caller holds the store turn and the store's exclusive access.
     private func writeStore(_ credential: Credential?, generation: Int, replacing expected: Credential? = nil)
         async throws -> Bool
     {
-        while storeWriting { await withCheckedContinuation { storeWriteWaiters.append($0) } }
-        storeWriting = true
-        defer {
-            storeWriting = false
-            if !storeWriteWaiters.isEmpty { storeWriteWaiters.removeFirst().resume() }
-        }
-        guard generation == refreshGeneration else { return false }
+        guard generation == credentialGeneration else { return false }
         let store = configuration.store
         let account = configuration.account
         if let expected {
             let current = try await store.load(account: account)
             guard let current, Self.same(current, expected) else {
+                // Another process stored the very pair this refresh got (the server's reuse grace
+                // window answers both with one pair): nothing to write.
+                if let current, let credential, Self.same(current, credential) { return true }
                 loaded = false  // read the store again next time
                 return false
             }
             // A sign-out or sign-in may have come in while the store was read.
-            guard generation == refreshGeneration else { return false }
+            guard generation == credentialGeneration else { return false }
         }
         if let credential {
             try await store.save(credential, account: account)
@@ -697,17 +855,13 @@ public actor Authenticator {
         }
         if let running = refreshTask { _ = try? await running.value }
         let credential = try? await credential()
-        refreshGeneration += 1
-        let generation = refreshGeneration
+        credentialGeneration += 1
+        let generation = credentialGeneration
         refreshTask = nil
         cached = nil
         loaded = true
         pending.removeAll()
-        let store = configuration.store
-        let account = configuration.account
-        try await store.withExclusiveAccess(account: account) {
-            _ = try await self.writeStore(nil, generation: generation)
-        }
+        try await writeInTurn(nil, generation: generation)
         logger.info("signed out")
         guard revoke, let credential, endpoints.revocation != nil else { return }
         do {

@@ -51,16 +51,25 @@ public protocol CredentialStore: Sendable {
     /// Forgets the credential of `account`; nothing happens when there is none.
     func remove(account: String) async throws
 
-    /// Runs `body` while holding the store's exclusive lock for `account`, so that two programs
-    /// sharing the store never refresh the same credential at once (and never both spend one
-    /// refresh token). Stores that only one process can see need no lock: the default runs `body`.
+    /// Runs `body` while holding the store's exclusive lock for `account`, so that programs
+    /// sharing the store read, compare and write a credential (and its ``refreshLease``) one at a
+    /// time. `body` must be brief: an ``Authenticator`` never makes a network call inside it, so a
+    /// lock on a file in an App Group container is never held while the app could be suspended.
+    /// Stores that only one process can see need no lock: the default runs `body`.
     func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T) async throws -> T
+
+    /// Where processes sharing this store agree which of them refreshes a credential; `nil` (the
+    /// default) when only one process uses the store, where the ``Authenticator``'s own one
+    /// refresh at a time is enough.
+    var refreshLease: RefreshLease? { get }
 }
 
 extension CredentialStore {
     public func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T) async throws -> T {
         try await body()
     }
+
+    public var refreshLease: RefreshLease? { nil }
 }
 
 /// Keeps credentials in memory only: for tests, and for programs that must not persist them.

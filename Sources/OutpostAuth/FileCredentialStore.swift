@@ -10,7 +10,9 @@ public import Foundation
 /// - A file that is not a credentials file is reported (``AuthError/Code/storeCorrupt``), never
 ///   overwritten: move it aside or delete it.
 /// - ``withExclusiveAccess(account:_:)`` holds an advisory lock (`flock`) on a `.lock` file
-///   beside the store, so that processes sharing the file refresh one at a time.
+///   beside the store while a credential is read, compared and written, never across a network
+///   call; processes sharing the file agree who refreshes through the ``refreshLease`` file
+///   beside it (``RefreshLease``), so they never spend one refresh token twice.
 /// - File work (reads, writes, `fsync`) runs on a small thread pool of its own, and a wait for the
 ///   lock on a thread of its own: a slow disk or a long-held lock never occupies the threads that
 ///   run Swift tasks.
@@ -24,8 +26,10 @@ public struct FileCredentialStore: CredentialStore {
     /// How long ``withExclusiveAccess(account:_:)`` waits for another process's lock. Default: 30 seconds.
     public var lockTimeout: Duration
 
-    /// Which lock files the current task holds, so that saving inside `withExclusiveAccess` does not wait for itself.
-    @TaskLocal static var heldLocks: Set<String> = []
+    /// The refresh lease beside the file: `credentials.json.lease`.
+    public var refreshLease: RefreshLease? {
+        RefreshLease(fileURL: fileURL.deletingLastPathComponent().appending(path: fileURL.lastPathComponent + ".lease"))
+    }
 
     public init(fileURL: URL, lockTimeout: Duration = .seconds(30)) {
         self.fileURL = fileURL
@@ -70,25 +74,11 @@ public struct FileCredentialStore: CredentialStore {
 
     // MARK: Locking
 
-    /// Runs `body` holding the lock file: the wait is a blocking `flock` on a thread of its own
-    /// (``FileLock``), so a long wait for another process occupies no thread of the cooperative pool.
+    /// Runs `body` holding the lock file (``CredentialFileLock``).
     private func locked<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        let path = lockURL.path
-        if Self.heldLocks.contains(path) { return try await body() }
         let store = self
         try await BlockingPool.shared.run { try store.createFolder() }
-        let lock: FileLock
-        do throws(FileLockError) {
-            lock = try await FileLock.acquire(path: path, timeout: lockTimeout)
-        } catch .timedOut {
-            throw AuthError(.storeFailed, "Another process has held \(path) for too long; try again")
-        } catch .cancelled {
-            throw CancellationError()
-        } catch {
-            throw AuthError(.storeFailed, "Could not lock the credentials file: \(error)")
-        }
-        defer { lock.release() }
-        return try await Self.$heldLocks.withValue(Self.heldLocks.union([path])) { try await body() }
+        return try await CredentialFileLock(path: lockURL.path, timeout: lockTimeout).run(body)
     }
 
     // MARK: Reading and writing

@@ -213,16 +213,24 @@ struct OutboxIntegrationTests {
         var description: String { message }
     }
 
-    /// Runs `outpost ARGUMENTS` to its end: standard output and the exit status.
-    static func cli(_ binary: URL, _ arguments: [String]) async throws -> (output: String, status: Int32) {
+    /// Runs `outpost ARGUMENTS` to its end, with `input` on its standard input: standard output and the exit status.
+    static func cli(_ binary: URL, _ arguments: [String], input: String? = nil) async throws -> (
+        output: String, status: Int32
+    ) {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
         let pipe = Pipe()
+        let stdin = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
+        if input != nil { process.standardInput = stdin }
         let exit = ProcessExit(watching: process)
         try process.run()
+        if let input {
+            try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
         let data = await pipe.fileHandleForReading.readAllOffPool()
         return (String(decoding: data, as: UTF8.self), await exit.wait().status)
     }

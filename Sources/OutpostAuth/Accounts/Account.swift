@@ -57,4 +57,10 @@ struct AccountCredentialStore: CredentialStore {
     func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T) async throws -> T {
         try await base.withExclusiveAccess(account: key(account), body)
     }
+
+    var refreshLease: RefreshLease? {
+        guard var lease = base.refreshLease else { return nil }
+        lease.prefix += key("")
+        return lease
+    }
 }

@@ -12,6 +12,11 @@
     ///
     /// - ``accessGroup`` shares the sign-in with the app's extensions and widgets: each lists the
     ///   group in its `keychain-access-groups` entitlement.
+    /// - ``sharedContainer`` (the App Group container they share, from
+    ///   `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`) lets them agree which of
+    ///   them refreshes the credential (a ``RefreshLease`` and a brief file lock there), so that an
+    ///   app and its widget never spend one refresh token twice. Give it whenever ``accessGroup`` is
+    ///   shared by more than one process.
     /// - ``accessibility`` says when the items can be read. The default,
     ///   ``Accessibility/afterFirstUnlockThisDeviceOnly``, lets a background refresh read them once
     ///   the user has unlocked the device after it started, and keeps them out of backups restored
@@ -41,12 +46,43 @@
         public var accessGroup: String?
         /// When the items can be read. Default: ``Accessibility/afterFirstUnlockThisDeviceOnly``.
         public var accessibility: Accessibility
+        /// The App Group container shared with the processes that use ``accessGroup``; `nil` when
+        /// one process uses the items.
+        public var sharedContainer: URL?
         private let queue = SerialBlockingQueue()
 
-        public init(service: String, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly) {
+        public init(
+            service: String, accessGroup: String? = nil, accessibility: Accessibility = .afterFirstUnlockThisDeviceOnly,
+            sharedContainer: URL? = nil
+        ) {
             self.service = service
             self.accessGroup = accessGroup
             self.accessibility = accessibility
+            self.sharedContainer = sharedContainer
+        }
+
+        /// `Outpost/<service>.lock` and `.lease` in the shared container.
+        private func sharedFile(_ suffix: String) -> URL? {
+            let name = service.replacingOccurrences(of: "/", with: "_") + suffix
+            return sharedContainer?.appending(path: "Outpost", directoryHint: .isDirectory).appending(path: name)
+        }
+
+        /// In the ``sharedContainer``: `Outpost/<service>.lease`.
+        public var refreshLease: RefreshLease? {
+            sharedFile(".lease").map { RefreshLease(fileURL: $0) }
+        }
+
+        /// With a ``sharedContainer``, holds a file lock there (`Outpost/<service>.lock`) while `body`
+        /// runs; `body` is brief (no network call), so the lock is never held while the app is suspended.
+        public func withExclusiveAccess<T: Sendable>(account: String, _ body: @Sendable () async throws -> T)
+            async throws -> T
+        {
+            guard let lockFile = sharedFile(".lock") else { return try await body() }
+            try await BlockingPool.shared.run {
+                try FileManager.default.createDirectory(
+                    at: lockFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+            }
+            return try await CredentialFileLock(path: lockFile.path, timeout: .seconds(30)).run(body)
         }
 
         private var store: KeychainStore {
