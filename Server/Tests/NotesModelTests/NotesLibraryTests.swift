@@ -7,7 +7,7 @@ import Testing
 
 /// The example app's model on a real store in a temporary folder, offline: saving, editing,
 /// archiving and searching show in the live list; drafts are checked; conflicts merge attachments.
-@Suite struct NotesLibraryTests {
+@Suite(.timeLimit(.minutes(2))) struct NotesLibraryTests {
     @MainActor
     static func withLibrary(_ body: @MainActor (NotesLibrary) async throws -> Void) async throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "outpost-notes-\(UUID().uuidString)")

@@ -6,7 +6,7 @@ import Testing
 
 /// `LiveQuery`'s feed: results arriving between two turns of the main actor are applied once, the
 /// newest; stopping and deinitialising end the source's task.
-@Suite struct LiveQueryTests {
+@Suite(.timeLimit(.minutes(1))) struct LiveQueryTests {
     /// A query whose source hands its feed to the test and waits until its task is cancelled; the
     /// stream ends when the source's task ends.
     @MainActor
@@ -42,9 +42,11 @@ import Testing
         #expect(!query.isLoading && query.items == [0])
 
         // A hundred results within one main-actor turn: one change, showing the last.
+        let counter = ChangeCounter { _ = query.records }
         for last in 1...100 { feed.submit(Self.records(0...last, state: last.isMultiple(of: 2) ? .pending : .confirmed)) }
         await nextChange { Self.touch(query) }
         #expect(query.items == Array(0...100))
+        #expect(counter.count == 1)
         #expect(query.state(of: "r7") == .pending && query.record(id: "r100")?.value == 100)
 
         // The next turn's result is the next change, alone.

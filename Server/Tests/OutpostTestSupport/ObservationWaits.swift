@@ -21,3 +21,26 @@ public func changes(of read: () -> Void, until done: () -> Bool) async -> Int {
     }
     return count
 }
+
+/// Counts every change of what `read` reads, re-registering at each one as it happens (not a turn
+/// later, as a view would): each update applied counts, however updates are batched into jobs.
+/// Read only one property per update in `read`, or an update that sets several counts several times.
+@MainActor
+public final class ChangeCounter {
+    public private(set) var count = 0
+    private let read: @MainActor () -> Void
+
+    public init(_ read: @escaping @MainActor () -> Void) {
+        self.read = read
+        track()
+    }
+
+    private func track() {
+        withObservationTracking(read) { [weak self] in
+            MainActor.assumeIsolated {
+                self?.count += 1
+                self?.track()
+            }
+        }
+    }
+}
