@@ -6,7 +6,8 @@
 #
 # Rules (see DESIGN.md, "Apple platforms"):
 # 1. `#if canImport(X)` only for C libraries and Foundation's split: Glibc, Musl, Darwin,
-#    FoundationNetworking, WinSDK. `canImport` of any other module is true whenever that module is
+#    FoundationNetworking, WinSDK; and SwiftUI, whose code is meant for wherever SwiftUI is (every
+#    Apple platform, no package builds one). `canImport` of any other module is true whenever that module is
 #    in the build folder (e.g. AsyncHTTPClient built for the server on a Mac, AppKit on Mac
 #    Catalyst), so it picks the wrong platform: use `#if os(...)`.
 # 2. In the client modules (every folder of the root package's Sources/; not Server/Sources/),
@@ -24,7 +25,7 @@ import os
 import re
 import sys
 
-ALLOWED_CAN_IMPORT = {"Glibc", "Musl", "Darwin", "FoundationNetworking", "WinSDK"}
+ALLOWED_CAN_IMPORT = {"Glibc", "Musl", "Darwin", "FoundationNetworking", "WinSDK", "SwiftUI"}
 # Folders of modules never built for iOS, tvOS, watchOS or visionOS: the server package.
 NOT_CLIENT_ROOTS = {os.path.join("Server", "Sources")}
 # Findings reported, not failed: none.

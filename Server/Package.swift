@@ -205,9 +205,17 @@ let package = Package(
         .testTarget(
             name: "OutpostSyncTests",
             dependencies: [
-                client("OutpostSync"), client("OutpostCore"), client("OutpostExpressions"),
+                client("OutpostSync"), client("OutpostCore"), client("OutpostExpressions"), "OutpostTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
+            swiftSettings: strict),
+        // The shared model of the example app Examples/NotesApp (linked here as Sources/NotesModel):
+        // built and tested with this package, on the client modules it already builds.
+        .target(
+            name: "NotesModel", dependencies: [client("OutpostCore"), client("OutpostSync")], swiftSettings: strict),
+        .testTarget(
+            name: "NotesModelTests",
+            dependencies: ["NotesModel", client("OutpostCore"), client("OutpostSync"), "OutpostTestSupport"],
             swiftSettings: strict),
         // Compiles a middleware, a transport and a log handler with `import Outpost` alone.
         .testTarget(name: "OutpostUmbrellaTests", dependencies: [client("Outpost")], swiftSettings: strict),

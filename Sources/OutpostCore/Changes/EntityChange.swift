@@ -55,6 +55,8 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
     var filter: String? = nil
     /// Why the stream's typed filter could not be rendered: the sequence throws it instead of connecting.
     var filterError: OutpostError? = nil
+    /// Called at each connection's `ready` event: from then on, no change is missed.
+    var onReady: (@Sendable () -> Void)? = nil
 
     /// Reconnects without end, after 250 ms at first and at most every 15 s.
     public static var defaultRetry: RetryPolicy {
@@ -167,6 +169,7 @@ public struct EntityChanges<E: Entity>: AsyncSequence, Sendable {
             guard let kind = EntityChange<E>.Kind(rawValue: event.event) else {
                 // `ready` (and any event this client does not know): the connection works.
                 failures = 0
+                if event.event == "ready" { sequence.onReady?() }
                 return
             }
             let number = event.id.flatMap { Int64($0) }
