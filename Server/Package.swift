@@ -207,6 +207,8 @@ let package = Package(
             dependencies: [
                 client("OutpostSync"), client("OutpostCore"), client("OutpostExpressions"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // ProcessExit: a store shared with a child process.
+                "OutpostTestSupport",
             ],
             swiftSettings: strict),
         // Compiles a middleware, a transport and a log handler with `import Outpost` alone.

@@ -14,8 +14,12 @@ public protocol BrowserOpening: Sendable {
 /// iPadOS, Mac Catalyst, tvOS and visionOS. watchOS has no browser to open: sign in there with
 /// ``Authenticator/signInWithWebAuthentication(_:scopes:)``.
 ///
-/// In an app extension, where `UIApplication` is unavailable, sign in with
+/// In an app extension, where `UIApplication` (and so this type) is unavailable, sign in with
 /// ``Authenticator/signInWithWebAuthentication(_:scopes:)`` and `SystemWebAuthenticator` instead.
+@available(iOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
 public struct SystemBrowser: BrowserOpening {
     /// The program that opens URLs on Linux. Default: `xdg-open` looked up in `PATH`.
     public var linuxOpener: String
