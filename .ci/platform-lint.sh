@@ -18,6 +18,11 @@
 #    counts).
 # 3. In the client modules, a file size (`st_size`, 64-bit) becomes an `Int` with `Int(exactly:)`:
 #    `Int(...st_size)` traps on a file of 2 GiB or more where `Int` is 32 bits (watchOS, arm64_32).
+# 4. In the client modules, `UIApplication.shared` (and so `UIApplication.shared.open(...)`) is used
+#    only inside a declaration marked `@available(iOSApplicationExtension, unavailable)` (itself, or
+#    a type or extension around it): it is unavailable in app extensions, and Xcode builds a
+#    package's modules for an app and its extensions alike. The compiler then requires the same
+#    mark on every caller.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - "$@" <<'PY'
@@ -56,6 +61,20 @@ RULES = [
      "Int(st_size) traps on a file of 2 GiB or more where Int is 32 bits (watchOS): use Int(exactly:) and refuse what does not fit"),
 ]
 
+# Rule 4: the shared application object, and the mark a declaration that uses it needs.
+# The shared application object, and the types built on it that are marked unavailable there.
+SHARED_APPLICATION = re.compile(r"\bUIApplication\s*\.\s*shared\b|\bSystem(?:Browser|URLOpener)\s*\(")
+EXTENSION_UNAVAILABLE = re.compile(r"@available\(\s*iOSApplicationExtension\s*,\s*unavailable\s*[,)]")
+DECLARATION = re.compile(
+    r"^(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|private|fileprivate|internal|package|open|static|class|final|"
+    r"nonisolated|override|convenience|mutating|required|lazy|dynamic|indirect|weak|unowned)\s+)*"
+    r"(?:func|init|deinit|var|let|struct|class|enum|actor|extension|protocol|subscript)\b"
+)
+EXTENSION_ADVICE = (
+    "UIApplication.shared (and SystemBrowser, SystemURLOpener, built on it) is unavailable in app extensions: "
+    "mark the declaration that uses it (and each caller) "
+    "@available(iOSApplicationExtension, unavailable)"
+)
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 COMMENT = re.compile(r"(?<![:\"])//.*$")
 POSITIVE_OS = re.compile(r"(?<!!)\bos\((\w+)\)")
@@ -80,6 +99,10 @@ def check(path, text, client):
     """Problems in one file: (line number, message)."""
     problems = []
     stack = []  # the condition of the branch we are in, per #if level ("" for #else)
+    scopes = []  # per open brace: whether the code inside is marked unavailable in app extensions
+    marked = False  # an extension-unavailable mark waits for its declaration
+    opening = None  # whether the declaration whose body opens at the next `{` is marked
+    depth = 0  # parentheses open since that declaration began
     in_block_comment = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -121,6 +144,34 @@ def check(path, text, client):
         for pattern, allowed, advice in RULES:
             if pattern.search(code) and not any(matches(condition, allowed) for condition in stack):
                 problems.append((number, advice))
+        # Rule 4: which declaration the line is in, and whether it (or one around it) is marked.
+        inside = bool(scopes) and scopes[-1]
+        if EXTENSION_UNAVAILABLE.search(code):
+            marked = True
+        declares = bool(DECLARATION.match(code))
+        if declares:
+            # A declaration's signature may span lines (closures in default values among them): its
+            # body opens at the first `{` outside parentheses.
+            opening = marked
+            depth = 0
+        here = inside or (opening is not None and opening)
+        if SHARED_APPLICATION.search(code) and not here:
+            problems.append((number, EXTENSION_ADVICE))
+        for character in code:
+            if character == "(":
+                depth += 1
+            elif character == ")":
+                depth = max(0, depth - 1)
+            elif character == "{":
+                if opening is not None and depth == 0:
+                    scopes.append(here)
+                    opening = None
+                else:
+                    scopes.append(inside)
+            elif character == "}" and scopes:
+                scopes.pop()
+        if declares:
+            marked = False
     return problems
 
 
@@ -154,7 +205,8 @@ def self_test():
 #if os(macOS)
     NSWorkspace.shared.open(url)
 #elseif os(iOS) || os(tvOS) || os(visionOS)
-    await UIApplication.shared.open(url)
+    @available(iOSApplicationExtension, unavailable)
+    func open(_ url: URL) async { await UIApplication.shared.open(url) }
 #elseif os(Linux) || os(FreeBSD)
     let process = Process()
     let home = FileManager.default.homeDirectoryForCurrentUser
@@ -188,9 +240,51 @@ let text = "Process() is fine here"  // and UIApplication in a comment
 #endif
 let size = Int(info.st_size)
 """
-    assert check("good.swift", good, True) == [], check("good.swift", good, True)
+    marked = """
+#if os(iOS) || os(tvOS) || os(visionOS)
+    @MainActor
+    @available(iOSApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    private static func openWithApplication(_ url: URL) async -> Bool {
+        if url.isFileURL { return false }
+        return await UIApplication.shared.open(url)
+    }
+    @available(iOSApplicationExtension, unavailable) var application: UIApplication { UIApplication.shared }
+    @available(iOSApplicationExtension, unavailable)
+    extension Opener {
+        func open(_ url: URL) { UIApplication.shared.open(url) }
+    }
+    let name = UIApplication.willEnterForegroundNotification
+    @available(iOSApplicationExtension, unavailable) func browser() -> SystemBrowser { SystemBrowser() }
+    @available(iOSApplicationExtension, unavailable)
+    init(
+        logger: Logger = Logger(label: "x", factory: { _ in Handler() })
+    ) {
+        self.init(browser: SystemBrowser(), logger: logger)
+    }
+#endif
+"""
+    unmarked = """
+#if os(iOS)
+    @available(iOSApplicationExtension, unavailable)
+    func marked() {}
+    func open(_ url: URL) async -> Bool {
+        await UIApplication.shared.open(url)
+    }
+    @available(iOS 17, *)
+    var application: UIApplication { UIApplication.shared }
+    @available(tvOSApplicationExtension, unavailable)
+    struct Opener {
+        func open(_ url: URL) { UIApplication .shared.open(url, options: [:]) }
+    }
+    func makeBrowser() -> any BrowserOpening { SystemBrowser() }
+#endif
+"""
+    assert check("good.swift", good + marked, True) == [], check("good.swift", good + marked, True)
     found = [number for number, _ in check("bad.swift", bad, True)]
-    assert found == [2, 3, 4, 5, 7, 10, 13, 16, 19, 21], found
+    assert found == [2, 3, 4, 5, 5, 7, 10, 13, 16, 19, 21], found
+    found = [(number, message == EXTENSION_ADVICE) for number, message in check("unmarked.swift", unmarked, True)]
+    assert found == [(6, True), (9, True), (12, True), (14, True)], found
     assert [n for n, _ in check("server.swift", bad, False)] == [2, 4], "server code: only the canImport rule"
     print("platform-lint: self-test ok")
     return 0

@@ -205,8 +205,10 @@ let package = Package(
         .testTarget(
             name: "OutpostSyncTests",
             dependencies: [
-                client("OutpostSync"), client("OutpostCore"), client("OutpostExpressions"), "OutpostTestSupport",
+                client("OutpostSync"), client("OutpostCore"), client("OutpostExpressions"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Observation waits; ProcessExit (a store shared with a child process).
+                "OutpostTestSupport",
             ],
             swiftSettings: strict),
         // The shared model of the example app Examples/NotesApp (linked here as Sources/NotesModel):

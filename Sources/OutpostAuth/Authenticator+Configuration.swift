@@ -39,12 +39,14 @@ extension Authenticator {
         /// Default: none.
         public var middlewares: [any ClientMiddleware]
 
+        /// A configuration whose browser flows open URLs with `browser` (in an app extension, pass
+        /// ``NoBrowser``: sign in there with ``Authenticator/signInWithWebAuthentication(_:scopes:)``).
         public init(
             registration: ClientRegistration,
             endpoints: Endpoints,
             store: any CredentialStore = InMemoryCredentialStore(),
             account: String? = nil,
-            browser: any BrowserOpening = SystemBrowser(),
+            browser: any BrowserOpening,
             refreshMargin: Duration = .seconds(60),
             browserTimeout: Duration = .seconds(300),
             authorizationLifetime: Duration = .seconds(600),
@@ -67,6 +69,32 @@ extension Authenticator {
             self.sleep = sleep
             self.idTokenLeeway = idTokenLeeway
             self.middlewares = middlewares
+        }
+
+        /// As ``init(registration:endpoints:store:account:browser:refreshMargin:browserTimeout:authorizationLifetime:logger:now:sleep:idTokenLeeway:middlewares:)``
+        /// with the platform's browser (``SystemBrowser``), which app extensions cannot use.
+        @available(iOSApplicationExtension, unavailable)
+        @available(macCatalystApplicationExtension, unavailable)
+        @available(tvOSApplicationExtension, unavailable)
+        @available(visionOSApplicationExtension, unavailable)
+        public init(
+            registration: ClientRegistration,
+            endpoints: Endpoints,
+            store: any CredentialStore = InMemoryCredentialStore(),
+            account: String? = nil,
+            refreshMargin: Duration = .seconds(60),
+            browserTimeout: Duration = .seconds(300),
+            authorizationLifetime: Duration = .seconds(600),
+            logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() }),
+            now: @escaping @Sendable () -> Date = { Date() },
+            sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
+            idTokenLeeway: Duration = .seconds(60),
+            middlewares: [any ClientMiddleware] = []
+        ) {
+            self.init(
+                registration: registration, endpoints: endpoints, store: store, account: account, browser: SystemBrowser(),
+                refreshMargin: refreshMargin, browserTimeout: browserTimeout, authorizationLifetime: authorizationLifetime,
+                logger: logger, now: now, sleep: sleep, idTokenLeeway: idTokenLeeway, middlewares: middlewares)
         }
 
         /// The refresh margin for `credential`: ``refreshMargin``, at most half the token's lifetime

@@ -78,11 +78,15 @@ public actor Authenticator {
     /// Only the endpoints the metadata lists are used; `overrides` add the ones it leaves out (e.g.
     /// django-oauth-toolkit's device endpoint) or replace wrong ones.
     ///
+    /// The browser flows open URLs with `browser` (in an app extension, pass ``NoBrowser``: sign in
+    /// there with ``signInWithWebAuthentication(_:scopes:)``).
+    ///
     /// - Throws: ``AuthError`` ``AuthError/Code/discoveryFailed``.
     public static func discover(
         issuer: URL, client: OutpostClient, registration: ClientRegistration,
         store: any CredentialStore = InMemoryCredentialStore(),
         overrides: Endpoints.Overrides = Endpoints.Overrides(),
+        browser: any BrowserOpening,
         logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> Authenticator {
         let endpoints =
@@ -90,8 +94,26 @@ public actor Authenticator {
             ? try await Endpoints.discoverOpenID(issuer: issuer, client: client).applying(overrides)
             : try await Endpoints.discover(issuer: issuer, client: client, overrides: overrides)
         return Authenticator(
-            configuration: Configuration(registration: registration, endpoints: endpoints, store: store, logger: logger),
+            configuration: Configuration(
+                registration: registration, endpoints: endpoints, store: store, browser: browser, logger: logger),
             client: client)
+    }
+
+    /// As ``discover(issuer:client:registration:store:overrides:browser:logger:)`` with the
+    /// platform's browser (``SystemBrowser``), which app extensions cannot use.
+    @available(iOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    public static func discover(
+        issuer: URL, client: OutpostClient, registration: ClientRegistration,
+        store: any CredentialStore = InMemoryCredentialStore(),
+        overrides: Endpoints.Overrides = Endpoints.Overrides(),
+        logger: Logger = Logger(label: "outpost.auth", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws -> Authenticator {
+        try await discover(
+            issuer: issuer, client: client, registration: registration, store: store, overrides: overrides,
+            browser: SystemBrowser(), logger: logger)
     }
 
     // MARK: The current credential

@@ -14,8 +14,12 @@ public protocol BrowserOpening: Sendable {
 /// iPadOS, Mac Catalyst, tvOS and visionOS. watchOS has no browser to open: sign in there with
 /// ``Authenticator/signInWithWebAuthentication(_:scopes:)``.
 ///
-/// In an app extension, where `UIApplication` is unavailable, sign in with
+/// In an app extension, where `UIApplication` (and so this type) is unavailable, sign in with
 /// ``Authenticator/signInWithWebAuthentication(_:scopes:)`` and `SystemWebAuthenticator` instead.
+@available(iOSApplicationExtension, unavailable)
+@available(macCatalystApplicationExtension, unavailable)
+@available(tvOSApplicationExtension, unavailable)
+@available(visionOSApplicationExtension, unavailable)
 public struct SystemBrowser: BrowserOpening {
     /// The program that opens URLs on Linux. Default: `xdg-open` looked up in `PATH`.
     public var linuxOpener: String
@@ -38,5 +42,18 @@ public struct SystemBrowser: BrowserOpening {
                 .browserFailed,
                 "This platform has no browser to open; sign in with signInWithWebAuthentication or the device flow")
         }
+    }
+}
+
+/// No browser: the browser flows refuse to start. For app extensions, where ``SystemBrowser`` is
+/// unavailable: an extension signs in with ``Authenticator/signInWithWebAuthentication(_:scopes:)``
+/// or uses the credential its app shares (a Keychain access group), and never opens a browser.
+public struct NoBrowser: BrowserOpening {
+    public init() {}
+
+    public func open(_ url: URL) async throws {
+        throw AuthError(
+            .browserFailed,
+            "This authenticator has no browser (an app extension): sign in with signInWithWebAuthentication, or in the app")
     }
 }

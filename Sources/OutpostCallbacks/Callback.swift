@@ -51,7 +51,7 @@ public struct Callback: Sendable, Hashable, CustomStringConvertible {
     ///   - opener: Opens the callback URLs when this callback is answered.
     /// - Throws: ``CallbackError`` with code ``CallbackError/Code/unknownScheme`` (no scheme),
     ///   ``CallbackError/Code/invalidHost`` or ``CallbackError/Code/missingAction``.
-    public init(parsing url: String, opener: any URLOpening = SystemURLOpener()) throws(CallbackError) {
+    public init(parsing url: String, opener: any URLOpening) throws(CallbackError) {
         let callback = try CallbackParser.parse(url, opener: opener, resolveScheme: CallbackParser.lowercasedScheme)
         if callback.action.isEmpty {
             throw CallbackError(code: .missingAction, url: url, callback: callback)
@@ -60,8 +60,28 @@ public struct Callback: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses an x-callback-url given as a `URL`; see ``init(parsing:opener:)-(String,_)``.
-    public init(parsing url: URL, opener: any URLOpening = SystemURLOpener()) throws(CallbackError) {
+    public init(parsing url: URL, opener: any URLOpening) throws(CallbackError) {
         try self.init(parsing: url.absoluteString, opener: opener)
+    }
+
+    /// Parses an x-callback-url whose callback URLs ``SystemURLOpener`` opens; see
+    /// ``init(parsing:opener:)-(String,_)``. Unavailable in app extensions, which pass an opener.
+    @available(iOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    public init(parsing url: String) throws(CallbackError) {
+        try self.init(parsing: url, opener: SystemURLOpener())
+    }
+
+    /// Parses an x-callback-url given as a `URL`, whose callback URLs ``SystemURLOpener`` opens;
+    /// see ``init(parsing:opener:)-(String,_)``. Unavailable in app extensions, which pass an opener.
+    @available(iOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    public init(parsing url: URL) throws(CallbackError) {
+        try self.init(parsing: url.absoluteString, opener: SystemURLOpener())
     }
 
     public static func == (lhs: Callback, rhs: Callback) -> Bool {

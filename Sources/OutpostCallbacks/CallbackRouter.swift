@@ -148,10 +148,22 @@ public final class CallbackRouter: Sendable {
     /// Creates a router.
     /// - Parameters:
     ///   - configuration: Behaviour, such as answering unknown actions.
-    ///   - opener: Opens callback URLs when callbacks are answered; the platform's by default.
-    public init(configuration: Configuration = Configuration(), opener: any URLOpening = SystemURLOpener()) {
+    ///   - opener: Opens callback URLs when callbacks are answered. An app extension passes its own
+    ///     (``SystemURLOpener`` is unavailable there).
+    public init(configuration: Configuration = Configuration(), opener: any URLOpening) {
         self.configuration = configuration
         self.opener = opener
+    }
+
+    /// Creates a router that opens callback URLs with ``SystemURLOpener``; unavailable in app
+    /// extensions, which use ``init(configuration:opener:)``.
+    /// - Parameter configuration: Behaviour, such as answering unknown actions.
+    @available(iOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, opener: SystemURLOpener())
     }
 
     /// Whether ``route(_:)-(String)`` dispatches; when `false` it throws

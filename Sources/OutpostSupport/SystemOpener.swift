@@ -9,6 +9,11 @@ public import Foundation
 /// Opens a URL with the platform, for the browser sign-in and for x-callback-url calls:
 /// `NSWorkspace` on macOS, `UIApplication` on iOS, iPadOS, Mac Catalyst, tvOS and visionOS, a
 /// program such as `xdg-open` on Linux and the BSDs. watchOS opens no other app's URLs.
+///
+/// `UIApplication.shared` is unavailable in app extensions, so ``open(_:program:)`` is marked
+/// unavailable there, and so is every declaration that calls it: Xcode then builds the package
+/// for an app and for its extensions alike, and an extension that calls one of them is refused at
+/// compile time instead of calling UIKit's application object, which extensions do not have.
 @_spi(OutpostInternal) public enum SystemOpener {
     /// How opening a URL ended.
     @_spi(OutpostInternal) public enum Outcome: Sendable, Equatable {
@@ -21,7 +26,12 @@ public import Foundation
         case unsupported
     }
 
-    /// Opens `url`; off Apple platforms through `program` (looked up in `PATH`).
+    /// Opens `url`; off Apple platforms through `program` (looked up in `PATH`). Unavailable in app
+    /// extensions (see the type's documentation).
+    @available(iOSApplicationExtension, unavailable)
+    @available(macCatalystApplicationExtension, unavailable)
+    @available(tvOSApplicationExtension, unavailable)
+    @available(visionOSApplicationExtension, unavailable)
     @_spi(OutpostInternal) public static func open(_ url: URL, program: String = "xdg-open") async -> Outcome {
         #if os(macOS)
             return await MainActor.run { NSWorkspace.shared.open(url) } ? .opened : .declined(status: nil)
@@ -37,6 +47,10 @@ public import Foundation
     #if os(iOS) || os(tvOS) || os(visionOS)
         /// `UIApplication.open` on the main actor, where UIKit lives.
         @MainActor
+        @available(iOSApplicationExtension, unavailable)
+        @available(macCatalystApplicationExtension, unavailable)
+        @available(tvOSApplicationExtension, unavailable)
+        @available(visionOSApplicationExtension, unavailable)
         private static func openWithApplication(_ url: URL) async -> Bool {
             await UIApplication.shared.open(url)
         }

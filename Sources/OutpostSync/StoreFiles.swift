@@ -5,20 +5,32 @@ public import OutpostCore
 enum StoreFiles {
     static let databaseName = "records.sqlite"
 
-    /// Creates `folder` (and its parents) owner-only, and makes an existing one owner-only.
+    /// Creates `folder` (and its parents) owner-only, and makes an existing one owner-only. On iOS,
+    /// tvOS, watchOS and visionOS the folder also gets the database's protection class
+    /// (`protection`): files created in a folder take its class, so SQLite's `-wal` and `-shm`
+    /// files, made and remade as the database is used, have the database's.
     static func prepare(folder: URL) throws {
-        try FileManager.default.createDirectory(
-            at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: folder.path)
+        var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o700]
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            attributes[.protectionKey] = protection
+        #endif
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: attributes)
+        try FileManager.default.setAttributes(attributes, ofItemAtPath: folder.path)
     }
 
+    #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        /// Encrypted until the device is first unlocked after a restart, so that a sync in the
+        /// background (and an extension) can still open the store while the device is locked.
+        static let protection = FileProtectionType.completeUntilFirstUserAuthentication
+    #endif
+
     /// Makes the database file and SQLite's side files owner-only; on iOS, tvOS, watchOS and
-    /// visionOS also encrypted until the device is first unlocked after a restart
-    /// (`completeUntilFirstUserAuthentication`), so that a sync in the background still works.
+    /// visionOS also of the folder's protection class (`protection`), for files made before the
+    /// folder had it.
     static func restrict(file: URL) throws {
         var attributes: [FileAttributeKey: Any] = [.posixPermissions: 0o600]
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            attributes[.protectionKey] = FileProtectionType.completeUntilFirstUserAuthentication
+            attributes[.protectionKey] = protection
         #endif
         for suffix in ["", "-wal", "-shm", "-journal"] {
             let path = file.path + suffix

@@ -11,18 +11,39 @@ import GRDB
 ///   entry commit in one transaction.
 /// - `positions`: per type, the change feed position the local copy has caught up to.
 enum StoreSchema {
-    /// Opens the store's database in WAL mode: reads run beside a write (a query or an
-    /// observation never waits for a pull's transaction), one write at a time.
-    static func open(_ url: URL) throws -> DatabasePool {
+    /// How long a write waits for another connection's write to end (another `SyncedStore` on the
+    /// same file, in this process, in the app or in one of its extensions) before it fails with
+    /// `SQLITE_BUSY`.
+    static let busyTimeout: TimeInterval = 10
+
+    /// The configuration of the store's `DatabasePool`:
+    ///
+    /// - a busy timeout (`busyTimeout`): a write waits for one in another process instead of
+    ///   failing with `SQLITE_BUSY`. GRDB begins every write transaction of a pool `IMMEDIATE`, so
+    ///   two writers wait for each other at `BEGIN` and never deadlock halfway;
+    /// - `observesSuspensionNotifications`: GRDB's `Database.suspendNotification` stops the pool from
+    ///   taking locks (iOS terminates a suspended app that holds a lock on a file in an App Group
+    ///   container, `0xdead10cc`), and `Database.resumeNotification` lets it take them again
+    ///   (`SyncedStore.suspend()`, `SyncedStore.resume()`);
+    /// - foreign keys, and statement journals in memory.
+    static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.label = "OutpostSync"
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.observesSuspensionNotifications = true
         configuration.prepareDatabase { db in
             // Statement journals (each upsert inside a page's transaction keeps one) in memory,
             // not in temporary files: a pull writes thousands of rows a transaction.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
-        let pool = try DatabasePool(path: url.path, configuration: configuration)
+        return configuration
+    }
+
+    /// Opens the store's database in WAL mode: reads run beside a write (a query or an
+    /// observation never waits for a pull's transaction), one write at a time.
+    static func open(_ url: URL) throws -> DatabasePool {
+        let pool = try DatabasePool(path: url.path, configuration: configuration())
         try migrator.migrate(pool)
         return pool
     }

@@ -34,8 +34,12 @@ public actor SyncedStore {
 
     /// Opens (or creates) the store in `folder`.
     ///
-    /// The folder is created owner-only (0700) and the database file is owner-only (0600). Use
-    /// one folder per account: a store holds what one signed-in user may read.
+    /// The folder is created owner-only (0700) and the database file is owner-only (0600); on iOS,
+    /// tvOS, watchOS and visionOS both are `completeUntilFirstUserAuthentication`, which SQLite's
+    /// side files take from the folder. Use one folder per account: a store holds what one
+    /// signed-in user may read. Other stores may open the same folder, in this process or another
+    /// (an app and its extensions, through an App Group container): a write waits up to ten
+    /// seconds for another's to end. See ``suspend()`` for an app that goes to the background.
     ///
     /// - Parameters:
     ///   - folder: the account's folder, e.g. from ``folder(for:application:account:)``.
@@ -55,6 +59,7 @@ public actor SyncedStore {
         (conflicts, conflictSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1000))
         database = try StoreSchema.open(fileURL)
         try StoreFiles.restrict(file: fileURL)
+        LifecycleSuspension.installForApplication()
     }
 
     deinit { conflictSink.finish() }

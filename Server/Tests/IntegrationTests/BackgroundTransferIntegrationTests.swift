@@ -13,9 +13,10 @@ struct BackgroundTransferIntegrationTests {
     typealias Fixture = FilesIntegrationTests.Fixture
 
     static func session(_ client: OutpostClient, _ fixture: Fixture, holding: Bool = false) -> TransportTransferSession {
+        // An identifier of its own: one BackgroundFiles per identifier in the (shared) test process.
         TransportTransferSession(
-            transport: client.transport, folder: fixture.folder.appendingPathComponent("received-\(UUID().uuidString)"),
-            holdingTasks: holding)
+            transport: client.transport, identifier: "test.transfers.\(UUID().uuidString)",
+            folder: fixture.folder.appendingPathComponent("received-\(UUID().uuidString)"), holdingTasks: holding)
     }
 
     static func background(_ client: OutpostClient, _ session: TransportTransferSession, _ fixture: Fixture) -> BackgroundFiles {

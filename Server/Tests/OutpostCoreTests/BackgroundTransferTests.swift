@@ -28,8 +28,10 @@ struct BackgroundTransferTests {
             client = OutpostClient(
                 configuration: OutpostClient.Configuration(baseURL: URL(string: "http://scripted.test")!), transport: transport,
                 middlewares: middlewares)
+            // An identifier of its own: one BackgroundFiles per identifier in the (shared) test process.
             session = TransportTransferSession(
-                transport: transport, folder: folder.appendingPathComponent("received"), holdingTasks: holdingTasks)
+                transport: transport, identifier: "test.transfers.\(UUID().uuidString)",
+                folder: folder.appendingPathComponent("received"), holdingTasks: holdingTasks)
         }
 
         func background() -> BackgroundFiles {
@@ -96,12 +98,15 @@ struct BackgroundTransferTests {
         #expect(sent.body == Data(text.utf8))
     }
 
-    @Test("a broken upload asks the server's offset and sends the rest; progress never decreases")
-    func resumedUpload() async throws {
-        let text = "0123456789abcdef"
+    /// A server whose first PUT breaks, which then holds the first 6 bytes (after `beforeOffset`),
+    /// and which stores `text` as `log.txt` from the second PUT.
+    static func breakingOnce(
+        _ text: String, beforeOffset: @escaping @Sendable () async -> Void = {}
+    ) -> ScriptedTransport.ExchangeResponder {
         let puts = Mutex(0)
-        let fixture = try Fixture { exchange in
+        return { exchange in
             if exchange.method == .get {
+                await beforeOffset()
                 return ScriptedTransport.reply(200, json: ["offset": 6], headers: [HTTPField.Name("Upload-Offset")!: "6"])
             }
             if puts.withLock({
@@ -111,6 +116,12 @@ struct BackgroundTransferTests {
             }
             return ScriptedTransport.reply(201, json: Self.stored("log.txt", text))
         }
+    }
+
+    @Test("a broken upload asks the server's offset and sends the rest; progress never decreases")
+    func resumedUpload() async throws {
+        let text = "0123456789abcdef"
+        let fixture = try Fixture(answering: Self.breakingOnce(text))
         defer { fixture.remove() }
         let background = fixture.background()
         let transfer = try await background.upload(from: try fixture.file("log.txt", text), as: "log.txt")
@@ -295,6 +306,119 @@ struct BackgroundTransferTests {
             Issue.record("the completion handler was not called")
             return
         }
+    }
+
+    @Test("the system's handler is called when the events are delivered, before the requests that finish a transfer")
+    func handlerBeforeFinishingWork() async throws {
+        let text = "0123456789abcdef"
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let (asked, ask) = AsyncStream.makeStream(of: Void.self)
+        // The offset a resumption asks for is answered only once the test says so.
+        let fixture = try Fixture(
+            holdingTasks: true,
+            answering: Self.breakingOnce(text) {
+                ask.yield()
+                for await _ in gate { break }
+            })
+        defer { fixture.remove() }
+        let background = fixture.background()
+        let transfer = try await background.upload(from: try fixture.file("log.txt", text), as: "log.txt")
+        let (calls, call) = AsyncStream.makeStream(of: Void.self)
+        background.handleEvents { call.yield() }
+        fixture.session.startHeldTasks()
+
+        // The broken upload's resumption has asked the server's offset and waits for it; the
+        // handler has been called all the same.
+        let waiting = await withTimeLimit(.seconds(20)) { await asked.first { _ in true } != nil }
+        guard case .value(true) = waiting else {
+            Issue.record("the resumption did not ask the offset")
+            return
+        }
+        let called = await withTimeLimit(.seconds(20)) { await calls.first { _ in true } != nil }
+        guard case .value(true) = called else {
+            Issue.record("the handler waited for the finishing requests")
+            return
+        }
+
+        open.yield()
+        let result = try await Self.nextResult(background)
+        #expect(result.transfer == transfer)
+        guard case .uploaded(let uploaded) = result.outcome else {
+            Issue.record("expected an upload, got \(result.outcome)")
+            return
+        }
+        #expect(uploaded.resumedFrom == 6)
+    }
+
+    @Test("one BackgroundFiles per session identifier: the one in use is returned; a new one takes over with a clear error")
+    func onePerIdentifier() async throws {
+        let fixture = try Fixture { _ in ScriptedTransport.reply(201, json: Self.stored("a.txt", "a")) }
+        defer { fixture.remove() }
+        let first = fixture.background()
+        #expect(fixture.background() === first)
+        #expect(fixture.client.files.background(fixture.session) === first)
+        #expect(BackgroundFiles.registry.current(fixture.session.identifier) === first)
+
+        // Made directly: it takes the session over, and the first starts no more transfers.
+        let second = BackgroundFiles(files: fixture.client.files, session: fixture.session)
+        #expect(fixture.background() === second)
+        do {
+            _ = try await first.download("a.txt", to: fixture.folder.appendingPathComponent("a.txt"))
+            Issue.record("a replaced BackgroundFiles started a transfer")
+        } catch let error as OutpostError {
+            #expect(error.code == .invalidRequest)
+            #expect(error.message.contains("took over the session \(fixture.session.identifier)"))
+        }
+        var ended = first.results.makeAsyncIterator()
+        #expect(await ended.next() == nil, "the replaced one's results end")
+
+        // Once stopped, the next call makes a new one.
+        second.stop()
+        #expect(BackgroundFiles.registry.current(fixture.session.identifier) == nil)
+        let third = fixture.background()
+        #expect(third !== second)
+        await #expect(throws: OutpostError.self) {
+            _ = try await second.upload(from: try fixture.file("b.txt", "b"), as: "b.txt")
+        }
+        third.stop()
+    }
+
+    @Test("the registry keeps background sessions for the process, and only points to the readers")
+    func sessionRegistry() {
+        final class Box: Sendable {}
+        let kept = SessionRegistry<Box>(keepsValues: true)
+        let made = Mutex(0)
+        let make = {
+            made.withLock { $0 += 1 }
+            return Box()
+        }
+        let a = ObjectIdentifier(kept.value(for: "s", make: make))
+        #expect(ObjectIdentifier(kept.value(for: "s", make: make)) == a, "one value per identifier")
+        #expect(made.withLock { $0 } == 1)
+        #expect(kept.value(for: "other", make: make) !== kept.current("s"))
+
+        let held = SessionRegistry<Box>(keepsValues: false)
+        do {
+            let box = held.value(for: "s", make: Box.init)
+            #expect(held.current("s") === box)
+        }
+        #expect(held.current("s") == nil, "a reader that went away is not kept")
+    }
+
+    @Test("remainders and received files wait in Application Support, not Caches")
+    func foldersOutOfCaches() throws {
+        let folder = BackgroundFiles.defaultFolder("com.example/transfers")
+        let support = try #require(FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first)
+        #expect(folder.deletingLastPathComponent().standardizedFileURL.path == support.standardizedFileURL.path)
+        #expect(folder.lastPathComponent == "outpost-background-com.example_transfers")
+        if let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first {
+            #expect(!folder.standardizedFileURL.path.hasPrefix(caches.standardizedFileURL.path + "/"))
+        }
+        let made = FileManager.default.temporaryDirectory.appendingPathComponent("outpost-folder-\(UUID().uuidString)/inner")
+        defer { try? FileManager.default.removeItem(at: made.deletingLastPathComponent()) }
+        try BackgroundFolder.prepare(made)
+        let mode = try FileManager.default.attributesOfItem(atPath: made.path)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
     }
 
     @Test("a task description that is garbage, oversize or out of bounds is refused with a clear error")

@@ -2,21 +2,30 @@ import Foundation
 import HTTPTypes
 
 extension BackgroundFiles {
-    /// Handles one event of the session: progress is reported, an ending finishes the transfer
-    /// (or starts it again), and the end of the system's delivery calls the app's handler.
+    /// Handles one event of the session: progress is reported, an ending is finished (checked,
+    /// moved into place, or started again) after the events, and the end of the system's delivery
+    /// calls the app's handler at once: the digests and the requests of the endings come after it.
     func handle(_ event: BackgroundTransferEvent) async {
         switch event {
         case .progress(let text, let bytes, let expected):
             report(text, bytes: bytes, expected: expected)
         case .downloaded(let text, let response, let file):
-            defer { try? FileManager.default.removeItem(at: file) }
-            await conclude(text) { try await self.finishDownload($0, response: response, file: file) }
+            afterEvents {
+                defer { try? FileManager.default.removeItem(at: file) }
+                await self.conclude(text) { try await self.finishDownload($0, response: response, file: file) }
+            }
         case .uploaded(let text, let response, let body):
-            await conclude(text) { try await self.finishUpload($0, response: ClientResponse(response: response, body: body)) }
+            afterEvents {
+                await self.conclude(text) {
+                    try await self.finishUpload($0, response: ClientResponse(response: response, body: body))
+                }
+            }
         case .failed(let text, let error):
-            await conclude(text) { description in
-                guard OutpostFiles.isBreak(error) else { throw error }
-                return try await self.again(description, after: error)
+            afterEvents {
+                await self.conclude(text) { description in
+                    guard OutpostFiles.isBreak(error) else { throw error }
+                    return try await self.again(description, after: error)
+                }
             }
         case .eventsDelivered:
             let handler = state.withLock { state in

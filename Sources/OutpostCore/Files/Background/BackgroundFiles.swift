@@ -6,8 +6,14 @@ import Synchronization
 extension OutpostFiles {
     /// Transfers that go on while the app is suspended, on `session` (a background `URLSession` on
     /// Apple platforms: `URLSessionTransferSession`). See ``BackgroundFiles``.
+    ///
+    /// One ``BackgroundFiles`` reads a session's events in a process: while the one made earlier
+    /// for `session`'s identifier has not been stopped, it is returned, with the files, session and
+    /// folder it was made with (make it once, at launch); otherwise a new one.
     public func background(_ session: any BackgroundTransferSession, folder: URL? = nil) -> BackgroundFiles {
-        BackgroundFiles(files: self, session: session, folder: folder)
+        BackgroundFiles.registry.value(for: session.identifier, isUsable: { !$0.isStopped }) {
+            BackgroundFiles(files: self, session: session, folder: folder, registering: false)
+        }
     }
 }
 
@@ -28,6 +34,12 @@ extension OutpostFiles {
 /// Each request is prepared when its task is created, through the client's middlewares, so
 /// `AuthMiddleware` signs it then: the system sends it later as it is. A task that comes back
 /// with 401 (its token expired while it waited) is signed and started again once.
+///
+/// When the system wakes the app for the session's events, the handler given to
+/// `handleEvents(completionHandler:)` is called as soon as they are delivered (the session has
+/// already moved received files out of the system's reach): checking SHA-256 digests and the
+/// requests that resume a transfer come after it, so the handler never waits for them in the short
+/// background time the system gives the app.
 public final class BackgroundFiles: Sendable {
     public let files: OutpostFiles
     public let session: any BackgroundTransferSession
@@ -42,8 +54,16 @@ public final class BackgroundFiles: Sendable {
     let progressSink: AsyncStream<BackgroundTransferProgress>.Continuation
     let state = Mutex(State())
     private let loop = Mutex<Task<Void, Never>?>(nil)
+    /// The finishing of ended tasks (digests, resumptions), one after the other, after the events.
+    private let finishing = Mutex<Task<Void, Never>?>(nil)
+
+    /// The one ``BackgroundFiles`` per session identifier that reads the session's events.
+    static let registry = SessionRegistry<BackgroundFiles>(keepsValues: false)
 
     struct State {
+        /// Why this object no longer starts transfers: ``stop()`` was called, or another took over
+        /// its session.
+        var stopped: String?
         /// The last progress reported per transfer id, so that it never decreases.
         var reported: [String: Int64] = [:]
         /// The handler the system gave the app with the session's events, until they are handled.
@@ -52,15 +72,23 @@ public final class BackgroundFiles: Sendable {
         var delivered = false
     }
 
-    /// Starts reading `session`'s events (taking them over from any earlier reader).
+    /// Starts reading `session`'s events, taking them over from any earlier reader: a
+    /// ``BackgroundFiles`` made earlier in this process for the same identifier is stopped (its
+    /// streams end, and it starts no more transfers). ``OutpostFiles/background(_:folder:)``
+    /// returns the one in use instead.
     ///
     /// - Parameters:
     ///   - files: the client's files, whose middlewares sign each request and whose options give
     ///     the chunk size and the number of automatic resumes.
     ///   - session: runs the tasks; a background `URLSession` on Apple platforms.
     ///   - folder: where remainders of resumed uploads wait; default: a folder named after the
-    ///     session in the caches folder.
-    public init(files: OutpostFiles, session: any BackgroundTransferSession, folder: URL? = nil) {
+    ///     session in Application Support (not Caches, which the system may empty while a
+    ///     transfer runs), excluded from backups.
+    public convenience init(files: OutpostFiles, session: any BackgroundTransferSession, folder: URL? = nil) {
+        self.init(files: files, session: session, folder: folder, registering: true)
+    }
+
+    init(files: OutpostFiles, session: any BackgroundTransferSession, folder: URL?, registering: Bool) {
         self.files = files
         self.session = session
         self.folder = folder ?? Self.defaultFolder(session.identifier)
@@ -76,16 +104,56 @@ public final class BackgroundFiles: Sendable {
                 }
             }
         }
+        if registering {
+            Self.registry.replace(session.identifier, with: self)?.retire(
+                "another BackgroundFiles took over the session \(session.identifier)")
+        }
     }
 
     deinit { stop() }
 
-    /// Stops reading the session's events and ends ``results`` and ``progress``. The tasks go on;
-    /// a new `BackgroundFiles` on the same session receives their ends.
+    /// Stops reading the session's events and ends ``results`` and ``progress``; ``upload(from:as:contentType:uploadID:)``
+    /// and ``download(_:to:)`` throw from then on. The tasks go on; a new `BackgroundFiles` on the
+    /// same session receives their ends.
     public func stop() {
+        retire("it was stopped")
+    }
+
+    /// Whether ``stop()`` was called or another object took over the session.
+    var isStopped: Bool { state.withLock { $0.stopped != nil } }
+
+    func retire(_ reason: String) {
+        state.withLock { state in
+            if state.stopped == nil { state.stopped = reason }
+        }
+        Self.registry.remove(session.identifier, ifItIs: ObjectIdentifier(self))
         loop.withLock { $0?.cancel() }
         resultSink.finish()
         progressSink.finish()
+    }
+
+    /// Throws when this object no longer starts transfers.
+    private func checkRunning() throws {
+        guard let reason = state.withLock({ $0.stopped }) else { return }
+        throw OutpostError(
+            .invalidRequest, "This BackgroundFiles starts no more transfers: \(reason)",
+            suggestion: "Use the one client.files.background(_:) returns for the session")
+    }
+
+    /// Runs `work` after the finishing work queued before it, without waiting for it.
+    func afterEvents(_ work: @escaping @Sendable () async -> Void) {
+        finishing.withLock { tail in
+            let previous = tail
+            tail = Task {
+                await previous?.value
+                await work()
+            }
+        }
+    }
+
+    /// Returns once the finishing work queued so far has ended (for tests).
+    func finished() async {
+        await finishing.withLock { $0 }?.value
     }
 
     /// Starts uploading the file at `fileURL` as `name`.
@@ -98,6 +166,7 @@ public final class BackgroundFiles: Sendable {
     public func upload(
         from fileURL: URL, as name: String, contentType: String = "application/octet-stream", uploadID: String? = nil
     ) async throws -> BackgroundTransfer {
+        try checkRunning()
         let id = uploadID ?? OutpostFiles.newUploadID()
         var description = BackgroundTransferDescription(
             kind: .upload, id: id, name: name, path: fileURL.standardizedFileURL.path, resumesLeft: files.options.automaticResumes
@@ -123,6 +192,7 @@ public final class BackgroundFiles: Sendable {
     ///
     /// - Returns: the transfer, whose end ``results`` reports.
     public func download(_ name: String, to fileURL: URL) async throws -> BackgroundTransfer {
+        try checkRunning()
         var description = BackgroundTransferDescription(
             kind: .download, id: OutpostFiles.newUploadID(), name: name, path: fileURL.standardizedFileURL.path,
             resumesLeft: files.options.automaticResumes)
@@ -232,7 +302,7 @@ public final class BackgroundFiles: Sendable {
     /// Copies the bytes of `source` from `offset` on into a file of ``folder`` (a background upload
     /// sends a whole file), owner-only.
     func writeRemainder(of source: URL, from offset: Int64, id: String) throws -> URL {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try BackgroundFolder.prepare(folder)
         let target = remainderFile(id)
         try? FileManager.default.removeItem(at: target)
         guard FileManager.default.createFile(atPath: target.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
@@ -253,10 +323,5 @@ public final class BackgroundFiles: Sendable {
 
     func remainderFile(_ id: String) -> URL { folder.appendingPathComponent("\(id).remainder") }
 
-    static func defaultFolder(_ identifier: String) -> URL {
-        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
-        let safe = String(
-            identifier.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || $0 == "." ? Character($0) : "_" })
-        return (caches ?? FileManager.default.temporaryDirectory).appendingPathComponent("outpost-background-\(safe.prefix(100))")
-    }
+    static func defaultFolder(_ identifier: String) -> URL { BackgroundFolder.defaultURL(identifier) }
 }

@@ -56,7 +56,7 @@
             }
             let target = folder.appendingPathComponent(UUID().uuidString)
             do {
-                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try BackgroundFolder.prepare(folder)
                 try FileManager.default.moveItem(at: location, to: target)
             } catch {
                 channel.send(

@@ -228,6 +228,17 @@ final class URLSessionStreams: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
+    /// Nothing an exchange receives goes into a `URLCache`: Outpost's `HTTPCache` middleware is the
+    /// one cache, and a borrowed session's configuration may name the app's cache, which would
+    /// otherwise keep authenticated responses on disk. (The transport's own sessions have no
+    /// `URLCache` at all.)
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
     #if canImport(Darwin)
         /// URLSession asks for the body again to follow a 307 or 308 redirect or to answer an
         /// authentication challenge: a body that can be read again starts over; any other ends the
