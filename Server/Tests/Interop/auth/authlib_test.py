@@ -199,7 +199,8 @@ class OAuthConformance(OutpostCase):
         self.assertIn("insufficient_scope", write.headers.get("WWW-Authenticate", "") + write.text)
 
     def test_refresh_rotation_and_reuse_detection(self):
-        """Each refresh answers a new refresh token; presenting a rotated one fails and ends the family."""
+        """Each refresh answers a new refresh token; a rotated one presented again within the grace
+        window gets the same new pair; once that pair has moved on, it fails and ends the family."""
         session = self.public_session(self.app_id, scope="profile")
         first = dict(self.code_tokens(session, "bob"))
         second = dict(session.refresh_token(self.endpoints["token_endpoint"], refresh_token=first["refresh_token"]))
@@ -208,14 +209,21 @@ class OAuthConformance(OutpostCase):
         self.assertEqual(second["scope"], "profile", "a refresh must keep the granted scope")
         self.assertEqual(self.me(second["access_token"]).status_code, 200)
 
+        # Another process of the same app spent the same token a moment later: the same pair.
+        again = dict(self.public_session(self.app_id).refresh_token(
+            self.endpoints["token_endpoint"], refresh_token=first["refresh_token"]))
+        self.assertEqual(again["refresh_token"], second["refresh_token"])
+        self.assertEqual(again["access_token"], second["access_token"])
+
+        third = dict(session.refresh_token(self.endpoints["token_endpoint"], refresh_token=second["refresh_token"]))
         replay = self.public_session(self.app_id)
         self.assertOAuthError(
             "invalid_grant", replay.refresh_token, self.endpoints["token_endpoint"], refresh_token=first["refresh_token"])
         # Reuse is theft: the whole family is revoked, the newest tokens included.
         latest = self.public_session(self.app_id)
         self.assertOAuthError(
-            "invalid_grant", latest.refresh_token, self.endpoints["token_endpoint"], refresh_token=second["refresh_token"])
-        me = self.me(second["access_token"])
+            "invalid_grant", latest.refresh_token, self.endpoints["token_endpoint"], refresh_token=third["refresh_token"])
+        me = self.me(third["access_token"])
         self.assertEqual(me.status_code, 401, f"the family's access token survived reuse: {describe(me)}")
         self.assertIn("invalid_token", me.headers.get("WWW-Authenticate", ""))
 
