@@ -57,7 +57,8 @@ extension UpstreamProvider {
     package func validated() async throws -> UpstreamProvider {
         guard (1...64).contains(name.utf8.count),
             name.utf8.allSatisfy({ byte in
-                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                     || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: ".")
                     || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
             })
@@ -69,7 +70,8 @@ extension UpstreamProvider {
                 "invalid_issuer", "The issuer must be an https URL without query or fragment (http only to a loopback address)")
         }
         guard !clientIDs.isEmpty, clientIDs.allSatisfy({ !$0.isEmpty }) else {
-            throw ServerError.badRequest("invalid_provider", "Give at least one --client-id: the id the provider issued to the app")
+            throw ServerError.badRequest(
+                "invalid_provider", "Give at least one --client-id: the id the provider issued to the app")
         }
         let appleParts = [appleTeamID, appleKeyID, applePrivateKeyPEM].compactMap { $0 }
         guard appleParts.isEmpty || appleParts.count == 3 else {

@@ -56,6 +56,7 @@ struct IDTokenExchange: Sendable {
             }
             provider = found
             identity = try await verifier.verify(token, provider: provider, nonce: fields["nonce"])
+            try await spend(token, identity: identity)
         } catch let error as OAuthError where error.code == "invalid_grant" {
             try await auth.limiter.fail([key])
             throw error
@@ -69,6 +70,18 @@ struct IDTokenExchange: Sendable {
         guard case .object(var members) = reply else { return reply }
         members["issued_token_type"] = .string(Self.accessTokenType)
         return .object(members)
+    }
+
+    /// Records the token as exchanged until it expires, in storage so every instance sees it: a
+    /// token is exchanged once, so one intercepted with its nonce cannot sign in a second time.
+    func spend(_ token: String, identity: UpstreamIdentity) async throws {
+        let now = AuthService.now()
+        let expiry = Int64(identity.expiresAt.timeIntervalSince1970 * 1000) + AuthService.milliseconds(verifier.leeway)
+        let full = try await auth.storage.reserveAttempt(
+            [("id-token:" + Secrets.hash(token), 1)], at: now, since: 0, expiresAt: max(expiry, now + 1000))
+        if full != nil {
+            throw OAuthError.invalidGrant("This ID token was already exchanged; get a new one from the provider")
+        }
     }
 }
 

@@ -29,4 +29,6 @@ struct UpstreamIdentity: Sendable, Equatable {
     var subject: String
     var email: String?
     var emailVerified: Bool?
+    /// The token's `exp`.
+    var expiresAt: Date
 }

@@ -59,7 +59,7 @@ struct UpstreamTokenVerifier: Sendable {
         try Self.checkNonce(nonce, claim: claims.nonce, kind: provider.kind)
         return UpstreamIdentity(
             issuer: provider.issuer, subject: claims.subject.value, email: claims.email,
-            emailVerified: claims.emailVerified?.value)
+            emailVerified: claims.emailVerified?.value, expiresAt: claims.expires.value)
     }
 
     /// The nonce check: the request's `nonce` is the raw value the app made; the token carries it

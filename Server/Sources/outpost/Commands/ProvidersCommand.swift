@@ -84,7 +84,9 @@ struct ProvidersCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let removed = try await options.withStorage { try await ProvidersCommand.storage($0).removeUpstreamProvider(name: name) }
+            let removed = try await options.withStorage {
+                try await ProvidersCommand.storage($0).removeUpstreamProvider(name: name)
+            }
             guard removed else { throw ValidationError("No provider named \(name)") }
             print("Removed provider \(name).")
         }
