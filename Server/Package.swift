@@ -119,6 +119,7 @@ let package = Package(
                 "OutpostServer", "OutpostServerTesting", client("OutpostCore"),
                 client("OutpostExpressions"), client("_OutpostSupport"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 "OutpostTestSupport",
