@@ -24,8 +24,10 @@ extension AuthFixture {
     }
 
     /// An authenticator for `client`, its HTTP client shut down however `body` ends.
-    func withAuthenticator<T>(client: OAuthClient, _ body: (Authenticator) async throws -> T) async throws -> T {
-        let (auth, http) = authenticator(clientID: client.id)
+    func withAuthenticator<T>(
+        client: OAuthClient, scopes: [String] = ["records", "profile"], _ body: (Authenticator) async throws -> T
+    ) async throws -> T {
+        let (auth, http) = authenticator(clientID: client.id, scopes: scopes)
         do {
             let result = try await body(auth)
             try await http.shutdown()

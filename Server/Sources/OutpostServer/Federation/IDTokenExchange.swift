@@ -64,8 +64,11 @@ struct IDTokenExchange: Sendable {
         let userID = try await auth.providerUser(
             provider: identity.issuer,
             identity: ProviderIdentity(subject: identity.subject, username: "\(provider.name):\(identity.subject)"))
-        try await providers.saveIdentityEmail(
-            provider: identity.issuer, subject: identity.subject, email: identity.email, verified: identity.emailVerified)
+        // A token without `email` (Apple's after the first sign-in may lack it) keeps what an earlier one gave.
+        if identity.email != nil {
+            try await providers.saveIdentityEmail(
+                provider: identity.issuer, subject: identity.subject, email: identity.email, verified: identity.emailVerified)
+        }
         let reply = try await auth.issueTokens(client: client, userID: userID, scope: scope)
         guard case .object(var members) = reply else { return reply }
         members["issued_token_type"] = .string(Self.accessTokenType)

@@ -20,7 +20,7 @@ actor UpstreamKeyCache {
     private let configuration: FederationConfiguration
     private let logger: Logger
     private var entries: [String: Entry] = [:]
-    private var fetches: [String: Task<Entry, any Error>] = [:]
+    private var fetches: [String: Task<UpstreamKeySet, any Error>] = [:]
     private var lastRefetch: [String: ContinuousClock.Instant] = [:]
 
     init(configuration: FederationConfiguration, logger: Logger) {
@@ -48,7 +48,7 @@ actor UpstreamKeyCache {
     }
 
     private func fetch(_ provider: UpstreamProvider) async throws -> Entry {
-        if let running = fetches[provider.issuer] { return try await running.value }
+        if let running = fetches[provider.issuer] { return Entry(keys: try await running.value, fetchedAt: .now) }
         let fetcher = UpstreamDocuments(configuration: configuration)
         let task = Task { try await fetcher.keys(provider) }
         fetches[provider.issuer] = task

@@ -43,6 +43,8 @@ struct UpstreamTokenVerifier: Sendable {
             claims = try await set.keys.verify(token, as: UpstreamIDToken.self, expectedAudiences: provider.clientIDs)
         } catch let error as JWTError {
             throw Self.refusal(error, provider: provider)
+        } catch {
+            throw OAuthError.invalidGrant("The ID token's claims cannot be read; iss, sub, aud, exp and iat are required")
         }
         guard claims.issuer.value == provider.issuer else {
             throw OAuthError.invalidGrant("The ID token's issuer (iss) is not \(provider.name)'s issuer \(provider.issuer)")

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import JWTKit
+import NIOCore
 import Synchronization
 
 /// An OpenID Connect provider for tests: serves its discovery document and key set on 127.0.0.1
@@ -18,9 +19,9 @@ final class TestIssuer: Sendable {
     private let state: Mutex<State>
     private let stopServer: @Sendable () async -> Void
 
-    private init(base: String, state: Mutex<State>, stop: @escaping @Sendable () async -> Void) {
+    private init(base: String, stop: @escaping @Sendable () async -> Void) {
         self.base = base
-        self.state = state
+        self.state = Mutex(State())
         self.stopServer = stop
     }
 
@@ -36,7 +37,7 @@ final class TestIssuer: Sendable {
             return Self.json(["keys": [issuer.publicJWK()]])
         }
         let (url, stop) = try await LocalApplication.start(router, label: "test-issuer")
-        let issuer = TestIssuer(base: url.absoluteString, state: Mutex(State()), stop: stop)
+        let issuer = TestIssuer(base: url.absoluteString, stop: stop)
         box.set(issuer)
         return issuer
     }
