@@ -96,7 +96,6 @@ def serve():
     def on_bind(port):
         base = f"http://127.0.0.1:{port}"
         settings.OAUTH2_PROVIDER["OAUTH_DEVICE_VERIFICATION_URI"] = base + "/o/device/"
-        settings.OAUTH2_PROVIDER["OIDC_ISS_ENDPOINT"] = base + "/o"
         from oauth2_provider.settings import oauth2_settings
 
         oauth2_settings.reload()

@@ -79,10 +79,10 @@ OAUTH2_PROVIDER = {
     # serve.py fills in the verification URI once the port is known.
     "OAUTH_DEVICE_VERIFICATION_URI": None,
     # OpenID Connect (RS256 ID tokens, discovery, JWKS), as DOT's OIDC tutorial sets it up: serve.py
-    # makes a fresh RSA key for each start and fills in the issuer once the port is known.
+    # makes a fresh RSA key for each start. The OpenID issuer is the one DOT derives, base + "/o"; the
+    # RFC 8414 document at the root keeps naming the root.
     "OIDC_ENABLED": True,
     "OIDC_RSA_PRIVATE_KEY": os.environ.get("INTEROP_OIDC_KEY", ""),
-    "OIDC_ISS_ENDPOINT": "",
 }
 
 LOGGING = {
