@@ -132,7 +132,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "OutpostCLITests",
-            dependencies: ["outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
