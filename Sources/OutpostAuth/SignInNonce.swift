@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Give the provider ``value`` (Google and most OpenID Connect providers) or ``sha256`` (Sign in
 /// with Apple, whose `ASAuthorizationAppleIDRequest.nonce` takes the hash), then send ``value`` to
-/// ``Authenticator/signIn(idToken:provider:nonce:)``. The server compares the token's `nonce`
+/// ``Authenticator/signIn(idToken:provider:nonce:scopes:)``. The server compares the token's `nonce`
 /// claim with the raw value or with its hash, as the provider's kind says.
 public struct SignInNonce: Sendable, Hashable {
     /// The raw nonce: 32 random bytes in base64url (43 characters).

@@ -212,4 +212,35 @@ struct FederationTests {
             }
         }
     }
+
+    @Test("POST /me/identities links a provider identity to the signed-in user, never one linked to someone else")
+    func explicitLink() async throws {
+        try await withIssuer { issuer in
+            try await withAuthFixture { fixture in
+                let client = try await fixture.federation(issuer)
+                func link(_ token: String, as username: String) async throws -> TestBrowser.Page {
+                    let access = try #require(try await fixture.passwordTokens(username)["access_token"] as? String)
+                    return try await fixture.browser.postJSON(
+                        fixture.base + "/me/identities", ["provider": "example", "id_token": token, "nonce": "nonce-1"],
+                        authorization: "Bearer \(access)")
+                }
+                let linked = try await link(try await issuer.idToken(subject: "ada-at-example"), as: "ada")
+                #expect(linked.status == 201, "\(linked.body)")
+                #expect(linked.json["subject"] as? String == "ada-at-example")
+                // The identity now signs ada in.
+                let signedIn = try await fixture.exchange(try await issuer.idToken(subject: "ada-at-example"), client: client)
+                let ada = try await fixture.withStorage { try await $0.user(username: "ada") }
+                let userID = try await fixture.withStorage {
+                    try await $0.userID(provider: issuer.base, subject: "ada-at-example")
+                }
+                #expect(signedIn.status == 200 && userID == ada?.id)
+                // bob cannot take it over.
+                let taken = try await link(try await issuer.idToken(subject: "ada-at-example"), as: "bob")
+                #expect(taken.status == 409 && (taken.json["error"] as? [String: Any])?["code"] as? String == "identity_linked")
+                // A refused token answers invalid_grant in the error envelope.
+                let refused = try await link(try await issuer.idToken(subject: "x", audience: ["other"]), as: "bob")
+                #expect(refused.status == 400 && (refused.json["error"] as? [String: Any])?["code"] as? String == "invalid_grant")
+            }
+        }
+    }
 }

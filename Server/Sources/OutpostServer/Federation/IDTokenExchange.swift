@@ -42,37 +42,63 @@ struct IDTokenExchange: Sendable {
             throw OAuthError.invalidRequest("provider is missing: send the name the operator gave the provider")
         }
         let scope = try AuthService.grantedScope(requested: fields["scope"], client: client)
-        // Failed exchanges count against the address, as failed provider sign-ins do.
-        let key = "provider:\(address)"
-        if let wait = try await auth.limiter.wait([(key, auth.configuration.attemptsPerAddress)]) {
-            throw OAuthError.rateLimited(wait, "Too many failed sign-ins from this address")
-        }
-        let identity: UpstreamIdentity
-        let provider: UpstreamProvider
-        do {
-            guard let found = try await providers.upstreamProvider(name: name) else {
-                throw OAuthError.invalidGrant(
-                    "No upstream provider '\(name)' on this server; its operator adds one with `outpost providers add`")
-            }
-            provider = found
-            identity = try await verifier.verify(token, provider: provider, nonce: fields["nonce"])
-            try await spend(token, identity: identity)
-        } catch let error as OAuthError where error.code == "invalid_grant" {
-            try await auth.limiter.fail([key])
-            throw error
-        }
+        let (provider, identity) = try await verify(token, provider: name, nonce: fields["nonce"], address: address)
         let userID = try await auth.providerUser(
             provider: identity.issuer,
             identity: ProviderIdentity(subject: identity.subject, username: "\(provider.name):\(identity.subject)"))
-        // A token without `email` (Apple's after the first sign-in may lack it) keeps what an earlier one gave.
-        if identity.email != nil {
-            try await providers.saveIdentityEmail(
-                provider: identity.issuer, subject: identity.subject, email: identity.email, verified: identity.emailVerified)
-        }
+        try await keepEmail(identity)
         let reply = try await auth.issueTokens(client: client, userID: userID, scope: scope)
         guard case .object(var members) = reply else { return reply }
         members["issued_token_type"] = .string(Self.accessTokenType)
         return .object(members)
+    }
+
+    /// Links the identity of an ID token to a signed-in user (`POST /me/identities`): the person
+    /// proves both, so no account is ever joined on an e-mail address. Returns the provider and the
+    /// identity; an identity already linked to another user is 409 `identity_linked`.
+    func link(_ token: String, provider name: String, nonce: String?, userID: String, address: String) async throws
+        -> (UpstreamProvider, UpstreamIdentity)
+    {
+        let (provider, identity) = try await verify(token, provider: name, nonce: nonce, address: address)
+        let owner = try await providers.linkIdentity(provider: identity.issuer, subject: identity.subject, userID: userID)
+        guard owner == userID else {
+            throw ServerError(
+                .conflict, code: "identity_linked",
+                message: "This \(provider.name) identity signs in to another account; sign in with it there to use it")
+        }
+        try await keepEmail(identity)
+        return (provider, identity)
+    }
+
+    /// The provider and the checked identity of a token; refusals (`invalid_grant`) count against
+    /// the client address, as failed provider sign-ins do.
+    private func verify(_ token: String, provider name: String, nonce: String?, address: String) async throws
+        -> (UpstreamProvider, UpstreamIdentity)
+    {
+        let key = "provider:\(address)"
+        if let wait = try await auth.limiter.wait([(key, auth.configuration.attemptsPerAddress)]) {
+            throw OAuthError.rateLimited(wait, "Too many failed sign-ins from this address")
+        }
+        do {
+            guard let provider = try await providers.upstreamProvider(name: name) else {
+                throw OAuthError.invalidGrant(
+                    "No upstream provider '\(name)' on this server; its operator adds one with `outpost providers add`")
+            }
+            let identity = try await verifier.verify(token, provider: provider, nonce: nonce)
+            try await spend(token, identity: identity)
+            return (provider, identity)
+        } catch let error as OAuthError where error.code == "invalid_grant" {
+            try await auth.limiter.fail([key])
+            throw error
+        }
+    }
+
+    /// Keeps the e-mail the token gave; a token without `email` (Apple's after the first sign-in
+    /// may lack it) keeps what an earlier one gave.
+    private func keepEmail(_ identity: UpstreamIdentity) async throws {
+        guard identity.email != nil else { return }
+        try await providers.saveIdentityEmail(
+            provider: identity.issuer, subject: identity.subject, email: identity.email, verified: identity.emailVerified)
     }
 
     /// Records the token as exchanged until it expires, in storage so every instance sees it: a
@@ -95,5 +121,6 @@ struct NoUpstreamProviders: UpstreamProviderStorage {
     func addUpstreamProvider(_ provider: UpstreamProvider) async throws -> Bool { false }
     func removeUpstreamProvider(name: String) async throws -> Bool { false }
     func saveIdentityEmail(provider: String, subject: String, email: String?, verified: Bool?) async throws {}
+    func linkIdentity(provider: String, subject: String, userID: String) async throws -> String? { nil }
     func identityEmail(provider: String, subject: String) async throws -> (email: String?, verified: Bool?) { (nil, nil) }
 }

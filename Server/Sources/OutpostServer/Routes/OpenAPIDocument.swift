@@ -110,6 +110,14 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "The token's user (id, username, entitlements) with its client_id and scope; a token without a user (client credentials) gives client_id, scope and user: null", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Me"}}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
+            "/me/identities": {
+              "post": {
+                "operationId": "linkIdentity", "summary": "Link an upstream provider's identity (its ID token and nonce) to the signed-in user",
+                "security": [{"bearer": ["profile"]}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "id_token"], "properties": {"provider": {"type": "string", "minLength": 1}, "id_token": {"type": "string", "minLength": 1}, "nonce": {"type": "string", "minLength": 1}}}}}},
+                "responses": {"201": {"description": "The identity now signs in to this user: provider, issuer, subject", "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "issuer", "subject"], "properties": {"provider": {"type": "string"}, "issuer": {"type": "string"}, "subject": {"type": "string"}}}}}}, "400": {"description": "invalid_identity, or invalid_grant: the ID token was refused (the message says why)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "409": {"description": "identity_linked: the identity signs in to another user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}
+              }
+            },
             "/auth/login": {
               "post": {
                 "operationId": "signInWithProvider", "summary": "Sign in through a custom authentication provider",

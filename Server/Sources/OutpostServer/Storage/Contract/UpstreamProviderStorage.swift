@@ -64,6 +64,9 @@ public protocol UpstreamProviderStorage: Sendable {
     /// Keeps the e-mail address of a linked identity as the provider gave it (an Apple private
     /// relay address included) and whether the provider said it was verified.
     func saveIdentityEmail(provider: String, subject: String, email: String?, verified: Bool?) async throws
+    /// Links an identity to `userID` unless it is linked already (to anyone); returns the user it
+    /// is linked to afterwards. Never moves a link from one user to another.
+    func linkIdentity(provider: String, subject: String, userID: String) async throws -> String?
     /// The e-mail address kept for a linked identity, and whether it was verified.
     func identityEmail(provider: String, subject: String) async throws -> (email: String?, verified: Bool?)
 }

@@ -54,6 +54,17 @@ extension PostgresStorage: UpstreamProviderStorage {
             """)
     }
 
+    public func linkIdentity(provider: String, subject: String, userID: String) async throws -> String? {
+        _ = try await rows(
+            """
+            INSERT INTO user_identities (provider, subject, user_id) VALUES (\(provider), \(subject), \(userID))
+            ON CONFLICT (provider, subject) DO NOTHING RETURNING user_id
+            """)
+        return try await rows(
+            "SELECT user_id FROM user_identities WHERE provider = \(provider) AND subject = \(subject)"
+        ).first?["user_id"].decode(String.self)
+    }
+
     public func identityEmail(provider: String, subject: String) async throws -> (email: String?, verified: Bool?) {
         let row = try await rows(
             "SELECT email, email_verified FROM user_identities WHERE provider = \(provider) AND subject = \(subject)"

@@ -59,6 +59,15 @@ extension SQLiteStorage: UpstreamProviderStorage {
             ])
     }
 
+    public func linkIdentity(provider: String, subject: String, userID: String) async throws -> String? {
+        _ = try await connection.query(
+            "INSERT INTO user_identities (provider, subject, user_id) VALUES (?, ?, ?) ON CONFLICT (provider, subject) DO NOTHING",
+            [.text(provider), .text(subject), .text(userID)])
+        return try await connection.query(
+            "SELECT user_id FROM user_identities WHERE provider = ? AND subject = ?", [.text(provider), .text(subject)]
+        ).first?.column("user_id")?.string
+    }
+
     public func identityEmail(provider: String, subject: String) async throws -> (email: String?, verified: Bool?) {
         let row = try await connection.query(
             "SELECT email, email_verified FROM user_identities WHERE provider = ? AND subject = ?",
