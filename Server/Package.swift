@@ -34,7 +34,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
-        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // 5.8: identity tokens verified with their audience (`expectedAudiences`).
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // OutpostOpenAPI's tests drive its transport and middleware through the runtime's protocols.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
@@ -64,6 +65,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
+                // Discovery documents and key sets of upstream OpenID Connect providers.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -116,6 +119,7 @@ let package = Package(
                 "OutpostServer", "OutpostServerTesting", client("OutpostCore"),
                 client("OutpostExpressions"), client("_OutpostSupport"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 "OutpostTestSupport",
@@ -128,7 +132,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "OutpostCLITests",
-            dependencies: ["outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "outpost", "OutpostServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

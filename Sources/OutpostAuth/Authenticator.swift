@@ -401,7 +401,7 @@ public actor Authenticator {
     }
 
     /// Keeps and stores a new credential.
-    private func signedIn(_ credential: Credential, grant: String) async throws -> Credential {
+    func signedIn(_ credential: Credential, grant: String) async throws -> Credential {
         credentialGeneration += 1  // a refresh still running must not overwrite this credential
         let generation = credentialGeneration
         refreshTask = nil

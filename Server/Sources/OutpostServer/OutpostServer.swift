@@ -110,7 +110,10 @@ public final class OutpostServer: Sendable {
         ).add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
-        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID).add(to: router)
+        let federation = IDTokenExchange(auth: auth, configuration: configuration.federation)
+        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation)
+            .add(to: router)
+        IdentityRoutes(auth: auth, federation: federation, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let fileStorage: any FileStorage
         if let files {

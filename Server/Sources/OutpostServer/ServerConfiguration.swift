@@ -43,6 +43,8 @@ public struct ServerConfiguration: Sendable {
     public var publicURL: URL?
     /// OpenID Connect: ID tokens and their signing keys.
     public var openID = OpenIDConfiguration()
+    /// Upstream OpenID Connect providers: key fetching and token checks.
+    public var federation = FederationConfiguration()
     /// The folder `/files` keeps files and pending uploads in, created on start (owner-only).
     /// Default `nil`: on SQLite, next to the database, its path without the extension plus `-files`
     /// (`outpost.sqlite` → `outpost-files`); on PostgreSQL, no folder: files live in the database,

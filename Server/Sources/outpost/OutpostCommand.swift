@@ -8,7 +8,7 @@ struct OutpostCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, DemoCommand.self, CallCommand.self, RecordsCommand.self, ClientsCommand.self, UsersCommand.self,
             RulesCommand.self, TypesCommand.self,
-            KeysCommand.self,
+            KeysCommand.self, ProvidersCommand.self,
             LoginCommand.self, LogoutCommand.self, WhoamiCommand.self,
             CallbacksCommand.self,
             OutboxCommand.self,

@@ -57,15 +57,7 @@ extension AuthFixture {
     /// An authenticator for `client` asking for openid; its HTTP client is shut down however `body` ends
     /// (a client left open would crash the test process and hide the failure).
     func withOpenIDAuthenticator<T>(client: OAuthClient, _ body: (Authenticator) async throws -> T) async throws -> T {
-        let (auth, http) = authenticator(clientID: client.id, scopes: ["openid", "profile", "records"])
-        do {
-            let result = try await body(auth)
-            try await http.shutdown()
-            return result
-        } catch {
-            try? await http.shutdown()
-            throw error
-        }
+        try await withAuthenticator(client: client, scopes: ["openid", "profile", "records"], body)
     }
 
     func jwks() async throws -> [[String: Any]] {

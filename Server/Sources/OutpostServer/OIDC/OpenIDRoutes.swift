@@ -55,7 +55,7 @@ struct OpenIDRoutes: Sendable {
                 "code_challenge_methods_supported": ["S256"],
                 "grant_types_supported": [
                     "authorization_code", "implicit", "refresh_token", "password", "client_credentials",
-                    "urn:ietf:params:oauth:grant-type:device_code",
+                    "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:token-exchange",
                 ],
                 "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
                 "claims_parameter_supported": false,

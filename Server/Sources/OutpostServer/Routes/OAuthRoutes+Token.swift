@@ -38,6 +38,9 @@ extension OAuthRoutes {
         case "urn:ietf:params:oauth:grant-type:device_code":
             try require(client, "device_code")
             reply = try await pollDevice(fields, client: client)
+        case IDTokenExchange.grantType:
+            try require(client, "token_exchange")
+            reply = try await federation.exchange(fields, client: client, address: context.clientAddress)
         default:
             throw OAuthError(code: "unsupported_grant_type", description: "grant_type '\(grant)' is not supported")
         }

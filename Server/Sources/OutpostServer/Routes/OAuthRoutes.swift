@@ -14,6 +14,8 @@ struct OAuthRoutes: Sendable {
     let auth: AuthService
     let maxBodyBytes: Int
     let openID: OpenIDProvider
+    /// Upstream ID tokens for the server's tokens (RFC 8693 token exchange).
+    let federation: IDTokenExchange
     static let sessionCookie = "outpost_session"
     /// A random per-browser value that every form token is bound to (login CSRF protection).
     static let formCookie = "outpost_form"
@@ -59,7 +61,7 @@ struct OAuthRoutes: Sendable {
             "outpost_provider_login_endpoint": .string(issuer + "/auth/login"),
             "grant_types_supported": [
                 "authorization_code", "implicit", "refresh_token", "password", "client_credentials",
-                "urn:ietf:params:oauth:grant-type:device_code",
+                "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:token-exchange",
             ],
             "response_types_supported": ["code", "token"],
             "code_challenge_methods_supported": ["S256"],

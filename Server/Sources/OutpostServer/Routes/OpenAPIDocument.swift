@@ -110,6 +110,14 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "The token's user (id, username, entitlements) with its client_id and scope; a token without a user (client credentials) gives client_id, scope and user: null", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Me"}}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
               }
             },
+            "/me/identities": {
+              "post": {
+                "operationId": "linkIdentity", "summary": "Link an upstream provider's identity (its ID token and nonce) to the signed-in user",
+                "security": [{"bearer": ["profile"]}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "id_token"], "properties": {"provider": {"type": "string", "minLength": 1}, "id_token": {"type": "string", "minLength": 1}, "nonce": {"type": "string", "minLength": 1}}}}}},
+                "responses": {"201": {"description": "The identity now signs in to this user: provider, issuer, subject", "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "issuer", "subject"], "properties": {"provider": {"type": "string"}, "issuer": {"type": "string"}, "subject": {"type": "string"}}}}}}, "400": {"description": "invalid_identity, or invalid_grant: the ID token was refused (the message says why)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "409": {"description": "identity_linked: the identity signs in to another user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}
+              }
+            },
             "/auth/login": {
               "post": {
                 "operationId": "signInWithProvider", "summary": "Sign in through a custom authentication provider",
@@ -142,8 +150,8 @@ enum OpenAPIDocument {
             },
             "/oauth/token": {
               "post": {
-                "operationId": "requestToken", "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code",
-                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["grant_type"], "properties": {"grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token", "password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "description": "Checked for confidential clients only; a public client's is ignored"}, "code": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "code_verifier": {"type": "string", "minLength": 1}, "refresh_token": {"type": "string", "minLength": 1}, "username": {"type": "string", "minLength": 1}, "password": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "device_code": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
+                "operationId": "requestToken", "summary": "Token endpoint: authorization_code, refresh_token (rotating), password, client_credentials, device_code, token exchange of an upstream ID token (RFC 8693)",
+                "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["grant_type"], "properties": {"grant_type": {"type": "string", "enum": ["authorization_code", "refresh_token", "password", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code", "urn:ietf:params:oauth:grant-type:token-exchange"]}, "client_id": {"type": "string", "minLength": 1}, "client_secret": {"type": "string", "description": "Checked for confidential clients only; a public client's is ignored"}, "code": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "code_verifier": {"type": "string", "minLength": 1}, "refresh_token": {"type": "string", "minLength": 1}, "username": {"type": "string", "minLength": 1}, "password": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "device_code": {"type": "string", "minLength": 1}, "subject_token": {"type": "string", "minLength": 1}, "subject_token_type": {"type": "string", "enum": ["urn:ietf:params:oauth:token-type:id_token"]}, "requested_token_type": {"type": "string"}, "provider": {"type": "string", "minLength": 1}, "nonce": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}},
                 "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/OAuthError"}, "401": {"$ref": "#/components/responses/OAuthError"}, "429": {"$ref": "#/components/responses/OAuthError"}}
               }
             },

@@ -72,8 +72,15 @@ final class TestBrowser: Sendable {
         return try await send(url, method: .POST, body: body, authorization: authorization, headers: headers)
     }
 
+    /// POSTs `object` as JSON.
+    func postJSON(_ url: String, _ object: [String: String], authorization: String? = nil) async throws -> Page {
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        return try await send(url, method: .POST, body: body, authorization: authorization, contentType: "application/json")
+    }
+
     private func send(
-        _ url: String, method: HTTPMethod, body: String?, authorization: String? = nil, headers extra: [String: String] = [:]
+        _ url: String, method: HTTPMethod, body: String?, authorization: String? = nil, headers extra: [String: String] = [:],
+        contentType: String = "application/x-www-form-urlencoded"
     ) async throws -> Page {
         var request = HTTPClientRequest(url: url)
         if let authorization { request.headers.add(name: "Authorization", value: authorization) }
@@ -81,7 +88,7 @@ final class TestBrowser: Sendable {
         request.method = method
         if let cookie = cookies.header { request.headers.add(name: "Cookie", value: cookie) }
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(string: body))
         }
         let response = try await client.execute(request, timeout: .seconds(10))

@@ -26,6 +26,9 @@ CLIENTS = {
     "interop-password": ("confidential", "password", "interop-password-secret", False, ""),
     "interop-service": ("confidential", "client-credentials", "interop-service-secret", False, ""),
     "interop-device": ("public", "urn:ietf:params:oauth:grant-type:device_code", None, False, ""),
+    # Signs RS256 ID tokens for the code flow with scope openid (Outpost's token exchange tests).
+    "interop-oidc": ("public", "authorization-code", None, True, "http://127.0.0.1/callback"),
+    "interop-oidc-other": ("public", "authorization-code", None, True, "http://127.0.0.1/callback"),
 }
 
 
@@ -33,6 +36,11 @@ def main():
     workdir = tempfile.TemporaryDirectory(prefix="outpost-drf-")
     os.environ["INTEROP_DB"] = str(Path(workdir.name) / "interop.sqlite")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "interop.settings")
+    from jwcrypto import jwk
+
+    os.environ["INTEROP_OIDC_KEY"] = jwk.JWK.generate(kty="RSA", size=2048).export_to_pem(
+        private_key=True, password=None
+    ).decode()
 
     def stop(signum, frame):
         raise SystemExit(0)
@@ -80,6 +88,7 @@ def serve():
             skip_authorization=skip,
             redirect_uris=redirects,
             user=user,
+            algorithm="RS256" if client_id.startswith("interop-oidc") else "",
         )
 
     handler = get_wsgi_application()
@@ -96,6 +105,7 @@ def serve():
             "username": USERNAME,
             "password": PASSWORD,
             "clients": {cid: {"secret": spec[2]} for cid, spec in CLIENTS.items()},
+            "issuer": base + "/o",
         }
         print(json.dumps(ready), flush=True)
 

@@ -28,6 +28,7 @@ public struct OAuthClient: Sendable, Hashable {
 
     public static let allGrants = [
         "authorization_code", "implicit", "password", "client_credentials", "refresh_token", "device_code",
+        "token_exchange",
     ]
 }
 

@@ -313,6 +313,8 @@ public final class SQLiteStorage: Storage {
                 "CREATE INDEX token_successors_by_expiry ON token_successors (expires_at)",
             ]
         ),
+        // Upstream OpenID Connect providers; the e-mail of a linked identity.
+        (16, upstreamMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses

@@ -70,7 +70,7 @@ REST_FRAMEWORK = {
 }
 
 OAUTH2_PROVIDER = {
-    "SCOPES": {"read": "Read notes", "write": "Write notes"},
+    "SCOPES": {"read": "Read notes", "write": "Write notes", "openid": "OpenID Connect"},
     "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
     "ROTATE_REFRESH_TOKEN": True,
     "REFRESH_TOKEN_REUSE_PROTECTION": True,
@@ -78,6 +78,11 @@ OAUTH2_PROVIDER = {
     "DEVICE_FLOW_INTERVAL": 1,
     # serve.py fills in the verification URI once the port is known.
     "OAUTH_DEVICE_VERIFICATION_URI": None,
+    # OpenID Connect (RS256 ID tokens, discovery, JWKS), as DOT's OIDC tutorial sets it up: serve.py
+    # makes a fresh RSA key for each start. The OpenID issuer is the one DOT derives, base + "/o"; the
+    # RFC 8414 document at the root keeps naming the root.
+    "OIDC_ENABLED": True,
+    "OIDC_RSA_PRIVATE_KEY": os.environ.get("INTEROP_OIDC_KEY", ""),
 }
 
 LOGGING = {
