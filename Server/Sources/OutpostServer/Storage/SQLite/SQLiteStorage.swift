@@ -313,6 +313,8 @@ public final class SQLiteStorage: Storage {
                 "CREATE INDEX token_successors_by_expiry ON token_successors (expires_at)",
             ]
         ),
+        // Deleted users' ids, and the check that refuses a record write owned by one.
+        (17, deletedUsersMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
