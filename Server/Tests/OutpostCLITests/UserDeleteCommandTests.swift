@@ -14,7 +14,7 @@ struct UserDeleteCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("db.sqlite").path
         let options = try DatabaseOptions.parse(["--database", database])
-        let (ada, bob) = try await options.withStorage { storage in
+        let (ada, bob) = try await options.withStorage { storage async throws in
             let ada = try await storage.addUser(username: "ada", password: "correct horse", cost: 4).id
             let bob = try await storage.addUser(username: "bob", password: "correct horse", cost: 4).id
             for owner in [ada, ada, bob] { _ = try await storage.createRecord(type: "notes", fields: [:], owner: owner) }
@@ -31,7 +31,7 @@ struct UserDeleteCommandTests {
     func deletes() async throws {
         try await withDatabase { database, ada, bob in
             try await UserDeleteCommand.parse(["ada", "--yes", "--database", database]).run()
-            try await DatabaseOptions.parse(["--database", database]).withStorage { storage in
+            try await DatabaseOptions.parse(["--database", database]).withStorage { storage async throws in
                 #expect(try await storage.user(username: "ada") == nil)
                 #expect(try await storage.user(username: "bob")?.id == bob)
                 #expect(try await storage.token(hash: "ada-token") == nil)
@@ -49,7 +49,7 @@ struct UserDeleteCommandTests {
     func transfers() async throws {
         try await withDatabase { database, ada, bob in
             try await UserDeleteCommand.parse(["ada", "--transfer-to", "bob", "--yes", "--database", database]).run()
-            try await DatabaseOptions.parse(["--database", database]).withStorage { storage in
+            try await DatabaseOptions.parse(["--database", database]).withStorage { storage async throws in
                 #expect(try await storage.user(username: "ada") == nil)
                 #expect(try await (storage as? any QuotaStorage)?.recordUsage(owner: bob).records == 3)
                 #expect(try await (storage as? any QuotaStorage)?.recordUsage(owner: ada).records == 0)
@@ -72,7 +72,7 @@ struct UserDeleteCommandTests {
             await #expect(throws: (any Error).self) {
                 try await UserDeleteCommand.parse(["ada", "--transfer-to", "ada", "--yes", "--database", database]).run()
             }
-            try await DatabaseOptions.parse(["--database", database]).withStorage { storage in
+            try await DatabaseOptions.parse(["--database", database]).withStorage { storage async throws in
                 #expect(try await storage.user(username: "ada")?.id == ada)
                 #expect(try await (storage as? any QuotaStorage)?.recordUsage(owner: ada).records == 2)
             }

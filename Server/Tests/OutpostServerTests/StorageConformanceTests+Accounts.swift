@@ -84,7 +84,7 @@ extension StorageConformanceTests {
             }
             #expect(
                 AccountDeleted.serverError(
-                    for: try await Self.failure { try await storage.createRecord(type: "notes", fields: [:], owner: ada.id) })?
+                    for: await Self.failure { try await storage.createRecord(type: "notes", fields: [:], owner: ada.id) })?
                     .code == "invalid_token")
             #expect(try await storage.deleteUser(id: ada.id, transferringTo: nil) == nil)
             #expect(

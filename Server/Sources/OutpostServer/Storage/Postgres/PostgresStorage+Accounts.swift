@@ -1,6 +1,6 @@
 import PostgresNIO
 
-extension PostgresStorage: AccountStorage {
+extension PostgresStorage {
     /// Step 13: the ids of deleted users (SQLite's migration 17), and a check before every record
     /// write that refuses one owned by such an id (SQLSTATE `OA001`).
     ///

@@ -1,7 +1,7 @@
 import SQLiteNIO
 internal import VaporCSQLite
 
-extension SQLiteStorage: AccountStorage {
+extension SQLiteStorage {
     /// Migration 17: the ids of deleted users, and a check before every record write that refuses
     /// one owned by such an id with `RAISE(ABORT, 'account_deleted')`. Writes are serialised by the
     /// database's write lock, so a write either commits before a deletion (which then removes it)
