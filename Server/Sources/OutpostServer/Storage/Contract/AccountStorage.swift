@@ -9,9 +9,9 @@ public protocol AccountStorage: Sendable {
     /// (`recipient` `nil`) or given to the user `recipient`, through the `records` table's own
     /// triggers, so that each one shows in the change feed as a deletion or an update. The id is
     /// kept as deleted: a record write for it that commits after this is refused
-    /// (``AccountDeleted``), so no record is ever left owned by a removed user.
+    /// (401 `invalid_token`), so no record is ever left owned by a removed user.
     ///
-    /// Files live in a ``FileStorage`` of their own; the caller removes or moves them after this commits.
+    /// Files live in a file store of their own; the caller removes or moves them after this commits.
     ///
     /// - Returns: What was removed; `nil`, changing nothing, when there is no user `id`.
     /// - Throws: ``AccountDeletionFailure/unknownRecipient`` when `recipient` is not a user, or is `id`.
