@@ -1,6 +1,8 @@
 import Foundation
 @_spi(OutpostInternal) import OutpostCore
 import OutpostServerTesting
+import OutpostTestSupport
+import PostgresNIO
 import Testing
 
 @testable import OutpostServer
@@ -116,6 +118,46 @@ extension StorageConformanceTests {
             #expect(changes.allSatisfy { $0.record.owner == bob.id })
             #expect(try await (storage as? any QuotaStorage)?.recordUsage(owner: bob.id).records == 3)
             #expect(try await (storage as? any QuotaStorage)?.recordUsage(owner: ada.id).records == 0)
+        }
+    }
+
+    @Test(
+        "Accounts: a record write in flight when a deletion starts commits first, and is deleted with the rest",
+        arguments: backends.filter { $0 == .postgres })
+    func writeInFlight(_ backend: ScratchDatabase.Backend) async throws {
+        try await withStorage(backend) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            let ada = try await storage.createUser(username: "ada", passwordHash: nil)
+            let (inserted, announce) = AsyncStream.makeStream(of: Void.self)
+            let release = Gate()
+            // A write of ada's that has run its statement (and its triggers) but not committed yet.
+            async let writer: Void = postgres.withTransaction { connection in
+                try await PostgresStorage.execute(
+                    """
+                    INSERT INTO records (type, id, owner, body, version, created_at, updated_at)
+                    VALUES ('notes', 'r_in_flight', \(ada.id), '{}', 1, 0, 0)
+                    """, on: connection)
+                announce.yield()
+                await release.wait()
+            }
+            var iterator = inserted.makeAsyncIterator()
+            _ = await iterator.next()
+            async let deletion = storage.deleteUser(id: ada.id, transferringTo: nil)
+            // The deletion waits for the write's lock on ada's usage row instead of reading the records now.
+            let waits = try await eventually(within: .seconds(20), every: .milliseconds(10)) {
+                let rows = try await postgres.rows(
+                    """
+                    SELECT count(*) AS n FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """)
+                return try (rows.first?["n"].decode(Int64.self) ?? 0) > 0
+            }
+            release.open()
+            try await writer
+            let removal = try await deletion
+            #expect(waits, "the deletion did not wait for the write in flight")
+            #expect(removal?.records == 1)
+            #expect(try await storage.record(type: "notes", id: "r_in_flight") == nil)
         }
     }
 
