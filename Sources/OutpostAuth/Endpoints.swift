@@ -22,6 +22,9 @@ public struct Endpoints: Sendable, Hashable {
     public var jwks: URL?
     /// OpenID Connect: the UserInfo endpoint (`userinfo_endpoint`).
     public var userInfo: URL?
+    /// The signed-in user's account, which ``Authenticator/deleteAccount()`` deletes (`DELETE /me`
+    /// on the Outpost server). Discovery metadata does not name it. Default: `nil`.
+    public var account: URL?
 
     public init(
         issuer: URL? = nil, authorization: URL? = nil, token: URL, revocation: URL? = nil, deviceAuthorization: URL? = nil,
@@ -40,14 +43,16 @@ public struct Endpoints: Sendable, Hashable {
 
     /// The Outpost server's paths under `base` (`/oauth/authorize`, `/oauth/token`, `/oauth/revoke`,
     /// `/oauth/device_authorization`, `/oauth/logout`, `/auth/login`, `/.well-known/jwks.json`,
-    /// `/userinfo`), without a discovery round trip.
+    /// `/userinfo`, and `/me` as ``account``), without a discovery round trip.
     public static func outpost(base: URL) -> Endpoints {
-        Endpoints(
+        var endpoints = Endpoints(
             issuer: base, authorization: base.appending(path: "oauth/authorize"), token: base.appending(path: "oauth/token"),
             revocation: base.appending(path: "oauth/revoke"),
             deviceAuthorization: base.appending(path: "oauth/device_authorization"),
             logout: base.appending(path: "oauth/logout"), providerLogin: base.appending(path: "auth/login"),
             jwks: base.appending(path: ".well-known/jwks.json"), userInfo: base.appending(path: "userinfo"))
+        endpoints.account = base.appending(path: "me")
+        return endpoints
     }
 
     /// Fetches `GET {issuer}/.well-known/oauth-authorization-server` (RFC 8414) through `client`

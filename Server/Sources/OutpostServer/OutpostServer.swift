@@ -126,6 +126,12 @@ public final class OutpostServer: Sendable {
             downloadObserver: configuration.downloadObserver, links: fileLinks,
             quotas: FileQuotas(defaults: configuration.quotas, storage: storage as? any QuotaStorage)
         ).add(to: router)
+        AccountRoutes(
+            auth: auth,
+            deleter: AccountDeleter(
+                storage: storage, files: fileStorage, configuration: configuration.accountDeletion, changes: feed,
+                logger: configuration.logger)
+        ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router
     }

@@ -124,6 +124,10 @@ public struct ServerConfiguration: Sendable {
     /// database checks every record write against them, `PUT /files/…` checks files. Past a bound:
     /// 507 `quota_exceeded` naming it. Default: ``Quotas/standard``.
     public var quotas: Quotas = .standard
+    /// What `DELETE /me` and `outpost users delete` do with a deleted user's records and files
+    /// (delete them, or give them to another user: `outpost serve --on-account-deletion`), and the
+    /// hooks told first (``AccountDeletionHook``). Default: delete, no hooks.
+    public var accountDeletion = AccountDeletionConfiguration()
     /// How many lists that no declared index serves (a filter or a sort by fields, up to
     /// ``unindexedListLimit`` rows a page) run at once per instance; more wait in arrival order, up
     /// to ``listScansWaiting``, and at most 2 of one client address run or wait. One past a bound is

@@ -36,6 +36,9 @@ struct UploadSweeperTests {
         }
 
         func file(named name: String) async throws -> StoredFile? { try await base.file(named: name) }
+        func removeFiles(owner: String, transferringTo recipient: String?) async throws -> Int {
+            try await base.removeFiles(owner: owner, transferringTo: recipient)
+        }
         func read(_ file: StoredFile, range: Range<Int64>, to sink: (ByteBuffer) async throws -> Void) async throws {
             try await base.read(file, range: range, to: sink)
         }

@@ -48,6 +48,9 @@ package protocol FileStorage: Sendable {
     /// What `owner` keeps: their files (by ``StoredFile/owner``) and pending uploads, expired ones
     /// included until the sweep removes them.
     func usage(owner: String) async throws -> FileUsage
+    /// Removes every file of `owner` (a deleted user), or with `recipient` makes them `recipient`'s,
+    /// and removes `owner`'s pending uploads either way; returns how many files were removed or given.
+    func removeFiles(owner: String, transferringTo recipient: String?) async throws -> Int
 }
 
 /// What one owner keeps in a ``FileStorage``, for quotas.

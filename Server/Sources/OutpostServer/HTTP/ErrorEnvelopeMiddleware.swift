@@ -61,6 +61,7 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             return ServerError(error.status, code: code(for: error.status), message: "\(error.status.reasonPhrase)")
         default:
             if let quota = QuotaExceeded.serverError(for: error) { return quota }
+            if let deleted = AccountDeleted.serverError(for: error) { return deleted }
             logger.error("unhandled error", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
             return ServerError(
                 .internalServerError, code: "internal_error",

@@ -108,6 +108,11 @@ enum OpenAPIDocument {
                 "operationId": "getMe", "summary": "The signed-in user (Authorization: Bearer with the profile scope; a token in the query is refused)",
                 "security": [{"bearer": ["profile"]}],
                 "responses": {"200": {"description": "The token's user (id, username, entitlements) with its client_id and scope; a token without a user (client credentials) gives client_id, scope and user: null", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Me"}}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+              },
+              "delete": {
+                "operationId": "deleteMe", "summary": "Delete the signed-in user's account: the user, every token of theirs, browser sessions, and their records and files (deleted, or given to another user as the server's operator chose). A body is ignored",
+                "security": [{"bearer": ["profile", "records:write"]}],
+                "responses": {"204": {"description": "Deleted; every token of the account is refused from now on"}, "401": {"description": "sign_in_required, or invalid_token (the token, or its account, is gone)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "403": {"description": "insufficient_scope (the token lacks profile or records:write) or no_user (a client's own token)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "409": {"description": "account_is_recipient: the account receives deleted accounts' records", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "502": {"description": "account_deletion_failed: a deletion hook of the server failed; nothing was removed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/Busy"}}
               }
             },
             "/me/identities": {

@@ -101,8 +101,9 @@ struct ClientsCommand: AsyncParsableCommand {
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",
-        abstract: "Add users, invite them, set their entitlements, roles and quotas (works on the database directly).",
-        subcommands: [Add.self, Invite.self, Entitle.self, RolesCommand.self, QuotaCommand.self])
+        abstract:
+            "Add users, invite them, set their entitlements, roles and quotas, delete them (works on the database directly).",
+        subcommands: [Add.self, Invite.self, Entitle.self, RolesCommand.self, QuotaCommand.self, UserDeleteCommand.self])
 
     struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

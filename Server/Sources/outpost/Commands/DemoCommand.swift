@@ -64,6 +64,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await AccountsTour.run(baseURL: running.baseURL, folder: folder, log: log)
             try await FilesTour.run(baseURL: running.baseURL, providerSecret: providerSecret, log: log)
             try await ChangesTour.run(baseURL: running.baseURL, log: log)
+            try await AccountDeletionTour.run(baseURL: running.baseURL, log: log)
         } catch {
             try? await client.shutdown()
             await running.stop()

@@ -118,6 +118,14 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var forwardedHeader: String = ForwardedHeader.xForwardedFor.rawValue
 
+    @Option(
+        name: .customLong("on-account-deletion"),
+        help: """
+            What DELETE /me and `outpost users delete` do with the user's records and files: delete (each record shows \
+            in the change feed as deleted), or transfer:USERNAME (they become that user's).
+            """)
+    var onAccountDeletion = "delete"
+
     func validate() throws {
         if let signUp, SignUpMode(rawValue: signUp) == nil {
             throw ValidationError("--signup must be open, invite or closed")
@@ -125,6 +133,9 @@ struct ServeCommand: AsyncParsableCommand {
         for proxy in trustedProxies where IPNetwork(proxy) == nil {
             throw ValidationError(
                 "--trusted-proxy \(proxy) is not an IP address or CIDR; write e.g. 127.0.0.1/32, 10.0.0.0/8 or ::1/128")
+        }
+        guard AccountDeletionConfiguration.Data(argument: onAccountDeletion) != nil else {
+            throw ValidationError("--on-account-deletion must be delete or transfer:USERNAME")
         }
         guard ForwardedHeader(rawValue: forwardedHeader.lowercased()) != nil else {
             throw ValidationError("--forwarded-header must be x-forwarded-for or forwarded")
@@ -188,6 +199,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.changes.heartbeatInterval = .seconds(changesHeartbeat)
         configuration.changes.maxStreamDuration = changesMaxStream.map { .seconds($0) }
         configuration.signUp = signUpMode
+        configuration.accountDeletion.data = AccountDeletionConfiguration.Data(argument: onAccountDeletion) ?? .delete
         // The demo's plugins are public knowledge: unknown names are answered with the list.
         configuration.listsPluginNames = demo
         configuration.trustedProxies = TrustedProxies(

@@ -9,7 +9,7 @@ public import Foundation
 /// provider sign-in) is one method here, which each backend runs as a transaction on one
 /// connection of its own: no backend runs `BEGIN` on a connection other requests share.
 public protocol Storage: RecordStorage, RecordBatchStorage, AuthStorage, OpenIDStorage, IdempotencyStorage, RuleStorage,
-    InviteStorage, RecordIndexStorage
+    InviteStorage, RecordIndexStorage, AccountStorage
 {
     /// Creates or upgrades the schema. Safe to call on every start.
     func migrate() async throws

@@ -142,11 +142,12 @@ public final class PostgresStorage: Storage {
     /// record types (SQLite's 12); step 8 keeps a deleted record's last fields in its change (SQLite's 13);
     /// step 9 holds `/files` (SQLite keeps files in a folder); step 10 the quotas (SQLite's 14); step 11
     /// the sealed replies of refresh tokens rotated within the reuse grace window (SQLite's 15); step 12
-    /// the upstream OpenID Connect providers and the e-mail of a linked identity (SQLite's 16).
+    /// the upstream OpenID Connect providers and the e-mail of a linked identity (SQLite's 16); step 13
+    /// the ids of deleted users and the check that refuses their record writes (SQLite's 17).
     static let migrations: [(version: Int, statements: [String])] = [
         (1, schema), (2, changesSchema), (3, changesWatermarkSchema), (4, rulesSchema), (5, invitesSchema),
         (6, leasesSchema), (7, indexesSchema), (8, deletedBodySchema), (9, filesSchema), (10, quotasSchema),
-        (11, successorsSchema), (12, upstreamSchema),
+        (11, successorsSchema), (12, upstreamSchema), (13, deletedUsersSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

@@ -315,6 +315,8 @@ public final class SQLiteStorage: Storage {
         ),
         // Upstream OpenID Connect providers; the e-mail of a linked identity.
         (16, upstreamMigration),
+        // Deleted users' ids, and the check that refuses a record write owned by one.
+        (17, deletedUsersMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
