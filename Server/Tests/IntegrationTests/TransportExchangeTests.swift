@@ -11,7 +11,9 @@ import Testing
 /// What `ClientTransport.send` must keep while the AsyncHTTPClient transport collects responses with
 /// a delegate of its own and reuses the targets it has built: the response body cap, announced or
 /// not, and each request's own headers and body when many go to one URL. Both built-in transports.
-@Suite("Transport exchanges", .closesWhatItOpens, .timeLimit(.minutes(1)))
+// The time limit bounds a hang, not the speed: with every suite running at once on two cores, a
+// test can wait over a minute for its turn.
+@Suite("Transport exchanges", .closesWhatItOpens, .timeLimit(.minutes(3)))
 struct TransportExchangeTests {
     typealias Kind = TransportFailureTests.Kind
 
