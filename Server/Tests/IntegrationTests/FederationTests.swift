@@ -240,6 +240,13 @@ struct FederationTests {
                 // A refused token answers invalid_grant in the error envelope.
                 let refused = try await link(try await issuer.idToken(subject: "x", audience: ["other"]), as: "bob")
                 #expect(refused.status == 400 && (refused.json["error"] as? [String: Any])?["code"] as? String == "invalid_grant")
+                // A provider the server does not know is a missing resource.
+                let access = try #require(try await fixture.passwordTokens("bob")["access_token"] as? String)
+                let unknown = try await fixture.browser.postJSON(
+                    fixture.base + "/me/identities", ["provider": "nobody", "id_token": "x", "nonce": "n"],
+                    authorization: "Bearer \(access)")
+                #expect(
+                    unknown.status == 404 && (unknown.json["error"] as? [String: Any])?["code"] as? String == "unknown_provider")
             }
         }
     }

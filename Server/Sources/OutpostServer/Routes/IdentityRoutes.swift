@@ -22,6 +22,12 @@ struct IdentityRoutes: Sendable {
                 throw ServerError.badRequest(
                     "invalid_identity", "Send {\"provider\": \"apple\", \"id_token\": \"...\", \"nonce\": \"...\"}")
             }
+            // An unknown provider is a missing resource, not a refused token.
+            guard try await federation.providers.upstreamProvider(name: provider) != nil else {
+                throw ServerError.notFound(
+                    "unknown_provider",
+                    "No upstream provider '\(provider)' on this server; its operator adds one with `outpost providers add`")
+            }
             do {
                 let (found, identity) = try await federation.link(
                     token, provider: provider, nonce: body["nonce"]?.stringValue, userID: userID, address: context.clientAddress)
