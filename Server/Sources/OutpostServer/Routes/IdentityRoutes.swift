@@ -9,6 +9,9 @@ struct IdentityRoutes: Sendable {
     let federation: IDTokenExchange
     let maxBodyBytes: Int
 
+    /// The fields of the body; any other is refused.
+    static let fields: Set<String> = ["provider", "id_token", "nonce"]
+
     func add(to router: Router<OutpostRequestContext>) {
         let signedIn = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
             .add(middleware: RequireCallerMiddleware(scope: Scope.profile))
@@ -18,6 +21,10 @@ struct IdentityRoutes: Sendable {
                 throw ServerError(.forbidden, code: "user_required", message: "Linking an identity needs a user's token")
             }
             let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: 2, maxKeys: 8)
+            if case .object(let fields) = body, let unknown = fields.keys.sorted().first(where: { !Self.fields.contains($0) }) {
+                throw ServerError.badRequest(
+                    "invalid_identity", "Unknown field \(unknown.debugDescription); send only provider, id_token and nonce")
+            }
             guard let provider = body["provider"]?.stringValue, let token = body["id_token"]?.stringValue else {
                 throw ServerError.badRequest(
                     "invalid_identity", "Send {\"provider\": \"apple\", \"id_token\": \"...\", \"nonce\": \"...\"}")
