@@ -247,6 +247,11 @@ struct FederationTests {
                     authorization: "Bearer \(access)")
                 #expect(
                     unknown.status == 404 && (unknown.json["error"] as? [String: Any])?["code"] as? String == "unknown_provider")
+                // A field the route does not know is refused, not ignored.
+                let extra = try await fixture.browser.postJSON(
+                    fixture.base + "/me/identities", ["provider": "example", "id_token": "x", "nonce": "n", "email": "e"],
+                    authorization: "Bearer \(access)")
+                #expect(extra.status == 400 && (extra.json["error"] as? [String: Any])?["code"] as? String == "invalid_identity")
             }
         }
     }
