@@ -13,15 +13,7 @@ extension FolderFileStorage {
             guard let data, var file = try? Self.decode(data), file.owner == owner else { continue }
             if let recipient {
                 file.owner = recipient
-                let encoder = JSONEncoder()
-                encoder.dateEncodingStrategy = .secondsSince1970
-                let metadata = try encoder.encode(file)
-                try await fileSystem.withFileHandle(
-                    forWritingAt: FilePath(metadataPath(file.name)),
-                    options: .newFile(replaceExisting: true, permissions: [.ownerReadWrite])
-                ) { handle in
-                    _ = try await handle.write(contentsOf: metadata, toAbsoluteOffset: 0)
-                }
+                try await writeMetadata(file)
                 tally.setFile(file.name, owner: FileNames.digest(recipient), bytes: file.size)
                 count += 1
             } else if try await deleteFile(named: file.name) {

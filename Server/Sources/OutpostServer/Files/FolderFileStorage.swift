@@ -158,15 +158,7 @@ package struct FolderFileStorage: FileStorage {
                 code: .unknown, message: "Could not move the upload into place (errno \(errno))", cause: nil,
                 location: .init(function: #function, file: #fileID, line: #line))
         }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        let metadata = try encoder.encode(file)
-        try await fileSystem.withFileHandle(
-            forWritingAt: FilePath(metadataPath(file.name)),
-            options: .newFile(replaceExisting: true, permissions: [.ownerReadWrite])
-        ) { handle in
-            _ = try await handle.write(contentsOf: metadata, toAbsoluteOffset: 0)
-        }
+        try await writeMetadata(file)
         tally.removeUpload(upload.digest)
         tally.setFile(file.name, owner: FileNames.digest(file.owner), bytes: file.size)
         if let previous, previous.location != file.location {
@@ -176,5 +168,20 @@ package struct FolderFileStorage: FileStorage {
 
     package func usage(owner: String) async throws -> FileUsage {
         tally.usage(owner: FileNames.digest(owner))
+    }
+}
+
+extension FolderFileStorage {
+    /// Writes `file`'s metadata (JSON, owner-only) over the file's metadata path.
+    func writeMetadata(_ file: StoredFile) async throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        let metadata = try encoder.encode(file)
+        try await fileSystem.withFileHandle(
+            forWritingAt: FilePath(metadataPath(file.name)),
+            options: .newFile(replaceExisting: true, permissions: [.ownerReadWrite])
+        ) { handle in
+            _ = try await handle.write(contentsOf: metadata, toAbsoluteOffset: 0)
+        }
     }
 }

@@ -41,6 +41,15 @@ enum AuthTour {
         log.step("refresh() rotates both tokens")
         log.detail("access \(mask(first.accessToken)) → \(mask(refreshed.accessToken)); the old refresh token is now spent")
 
+        // The app's widget held the same credential and refreshes it a moment later.
+        let widget = authenticator(baseURL: baseURL, client: plain, clientID: OutpostServer.cliPasswordClientID)
+        try await widget.setCredential(first)
+        let widgets = try await widget.refresh()
+        log.step("grace's widget spends the same refresh token a moment later: within the reuse grace window (30 s)")
+        log.detail(
+            "the server answers the same pair (\(widgets.accessToken == refreshed.accessToken ? "same" : "another") access token) "
+                + "instead of revoking the sign-in; after the window, reuse still revokes it")
+
         try await grace.revoke(refreshed.accessToken, hint: .accessToken)
         let again = try await api.send(.get("/me"), decoding: JSONValue.self)
         let now = try await grace.credential()
