@@ -15,21 +15,10 @@ extension Authenticator {
     ///   without `Endpoints.account`; the server's refusal (HTTP 403: the token lacks a scope; HTTP 401:
     ///   the token is no longer valid). The local credential is kept when the server refused.
     public func deleteAccount() async throws {
-        guard let endpoint = configuration.endpoints.account else {
-            throw AuthError(.notConfigured, "No account endpoint is configured; set Endpoints.account (DELETE /me)")
-        }
-        guard let credential = try await validCredential() else {
-            throw AuthError(.notSignedIn, "Sign in to the account before deleting it")
-        }
-        var headers = HTTPFields()
-        headers[.authorization] = "\(credential.tokenType) \(credential.accessToken)"
-        let response = try await tokens.send(Request(method: .delete, path: endpoint.absoluteString, headers: headers))
-        guard (200..<300).contains(response.status) else {
-            var error = TokenEndpoint.error(from: response)
-            error.message =
-                response.status == 403
-                ? "The access token may not delete the account; sign in again asking for 'profile' and 'records:write'"
-                : "The server refused to delete the account (HTTP \(response.status))"
+        do {
+            _ = try await accountRequest(.delete, refused: "delete the account")
+        } catch var error as AuthError where error.status == 403 {
+            error.message = "The access token may not delete the account; sign in again asking for 'profile' and 'records:write'"
             throw error
         }
         try await signOut(revoke: false)

@@ -123,4 +123,6 @@ struct NoUpstreamProviders: UpstreamProviderStorage {
     func saveIdentityEmail(provider: String, subject: String, email: String?, verified: Bool?) async throws {}
     func linkIdentity(provider: String, subject: String, userID: String) async throws -> String? { nil }
     func identityEmail(provider: String, subject: String) async throws -> (email: String?, verified: Bool?) { (nil, nil) }
+    func linkedIdentities(userID: String) async throws -> [IdentityLink] { [] }
+    func unlinkIdentity(provider: String, subject: String, userID: String) async throws -> IdentityUnlinking { .notLinked }
 }

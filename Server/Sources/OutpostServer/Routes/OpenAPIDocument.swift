@@ -116,11 +116,27 @@ enum OpenAPIDocument {
               }
             },
             "/me/identities": {
+              "get": {
+                "operationId": "listIdentities", "summary": "The upstream identities linked to the signed-in user",
+                "security": [{"bearer": ["profile"]}],
+                "responses": {"200": {"description": "Each linked identity: provider (the registered name, or a sign-in plugin's provider), issuer (null for a plugin's), subject, and the e-mail the provider gave last", "content": {"application/json": {"schema": {"type": "object", "required": ["identities"], "properties": {"identities": {"type": "array", "items": {"type": "object", "required": ["provider", "issuer", "subject", "email", "email_verified"], "properties": {"provider": {"type": "string"}, "issuer": {"type": ["string", "null"]}, "subject": {"type": "string"}, "email": {"type": ["string", "null"]}, "email_verified": {"type": ["boolean", "null"]}}}}}}}}}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}}
+              },
               "post": {
                 "operationId": "linkIdentity", "summary": "Link an upstream provider's identity (its ID token and nonce) to the signed-in user",
                 "security": [{"bearer": ["profile"]}],
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "id_token"], "properties": {"provider": {"type": "string", "minLength": 1}, "id_token": {"type": "string", "minLength": 1}, "nonce": {"type": "string", "minLength": 1}}, "additionalProperties": false}}}},
                 "responses": {"201": {"description": "The identity now signs in to this user: provider, issuer, subject", "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "issuer", "subject"], "properties": {"provider": {"type": "string"}, "issuer": {"type": "string"}, "subject": {"type": "string"}}}}}}, "400": {"description": "invalid_identity, or invalid_grant: the ID token was refused (the message says why)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "404": {"description": "unknown_provider: no upstream provider of that name", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "409": {"description": "identity_linked: the identity signs in to another user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}
+              }
+            },
+            "/me/identities/{provider}/{subject}": {
+              "delete": {
+                "operationId": "unlinkIdentity", "summary": "Unlink an upstream identity from the signed-in user; the account's only way to sign in (no password, no other identity) stays linked",
+                "security": [{"bearer": ["profile"]}],
+                "parameters": [
+                  {"name": "provider", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}, "description": "The provider's registered name (as GET /me/identities shows it)"},
+                  {"name": "subject", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1}, "description": "The identity's subject, percent-encoded"}
+                ],
+                "responses": {"204": {"description": "Unlinked: the identity no longer signs in to this account"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "404": {"description": "identity_not_linked: no such identity is linked to this account", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "409": {"description": "last_sign_in_method: the identity is the account's only way to sign in", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}
               }
             },
             "/auth/login": {

@@ -57,6 +57,10 @@ final class TestBrowser: Sendable {
         try await send(url, method: .GET, body: nil, authorization: authorization, headers: headers)
     }
 
+    func delete(_ url: String, authorization: String? = nil) async throws -> Page {
+        try await send(url, method: .DELETE, body: nil, authorization: authorization)
+    }
+
     /// The value of a cookie in the jar.
     func cookie(_ name: String) -> String? { cookies.value(name) }
 

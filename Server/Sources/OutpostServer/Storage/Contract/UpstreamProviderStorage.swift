@@ -69,6 +69,36 @@ public protocol UpstreamProviderStorage: Sendable {
     func linkIdentity(provider: String, subject: String, userID: String) async throws -> String?
     /// The e-mail address kept for a linked identity, and whether it was verified.
     func identityEmail(provider: String, subject: String) async throws -> (email: String?, verified: Bool?)
+    /// The identities linked to a user, by provider and subject.
+    func linkedIdentities(userID: String) async throws -> [IdentityLink]
+    /// Unlinks an identity from `userID`, in one transaction that keeps the user a way to sign
+    /// in: the last identity of a user without a password stays linked.
+    func unlinkIdentity(provider: String, subject: String, userID: String) async throws -> IdentityUnlinking
+}
+
+/// An identity linked to a user: the provider key it is stored under (an upstream provider's
+/// issuer, or a sign-in plugin's provider name) and the subject, with the e-mail last kept.
+public struct IdentityLink: Sendable, Hashable {
+    public var provider: String
+    public var subject: String
+    public var email: String?
+    public var emailVerified: Bool?
+
+    public init(provider: String, subject: String, email: String?, emailVerified: Bool?) {
+        self.provider = provider
+        self.subject = subject
+        self.email = email
+        self.emailVerified = emailVerified
+    }
+}
+
+/// What ``UpstreamProviderStorage/unlinkIdentity(provider:subject:userID:)`` did.
+public enum IdentityUnlinking: Sendable, Equatable {
+    case unlinked
+    /// The identity is not linked to that user (or not linked at all).
+    case notLinked
+    /// It is the user's only way to sign in (no password, no other identity), so it stays.
+    case lastSignInMethod
 }
 
 extension UpstreamProvider {

@@ -72,6 +72,47 @@ extension PostgresStorage: UpstreamProviderStorage {
         return (try row?["email"].decode(String?.self), try row?["email_verified"].decode(Bool?.self))
     }
 
+    public func linkedIdentities(userID: String) async throws -> [IdentityLink] {
+        try await rows(
+            """
+            SELECT provider, subject, email, email_verified FROM user_identities WHERE user_id = \(userID)
+            ORDER BY provider, subject
+            """
+        ).map { row in
+            IdentityLink(
+                provider: try row["provider"].decode(String.self), subject: try row["subject"].decode(String.self),
+                email: try row["email"].decode(String?.self), emailVerified: try row["email_verified"].decode(Bool?.self))
+        }
+    }
+
+    public func unlinkIdentity(provider: String, subject: String, userID: String) async throws -> IdentityUnlinking {
+        try await withTransaction { db in
+            // The user's row, locked: two unlinks of the last two identities of one user take turns,
+            // and the second sees the first.
+            guard
+                let user = try await Self.rows(
+                    "SELECT password_hash IS NOT NULL AS has_password FROM users WHERE id = \(userID) FOR UPDATE", on: db
+                ).first
+            else { return .notLinked }
+            let linked = try await Self.rows(
+                """
+                SELECT 1 AS found FROM user_identities
+                WHERE provider = \(provider) AND subject = \(subject) AND user_id = \(userID)
+                """, on: db)
+            guard !linked.isEmpty else { return .notLinked }
+            let count =
+                try await Self.rows(
+                    "SELECT count(*) AS count FROM user_identities WHERE user_id = \(userID)", on: db
+                ).first?["count"].decode(Int64.self) ?? 0
+            guard try user["has_password"].decode(Bool.self) || count > 1 else { return .lastSignInMethod }
+            try await Self.execute(
+                """
+                DELETE FROM user_identities WHERE provider = \(provider) AND subject = \(subject) AND user_id = \(userID)
+                """, on: db)
+            return .unlinked
+        }
+    }
+
     static func upstreamProvider(_ row: PostgresRandomAccessRow) throws -> UpstreamProvider {
         UpstreamProvider(
             name: try row["name"].decode(String.self), issuer: try row["issuer"].decode(String.self),

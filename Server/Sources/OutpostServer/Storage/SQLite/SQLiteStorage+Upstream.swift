@@ -76,6 +76,40 @@ extension SQLiteStorage: UpstreamProviderStorage {
         return (row?.column("email")?.string, row?.column("email_verified")?.integer.map { $0 != 0 })
     }
 
+    public func linkedIdentities(userID: String) async throws -> [IdentityLink] {
+        try await connection.query(
+            "SELECT provider, subject, email, email_verified FROM user_identities WHERE user_id = ? ORDER BY provider, subject",
+            [.text(userID)]
+        ).map { row in
+            IdentityLink(
+                provider: row.column("provider")?.string ?? "", subject: row.column("subject")?.string ?? "",
+                email: row.column("email")?.string, emailVerified: row.column("email_verified")?.integer.map { $0 != 0 })
+        }
+    }
+
+    public func unlinkIdentity(provider: String, subject: String, userID: String) async throws -> IdentityUnlinking {
+        // The transaction holds the database's write lock, so two unlinks of one user's last two
+        // identities run one after the other and the second sees the first.
+        try await withTransaction { db in
+            let linked = try await db.query(
+                "SELECT 1 AS found FROM user_identities WHERE provider = ? AND subject = ? AND user_id = ?",
+                [.text(provider), .text(subject), .text(userID)])
+            guard !linked.isEmpty else { return .notLinked }
+            let row = try await db.query(
+                """
+                SELECT (SELECT password_hash IS NOT NULL FROM users WHERE id = ?1) AS has_password,
+                       (SELECT count(*) FROM user_identities WHERE user_id = ?1) AS identities
+                """, [.text(userID)]
+            ).first
+            let hasPassword = (row?.column("has_password")?.integer ?? 0) != 0
+            guard hasPassword || (row?.column("identities")?.integer ?? 0) > 1 else { return .lastSignInMethod }
+            _ = try await db.query(
+                "DELETE FROM user_identities WHERE provider = ? AND subject = ? AND user_id = ?",
+                [.text(provider), .text(subject), .text(userID)])
+            return .unlinked
+        }
+    }
+
     static func upstreamProvider(_ row: StatementRow) -> UpstreamProvider {
         UpstreamProvider(
             name: row.column("name")?.string ?? "", issuer: row.column("issuer")?.string ?? "",
