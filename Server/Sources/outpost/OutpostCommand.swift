@@ -15,7 +15,7 @@ struct OutpostCommand: AsyncParsableCommand {
             AccountsCommand.self,
             FilesCommand.self,
             SyncCommand.self,
-            AuditCommand.self,
+            BackupCommand.self, RestoreCommand.self, AuditCommand.self,
         ]
     )
 }
