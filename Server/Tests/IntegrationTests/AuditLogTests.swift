@@ -128,6 +128,29 @@ struct AuditLogTests {
         }
     }
 
+    @Test("an upstream ID token exchanged (and one refused) is a token_exchange sign-in event without the token")
+    func tokenExchangeEvents() async throws {
+        try await withIssuer { issuer in
+            try await withAuthFixture { fixture in
+                let client = try await fixture.federation(issuer)
+                let token = try await issuer.idToken(nonce: "nonce-1")
+                let exchanged = try await fixture.exchange(token, client: client)
+                #expect(exchanged.status == 200, "\(exchanged.body)")
+                let replayed = try await fixture.exchange(token, client: client)
+                #expect(replayed.status == 400)
+                let events = try await Self.events(fixture.server, AuditQuery(actionPrefix: "sign_in.", limit: 100))
+                let exchanges = events.filter { $0.detail["method"] == "token_exchange" }
+                #expect(
+                    exchanges.map(\.action) == [AuditAction.signInSucceeded, AuditAction.signInFailed],
+                    "\(exchanges)")
+                #expect(exchanges.allSatisfy { $0.detail["provider"] == "example" && $0.clientAddress == "127.0.0.1" })
+                #expect(exchanges.first?.actor != nil && exchanges.first?.actor == exchanges.first?.subject)
+                let text = Self.text(events)
+                for secret in [token, exchanged.json["access_token"] as? String ?? "-"] { #expect(!text.contains(secret)) }
+            }
+        }
+    }
+
     @Test("a failed sign-in storm from one address writes at most the address's limit of failures and one rate-limit event")
     func failedSignInStorm() async throws {
         try await withAuthFixture(configure: {

@@ -5,8 +5,15 @@ import OutpostServer
 /// `outpost audit`: the audit log as JSON lines; `outpost audit prune`: its retention.
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "Print the audit log as JSON lines, or prune it (works on the database directly).",
-        subcommands: [List.self, Prune.self], defaultSubcommand: List.self)
+        commandName: "audit",
+        abstract: "Print audit events as JSON lines, oldest first, or prune them (works on the database directly).",
+        discussion: """
+            Each line has the keys id, time (ISO 8601, UTC), actor (a user id, "operator" for these commands, or \
+            null), action, subject, client_address and detail (an object of strings).
+              outpost audit --since 2026-11-01 --action sign_in.
+              outpost audit prune --before 2026-01-01
+            """,
+        subcommands: [Prune.self])
 
     /// `2026-11-29`, `2026-11-29T10:00:00Z` (or with fractional seconds) as milliseconds since 1970.
     static func milliseconds(_ text: String) -> Int64? {
@@ -23,39 +30,29 @@ struct AuditCommand: AsyncParsableCommand {
 
     static let dateHelp = "a date (2026-11-29, midnight UTC) or a time (2026-11-29T10:00:00Z)"
 
-    struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "list",
-            abstract: "Print audit events, oldest first, one JSON object a line.",
-            discussion: """
-                Each line has the keys id, time (ISO 8601, UTC), actor (a user id, "operator" for these commands, or \
-                null), action, subject, client_address and detail (an object of strings).
-                  outpost audit --since 2026-11-01 --action sign_in.
-                """)
-        @Option(help: "Events at or after this time: \(AuditCommand.dateHelp).") var since: String?
-        @Option(help: "Events whose action starts with this, e.g. sign_in. or user.deleted.") var action = ""
-        @Option(help: "At most this many events (1 to 100000).") var limit = 1000
-        @OptionGroup var options: DatabaseOptions
+    @Option(help: "Events at or after this time: \(AuditCommand.dateHelp).") var since: String?
+    @Option(help: "Events whose action starts with this, e.g. sign_in. or user.deleted.") var action = ""
+    @Option(help: "At most this many events (1 to 100000).") var limit = 1000
+    @OptionGroup var options: DatabaseOptions
 
-        func validate() throws {
-            if let since, AuditCommand.milliseconds(since) == nil {
-                throw ValidationError("--since takes \(AuditCommand.dateHelp)")
-            }
-            guard (1...100_000).contains(limit) else { throw ValidationError("--limit takes a number from 1 to 100000") }
-            guard action.utf8.count <= 64 else { throw ValidationError("--action takes at most 64 characters") }
+    func validate() throws {
+        if let since, AuditCommand.milliseconds(since) == nil {
+            throw ValidationError("--since takes \(AuditCommand.dateHelp)")
         }
+        guard (1...100_000).contains(limit) else { throw ValidationError("--limit takes a number from 1 to 100000") }
+        guard action.utf8.count <= 64 else { throw ValidationError("--action takes at most 64 characters") }
+    }
 
-        func run() async throws {
-            let query = AuditQuery(
-                since: since.flatMap(AuditCommand.milliseconds) ?? 0, actionPrefix: action, limit: limit)
-            let events = try await options.withStorage { storage in
-                guard let audit = storage as? any AuditStorage else {
-                    throw ValidationError("This database keeps no audit log; use SQLite or PostgreSQL")
-                }
-                return try await audit.auditEvents(query)
+    func run() async throws {
+        let query = AuditQuery(
+            since: since.flatMap(AuditCommand.milliseconds) ?? 0, actionPrefix: action, limit: limit)
+        let events = try await options.withStorage { storage in
+            guard let audit = storage as? any AuditStorage else {
+                throw ValidationError("This database keeps no audit log; use SQLite or PostgreSQL")
             }
-            for event in events { print(AuditLine(event).text) }
+            return try await audit.auditEvents(query)
         }
+        for event in events { print(AuditLine(event).text) }
     }
 
     struct Prune: AsyncParsableCommand {
