@@ -15,6 +15,7 @@ struct OutpostCommand: AsyncParsableCommand {
             AccountsCommand.self,
             FilesCommand.self,
             SyncCommand.self,
+            BackupCommand.self, RestoreCommand.self, AuditCommand.self,
         ]
     )
 }

@@ -27,6 +27,8 @@ struct AuthService: Sendable {
     let passwordPool: NIOThreadPool
     /// The bounded queue of password checks on ``passwordPool``.
     let passwordChecks: PasswordChecks
+    /// Sign-ins and account changes (``AuditLog``).
+    let audit: AuditLog
 
     static func make(
         storage: any Storage, configuration: AuthConfiguration, providers: [String: ProviderBody], publicBase: PublicBase,
@@ -43,7 +45,8 @@ struct AuthService: Sendable {
             publicBase: publicBase, providers: providers, logger: logger, decoyHash: decoy, passwordPool: passwordPool,
             passwordChecks: PasswordChecks(
                 pool: passwordPool, perAddress: configuration.passwordChecksPerAddress,
-                capacity: configuration.passwordChecksWaiting))
+                capacity: configuration.passwordChecksWaiting),
+            audit: AuditLog(storage: storage, logger: logger))
     }
 
     /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL`` or the bound
@@ -114,17 +117,26 @@ struct AuthService: Sendable {
     /// Past a limit the password is not checked and the attempt is not counted, so an attacker
     /// elsewhere cannot lock the owner out, and waiting out the window always works. The check itself
     /// takes a place in ``PasswordChecks`` (bounded per address and in all) or is refused with 429.
-    func verifyPassword(username: String, password: String, address: String) async throws -> StoredUser {
+    func verifyPassword(
+        username: String, password: String, address: String, method: String = "password", clientID: String? = nil
+    ) async throws -> StoredUser {
         let pair = "signin:\(username.lowercased())|\(address)"
         let keys: [(key: String, limit: Int)] = [
             (pair, configuration.attemptsPerAccount), ("signin-address:\(address)", configuration.attemptsPerAddress),
         ]
+        var detail = ["method": method]
+        if let clientID { detail["client_id"] = clientID }
         // A place among the password checks first: a burst past the bound is refused uncounted.
-        guard passwordChecks.enter(address) else { throw AuthFailure.rateLimited(retryAfter: 1) }
+        guard passwordChecks.enter(address) else {
+            await auditRateLimited(address: address, detail: detail)
+            throw AuthFailure.rateLimited(retryAfter: 1)
+        }
         defer { passwordChecks.leave(address) }
         let attempt: AttemptLimiter.Attempt
         switch try await limiter.attempt(keys) {
-        case .wait(let seconds): throw AuthFailure.rateLimited(retryAfter: seconds)
+        case .wait(let seconds):
+            await auditRateLimited(address: address, detail: detail)
+            throw AuthFailure.rateLimited(retryAfter: seconds)
         case .admitted(let admitted): attempt = admitted
         }
         // Awaited for every user, known or not, so the first sign-in after start-up (which computes
@@ -139,11 +151,30 @@ struct AuthService: Sendable {
         let hash = user?.passwordHash ?? decoy
         let matches = try await passwordChecks.verify(password, hash: hash)
         guard let user, user.passwordHash != nil, matches else {
+            // The subject is the account when it exists; an unknown name is not kept (people type
+            // passwords into the username field).
+            await audit.record(
+                AuditEvent(
+                    actor: nil, action: AuditAction.signInFailed, subject: user?.id, clientAddress: address, detail: detail))
             throw AuthFailure.badCredentials  // the attempt stays counted: it is the failure
         }
         try await limiter.clear(pair)
         try await attempt.release("signin-address:\(address)")
+        await audit.record(
+            AuditEvent(
+                actor: user.id, action: AuditAction.signInSucceeded, subject: user.id, clientAddress: address, detail: detail))
         return user
+    }
+
+    /// Records one ``AuditAction/signInRateLimited`` event for `address` per ``AuthConfiguration/rateWindow``,
+    /// however many of its sign-ins are refused: the first refusal of a window takes the address's one
+    /// place in the limiter (`audit-rate-limited:`), the others find it taken and write nothing. So
+    /// an address writes at most ``AuthConfiguration/attemptsPerAddress`` failures (each was checked)
+    /// and one of these per window and kind of sign-in.
+    func auditRateLimited(address: String, detail: [String: String]) async {
+        guard case .admitted = try? await limiter.attempt([("audit-rate-limited:\(address)", 1)]) else { return }
+        await audit.record(
+            AuditEvent(actor: nil, action: AuditAction.signInRateLimited, clientAddress: address, detail: detail))
     }
 
     // MARK: Clients
@@ -425,7 +456,9 @@ struct AuthService: Sendable {
             throw ServerError.notFound("unknown_provider", "No authentication provider '\(provider)'; \(known)")
         }
         let key = "provider:\(address)"
+        let detail = ["method": "provider", "provider": provider, "client_id": client.id]
         if let wait = try await limiter.wait([(key, configuration.attemptsPerAddress)]) {
+            await auditRateLimited(address: address, detail: detail)
             throw ServerError(
                 .tooManyRequests, code: "rate_limited", message: "Too many sign-in attempts; wait \(wait) s and try again",
                 headers: [.retryAfter: "\(wait)"])
@@ -434,14 +467,22 @@ struct AuthService: Sendable {
         do {
             identity = try await verify(ProviderCall(provider: provider, authData: authData, logger: logger))
         } catch let error as ServerError {
-            if error.status == .unauthorized || error.status == .forbidden { try await limiter.fail([key]) }
+            if error.status == .unauthorized || error.status == .forbidden {
+                try await limiter.fail([key])
+                await audit.record(
+                    AuditEvent(actor: nil, action: AuditAction.signInFailed, clientAddress: address, detail: detail))
+            }
             throw error
         } catch {
             try await limiter.fail([key])
+            await audit.record(AuditEvent(actor: nil, action: AuditAction.signInFailed, clientAddress: address, detail: detail))
             throw ServerError(
                 .unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
         }
         let userID = try await providerUser(provider: provider, identity: identity)
+        await audit.record(
+            AuditEvent(
+                actor: userID, action: AuditAction.signInSucceeded, subject: userID, clientAddress: address, detail: detail))
         return try await issueTokens(client: client, userID: userID, scope: client.scopes.joined(separator: " "))
     }
 

@@ -42,10 +42,15 @@ struct IDTokenExchange: Sendable {
             throw OAuthError.invalidRequest("provider is missing: send the name the operator gave the provider")
         }
         let scope = try AuthService.grantedScope(requested: fields["scope"], client: client)
-        let (provider, identity) = try await verify(token, provider: name, nonce: fields["nonce"], address: address)
+        let (provider, identity) = try await verify(
+            token, provider: name, nonce: fields["nonce"], address: address, clientID: client.id)
         let userID = try await auth.providerUser(
             provider: identity.issuer,
             identity: ProviderIdentity(subject: identity.subject, username: "\(provider.name):\(identity.subject)"))
+        await auth.audit.record(
+            AuditEvent(
+                actor: userID, action: AuditAction.signInSucceeded, subject: userID, clientAddress: address,
+                detail: ["method": "token_exchange", "provider": provider.name, "client_id": client.id]))
         try await keepEmail(identity)
         let reply = try await auth.issueTokens(client: client, userID: userID, scope: scope)
         guard case .object(var members) = reply else { return reply }
@@ -72,11 +77,15 @@ struct IDTokenExchange: Sendable {
 
     /// The provider and the checked identity of a token; refusals (`invalid_grant`) count against
     /// the client address, as failed provider sign-ins do.
-    private func verify(_ token: String, provider name: String, nonce: String?, address: String) async throws
-        -> (UpstreamProvider, UpstreamIdentity)
-    {
+    /// A refusal of a sign-in (`clientID` set; not of a link) is an audit event.
+    private func verify(
+        _ token: String, provider name: String, nonce: String?, address: String, clientID: String? = nil
+    ) async throws -> (UpstreamProvider, UpstreamIdentity) {
         let key = "provider:\(address)"
+        var detail = ["method": "token_exchange", "provider": name]
+        if let clientID { detail["client_id"] = clientID }
         if let wait = try await auth.limiter.wait([(key, auth.configuration.attemptsPerAddress)]) {
+            if clientID != nil { await auth.auditRateLimited(address: address, detail: detail) }
             throw OAuthError.rateLimited(wait, "Too many failed sign-ins from this address")
         }
         do {
@@ -89,6 +98,10 @@ struct IDTokenExchange: Sendable {
             return (provider, identity)
         } catch let error as OAuthError where error.code == "invalid_grant" {
             try await auth.limiter.fail([key])
+            if clientID != nil {
+                await auth.audit.record(
+                    AuditEvent(actor: nil, action: AuditAction.signInFailed, clientAddress: address, detail: detail))
+            }
             throw error
         }
     }

@@ -22,10 +22,14 @@ struct AccountRoutes: Sendable {
                     .forbidden, code: "no_user",
                     message: "This access token belongs to a client, not a user; there is no account to delete")
             }
-            guard try await deleter.delete(userID: userID) != nil else {
+            guard let removal = try await deleter.delete(userID: userID) else {
                 // A concurrent request deleted it first: this token died with it.
                 throw AccountDeleted.error
             }
+            await auth.audit.record(
+                AuditEvent.userDeleted(
+                    removal.removal, files: removal.files, actor: userID, clientAddress: context.clientAddress,
+                    clientID: caller.clientID))
             return Response(status: .noContent, headers: [.cacheControl: "no-store"])
         }
     }

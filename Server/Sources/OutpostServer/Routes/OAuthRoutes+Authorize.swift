@@ -214,7 +214,8 @@ extension OAuthRoutes {
             return .refused("Enter your username and password.", .unauthorized, retryAfter: nil)
         }
         do {
-            let user = try await auth.verifyPassword(username: username, password: password, address: address)
+            let user = try await auth.verifyPassword(
+                username: username, password: password, address: address, method: "browser")
             let session = Secrets.token(prefix: "ops_")
             let lifetime = AuthService.milliseconds(auth.configuration.browserSessionLifetime)
             let started = AuthService.now()

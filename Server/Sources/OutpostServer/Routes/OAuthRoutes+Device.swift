@@ -108,7 +108,9 @@ extension OAuthRoutes {
     func deviceSubmit(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         guard isSameOrigin(request) else { return crossOriginRefusal() }
         let fields = try await form(request)
-        if fields["purpose"] == "device_confirm" { return try await deviceDecide(request, fields) }
+        if fields["purpose"] == "device_confirm" {
+            return try await deviceDecide(request, fields, address: context.clientAddress)
+        }
         guard
             auth.checkFormToken(
                 fields["form_token"], fields: ["purpose": "device"], binding: Self.cookie(Self.formCookie, in: request))
@@ -152,7 +154,7 @@ extension OAuthRoutes {
     }
 
     /// The confirm step's answer: allow or deny, for the user signed in when the page was shown.
-    func deviceDecide(_ request: Request, _ fields: [String: String]) async throws -> Response {
+    func deviceDecide(_ request: Request, _ fields: [String: String], address: String) async throws -> Response {
         let userCode = fields["user_code"] ?? ""
         let user = try await browserUser(request)
         let signed = ["purpose": "device_confirm", "user_code": userCode, "user": user?.id ?? ""]
@@ -174,6 +176,10 @@ extension OAuthRoutes {
         case "deny":
             try await auth.storage.updateDeviceCode(
                 hash: stored.hash, status: "denied", userID: nil, lastPoll: nil, interval: nil)
+            await auth.audit.record(
+                AuditEvent(
+                    actor: user.id, action: AuditAction.deviceDenied, subject: client.id, clientAddress: address,
+                    detail: ["client_id": client.id]))
             return Self.html(
                 HTMLPage.page(
                     title: "Device not connected",
@@ -181,6 +187,10 @@ extension OAuthRoutes {
         case "allow":
             try await auth.storage.updateDeviceCode(
                 hash: stored.hash, status: "approved", userID: user.id, lastPoll: nil, interval: nil)
+            await auth.audit.record(
+                AuditEvent(
+                    actor: user.id, action: AuditAction.deviceApproved, subject: client.id, clientAddress: address,
+                    detail: ["client_id": client.id, "scope": stored.scope]))
             return Self.html(
                 HTMLPage.page(
                     title: "Device connected",

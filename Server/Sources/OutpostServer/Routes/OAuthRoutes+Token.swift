@@ -26,7 +26,9 @@ extension OAuthRoutes {
                 throw OAuthError.invalidRequest("username and password are required")
             }
             let scope = try AuthService.grantedScope(requested: fields["scope"], client: client)
-            let user = try await auth.verifyPassword(username: username, password: password, address: context.clientAddress)
+            let user = try await auth.verifyPassword(
+                username: username, password: password, address: context.clientAddress, method: "password",
+                clientID: client.id)
             reply = try await auth.issueTokens(client: client, userID: user.id, scope: scope)
         case "client_credentials":
             try require(client, "client_credentials")

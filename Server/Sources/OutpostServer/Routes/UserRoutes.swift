@@ -48,6 +48,10 @@ struct UserRoutes: Sendable {
             }
             let invite = try Self.invite(body, mode: signUpMode)
             let user = try await auth.signUp(username: username, password: password, invite: invite)
+            await auth.audit.record(
+                AuditEvent(
+                    actor: user.id, action: AuditAction.userSignedUp, subject: user.id, clientAddress: context.clientAddress,
+                    detail: ["username": user.username, "invited": invite == nil ? "false" : "true"]))
             return Response.json(
                 ["id": .string(user.id), "username": .string(user.username)], status: .created,
                 headers: [.location: "/me"])

@@ -58,6 +58,12 @@ struct ClientsCommand: AsyncParsableCommand {
             try await options.withStorage { storage in
                 let (client, secret) = try await storage.registerClient(
                     name: name, redirectURIs: redirectURIs, grants: grants, scopes: scopes, confidential: confidential, id: id)
+                await OperatorAudit.record(
+                    storage, AuditAction.clientAdded, subject: client.id,
+                    detail: [
+                        "name": client.name, "grants": grants.joined(separator: " "),
+                        "confidential": confidential ? "true" : "false",
+                    ])
                 print("client_id: \(client.id)")
                 if grants.contains("password") {
                     print("note: the password grant is legacy (RFC 9700 §2.4); prefer authorization_code or device_code")
@@ -88,7 +94,11 @@ struct ClientsCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let removed = try await options.withStorage { try await $0.removeClient(id: id) }
+            let removed = try await options.withStorage { storage in
+                let removed = try await storage.removeClient(id: id)
+                if removed { await OperatorAudit.record(storage, AuditAction.clientRemoved, subject: id) }
+                return removed
+            }
             guard removed else {
                 FileHandle.standardError.write(Data("error: no client '\(id)'; `outpost clients list` shows them\n".utf8))
                 throw ExitCode.failure
@@ -133,7 +143,13 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let lifetime = Self.lifetime(expires) ?? .seconds(7 * 86400)
-            let (code, expiry) = try await options.withStorage { try await Invites.issue(in: $0, lifetime: lifetime) }
+            let (code, expiry) = try await options.withStorage { storage in
+                let issued = try await Invites.issue(in: storage, lifetime: lifetime)
+                await OperatorAudit.record(
+                    storage, AuditAction.inviteIssued, subject: nil,
+                    detail: ["expires": ISO8601DateFormatter().string(from: issued.1)])
+                return issued
+            }
             print(code)
             FileHandle.standardError.write(
                 Data("valid once, until \(ISO8601DateFormatter().string(from: expiry)); the database keeps only its hash\n".utf8))
@@ -156,6 +172,9 @@ struct UsersCommand: AsyncParsableCommand {
                     throw ValidationError("No user '\(username)'; add one with `outpost users add`")
                 }
                 try await storage.setEntitlements(entitlements, userID: user.id)
+                await OperatorAudit.record(
+                    storage, AuditAction.userEntitlementsChanged, subject: user.id,
+                    detail: ["entitlements": entitlements.joined(separator: " ")])
                 print("\(user.username): \(entitlements.isEmpty ? "no entitlements" : entitlements.joined(separator: ", "))")
             }
         }
@@ -170,7 +189,11 @@ struct UsersCommand: AsyncParsableCommand {
             let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
             let password = input.trimmingCharacters(in: .newlines)
             guard password.count >= 8 else { throw ValidationError("Pipe a password of at least 8 characters on standard input") }
-            let user = try await options.withStorage { try await $0.addUser(username: username, password: password) }
+            let user = try await options.withStorage { storage in
+                let user = try await storage.addUser(username: username, password: password)
+                await OperatorAudit.record(storage, AuditAction.userAdded, subject: user.id, detail: ["username": user.username])
+                return user
+            }
             print("added \(user.username) (\(user.id))")
         }
     }

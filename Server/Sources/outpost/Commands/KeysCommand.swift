@@ -44,8 +44,10 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let (key, removed) = try await options.withStorage {
-                try await $0.rotateSigningKey(gracePeriod: .seconds(graceHours * 3600))
+            let (key, removed) = try await options.withStorage { storage in
+                let rotated = try await storage.rotateSigningKey(gracePeriod: .seconds(graceHours * 3600))
+                await OperatorAudit.record(storage, AuditAction.signingKeyRotated, subject: rotated.0.kid)
+                return rotated
             }
             print("New signing key \(key.kid) is in use.")
             if removed > 0 { print("Deleted \(removed) key(s) retired more than \(graceHours) h ago.") }

@@ -51,7 +51,13 @@ struct ProvidersCommand: AsyncParsableCommand {
                 createdAt: Int64(Date().timeIntervalSince1970 * 1000)
             ).validated()
             let added = try await options.withStorage { storage in
-                try await ProvidersCommand.storage(storage).addUpstreamProvider(provider)
+                let added = try await ProvidersCommand.storage(storage).addUpstreamProvider(provider)
+                if added {
+                    await OperatorAudit.record(
+                        storage, AuditAction.providerAdded, subject: name,
+                        detail: ["issuer": issuer, "kind": provider.kind.rawValue])
+                }
+                return added
             }
             guard added else {
                 throw ValidationError("A provider named \(name) or with issuer \(issuer) is already registered; remove it first")
@@ -84,8 +90,10 @@ struct ProvidersCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let removed = try await options.withStorage {
-                try await ProvidersCommand.storage($0).removeUpstreamProvider(name: name)
+            let removed = try await options.withStorage { storage in
+                let removed = try await ProvidersCommand.storage(storage).removeUpstreamProvider(name: name)
+                if removed { await OperatorAudit.record(storage, AuditAction.providerRemoved, subject: name) }
+                return removed
             }
             guard removed else { throw ValidationError("No provider named \(name)") }
             print("Removed provider \(name).")

@@ -65,6 +65,14 @@ struct QuotaCommand: AsyncParsableCommand {
             if let pendingUploads { overrides.pendingUploads = try Self.bound(pendingUploads, option: "pending-uploads") }
             if records != nil || recordBytes != nil || fileBytes != nil || pendingUploads != nil {
                 try await quotas.setQuotaOverrides(overrides, user: user.id)
+                var detail: [String: String] = [:]
+                for (name, value) in [
+                    ("records", records), ("record_bytes", recordBytes), ("file_bytes", fileBytes),
+                    ("pending_uploads", pendingUploads),
+                ] {
+                    if let value { detail[name] = value }
+                }
+                await OperatorAudit.record(storage, AuditAction.userQuotaChanged, subject: user.id, detail: detail)
             }
             let defaults = try await quotas.defaultQuotas()
             let usage = try await quotas.recordUsage(owner: user.id)

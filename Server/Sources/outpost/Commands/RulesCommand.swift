@@ -63,7 +63,12 @@ struct RulesCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            try await options.withStorage { try await $0.setRule(type: type, operation: operation, expression: expression) }
+            try await options.withStorage { storage in
+                try await storage.setRule(type: type, operation: operation, expression: expression)
+                await OperatorAudit.record(
+                    storage, AuditAction.ruleChanged, subject: type,
+                    detail: ["operation": operation, "change": "set", "expression": expression])
+            }
             print("\(type).\(operation): \(expression)")
         }
     }
@@ -77,7 +82,15 @@ struct RulesCommand: AsyncParsableCommand {
 
         func run() async throws {
             if let operation {
-                let removed = try await options.withStorage { try await $0.removeRule(type: type, operation: operation) }
+                let removed = try await options.withStorage { storage in
+                    let removed = try await storage.removeRule(type: type, operation: operation)
+                    if removed {
+                        await OperatorAudit.record(
+                            storage, AuditAction.ruleChanged, subject: type,
+                            detail: ["operation": operation, "change": "cleared"])
+                    }
+                    return removed
+                }
                 guard removed else {
                     FileHandle.standardError.write(
                         Data("error: no rule \(type).\(operation); `outpost rules show` lists them\n".utf8))
@@ -85,7 +98,10 @@ struct RulesCommand: AsyncParsableCommand {
                 }
                 print("removed \(type).\(operation)")
             } else {
-                try await options.withStorage { try await $0.setRules(type: type, [:]) }
+                try await options.withStorage { storage in
+                    try await storage.setRules(type: type, [:])
+                    await OperatorAudit.record(storage, AuditAction.ruleChanged, subject: type, detail: ["change": "cleared"])
+                }
                 print("removed every rule of \(type)")
             }
         }
@@ -208,6 +224,8 @@ struct RolesCommand: AsyncParsableCommand {
             try await options.withStorage { storage in
                 let user = try await RolesCommand.user(username, in: storage)
                 try await storage.addRole(role, userID: user.id)
+                await OperatorAudit.record(
+                    storage, AuditAction.userRolesChanged, subject: user.id, detail: ["added": role])
                 print("\(user.username): \(try await storage.roles(userID: user.id).joined(separator: ", "))")
             }
         }
@@ -225,6 +243,8 @@ struct RolesCommand: AsyncParsableCommand {
                 guard try await storage.removeRole(role, userID: user.id) else {
                     throw ValidationError("\(user.username) does not have the role '\(role)'")
                 }
+                await OperatorAudit.record(
+                    storage, AuditAction.userRolesChanged, subject: user.id, detail: ["removed": role])
                 let roles = try await storage.roles(userID: user.id)
                 print("\(user.username): \(roles.isEmpty ? "no roles" : roles.joined(separator: ", "))")
             }

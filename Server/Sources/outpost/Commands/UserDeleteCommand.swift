@@ -56,6 +56,7 @@ struct UserDeleteCommand: AsyncParsableCommand {
             guard let deleted = try await deleter.delete(userID: user.id, recipient: transferTo) else {
                 throw ValidationError("'\(username)' was deleted meanwhile")
             }
+            await OperatorAudit.record(storage, deleted.removal, files: deleted.files)
             return deleted
         }
         let fate = removal.recipient == nil ? "deleted" : "transferred to \(transferTo ?? "")"

@@ -317,6 +317,8 @@ public final class SQLiteStorage: Storage {
         (16, upstreamMigration),
         // Deleted users' ids, and the check that refuses a record write owned by one.
         (17, deletedUsersMigration),
+        // The audit log (append-only).
+        (20, auditMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
