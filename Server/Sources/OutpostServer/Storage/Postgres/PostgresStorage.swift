@@ -148,6 +148,8 @@ public final class PostgresStorage: Storage {
         (1, schema), (2, changesSchema), (3, changesWatermarkSchema), (4, rulesSchema), (5, invitesSchema),
         (6, leasesSchema), (7, indexesSchema), (8, deletedBodySchema), (9, filesSchema), (10, quotasSchema),
         (11, successorsSchema), (12, upstreamSchema), (13, deletedUsersSchema),
+        // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
+        (17, mailSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

@@ -317,6 +317,8 @@ public final class SQLiteStorage: Storage {
         (16, upstreamMigration),
         // Deleted users' ids, and the check that refuses a record write owned by one.
         (17, deletedUsersMigration),
+        // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
+        (21, mailMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
