@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Outpost
 import OutpostServer
 import OutpostTestSupport
 import Testing

@@ -27,7 +27,7 @@ struct MailMessageTests {
         for bad in [
             "ada@example.com\r\nBcc: eve@example.com", "ada@example.com\n", "a da@example.com", "\"ada\"@example.com",
             "<ada@example.com>", "ada@@example.com", "ada@", "@example.com", "ada", "ada@example..com", "ada@.example.com",
-            "adä@example.com", String(repeating: "a", count: 250) + "@example.com",
+            "adä@example.com", ".ada@example.com", "ada.@example.com", String(repeating: "a", count: 250) + "@example.com",
         ] {
             #expect(throws: MailError.self, "\(bad.debugDescription)") { try MailAddress(bad) }
         }

@@ -1,5 +1,5 @@
 import Logging
-package import ServiceLifecycle
+import ServiceLifecycle
 
 /// Runs the mail work of requests (looking the account up, making a token, sending) one job after
 /// another, off the request: a reset request is answered before anything about the account is

@@ -40,11 +40,11 @@ public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
                 return nil
             }
         }
-        guard let at, at > 0, at < bytes.count - 1 else { return nil }
-        let domain = bytes[(at + 1)...]
-        guard domain.first != UInt8(ascii: "."), domain.last != UInt8(ascii: "."),
-            !address.contains("..")
-        else { return nil }
+        guard let at, at > 0, at < bytes.count - 1, !address.contains("..") else { return nil }
+        // Dot-atoms on both sides (RFC 5322 §3.4.1): no dot at either end of either part.
+        for part in [bytes[..<at], bytes[(at + 1)...]] {
+            guard part.first != UInt8(ascii: "."), part.last != UInt8(ascii: ".") else { return nil }
+        }
         return address
     }
 

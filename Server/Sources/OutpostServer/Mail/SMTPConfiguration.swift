@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Where and how ``SMTPMailSender`` delivers: `outpost serve --smtp smtp://user:pass@host:587`.
 public struct SMTPConfiguration: Sendable {
