@@ -64,8 +64,10 @@ extension MailMessage {
     /// Quoted-printable (RFC 2045 §6.7) of `text` with CRLF line ends: lines of at most 76
     /// characters, `=` and bytes outside printable ASCII encoded, spaces at a line's end encoded.
     static func quotedPrintable(_ text: String) -> String {
-        let lines = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        var lines = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
             .split(separator: "\n", omittingEmptySubsequences: false)
+        // A final line break is the part's own: the CRLF that ends the body (or comes before a boundary).
+        if lines.count > 1, lines.last?.isEmpty == true { lines.removeLast() }
         let hex = Array("0123456789ABCDEF".utf8)
         var out: [String] = []
         for line in lines {

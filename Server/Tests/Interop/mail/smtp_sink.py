@@ -89,7 +89,7 @@ async def main():
 
         def check(server, session, envelope, mechanism, auth_data):
             ok = auth_data.login == user.encode() and auth_data.password == password.encode()
-            return AuthResult(success=ok)
+            return AuthResult(success=ok, handled=False)  # a refusal answers 535
 
         options.update(authenticator=check, auth_required=True, auth_require_tls=True)
     sink = Sink(arguments.folder)
