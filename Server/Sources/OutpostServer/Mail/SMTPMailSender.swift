@@ -42,11 +42,21 @@ public struct SMTPMailSender: MailSender {
                 "smtp_connect",
                 "Could not connect to the SMTP server \(configuration.host):\(configuration.port) (\(error)); check --smtp")
         }
-        try await channel.executeThenClose { inbound, outbound in
-            var session = SMTPSession(
-                channel: channel.channel, inbound: inbound.makeAsyncIterator(), outbound: outbound,
-                timeout: configuration.replyTimeout, tlsActive: configuration.security == .implicitTLS)
-            try await converse(&session, message: message, tls: tls)
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                var session = SMTPSession(
+                    channel: channel.channel, inbound: inbound.makeAsyncIterator(), outbound: outbound,
+                    timeout: configuration.replyTimeout, tlsActive: configuration.security == .implicitTLS)
+                try await converse(&session, message: message, tls: tls)
+            }
+        } catch let error as MailError {
+            throw error
+        } catch {
+            // A write to a connection the server or a failed TLS handshake closed.
+            throw MailError(
+                "smtp_protocol",
+                "The SMTP conversation with \(configuration.host):\(configuration.port) failed (\(error)); "
+                    + "check --smtp and, with a private CA, --smtp-ca-file")
         }
         logger.info("mail sent", metadata: ["smtp": "\(configuration.host):\(configuration.port)"])
     }
