@@ -8,7 +8,7 @@ import Synchronization
 /// A small SMTP client (RFC 5321) on SwiftNIO: one connection per message; `EHLO`, STARTTLS
 /// (RFC 3207) or implicit TLS (RFC 8314), `AUTH PLAIN` or `AUTH LOGIN` (RFC 4954), `MAIL FROM`,
 /// `RCPT TO`, `DATA` with dot-stuffing, `QUIT`. Every reply is bounded in size and lines
-/// (``SMTPReply``) and in time (``SMTPConfiguration/replyTimeout``). Without TLS it sends nothing
+/// (2,048-byte lines, 100 lines) and in time (``SMTPConfiguration/replyTimeout``). Without TLS it sends nothing
 /// unless the host is loopback or ``SMTPConfiguration/allowsInsecure`` says so.
 public struct SMTPMailSender: MailSender {
     public let configuration: SMTPConfiguration

@@ -29,7 +29,10 @@ extension SQLiteStorage: MailStorage {
         try await withTransaction { db in
             let updated = try await db.query(
                 "UPDATE users SET email = ?, email_verified = ? WHERE id = ? RETURNING id",
-                [email.map { SQLiteData.text($0.lowercased()) } ?? SQLiteData.null, .integer(verified && email != nil ? 1 : 0), .text(userID)])
+                [
+                    email.map { SQLiteData.text($0.lowercased()) } ?? SQLiteData.null, .integer(verified && email != nil ? 1 : 0),
+                    .text(userID),
+                ])
             _ = try await db.query(
                 "UPDATE mail_tokens SET used_at = ? WHERE user_id = ? AND purpose = 'verify' AND used_at IS NULL",
                 [.integer(Int(Identifiers.nowMilliseconds())), .text(userID)])
