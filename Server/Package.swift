@@ -30,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // STARTTLS and implicit TLS for the mail sender (already built as AsyncHTTPClient's dependency).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        // The operator's mail templates.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
@@ -67,6 +71,9 @@ let package = Package(
                 .product(name: "_NIOFileSystem", package: "swift-nio"),
                 // Discovery documents and key sets of upstream OpenID Connect providers.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // The mail sender: TLS for SMTP, templates for the messages.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ],
             swiftSettings: strict
         ),

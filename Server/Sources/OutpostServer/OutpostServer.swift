@@ -52,9 +52,12 @@ public final class OutpostServer: Sendable {
     ///   - changeFeed: the notifier of change streams; one is made when the storage keeps a feed.
     ///   - connections: the bound of connections, which `/health` reports.
     ///   - files: where `/files` keeps its bytes; opened by ``openFileStorage(storage:)`` when `nil`.
+    ///   - mailDelivery: the runner of mail work, with ``ServerConfiguration/mail``; one that is
+    ///     not run is made when `nil`.
     package func makeRouter(
         storage: any Storage, publicBase: PublicBase? = nil, passwordPool: NIOThreadPool = .singleton,
-        changeFeed: ChangeFeed? = nil, connections: ConnectionGate? = nil, files: (any FileStorage)? = nil
+        changeFeed: ChangeFeed? = nil, connections: ConnectionGate? = nil, files: (any FileStorage)? = nil,
+        mailDelivery: MailDelivery? = nil
     ) async throws -> Router<OutpostRequestContext> {
         let publicBase = publicBase ?? PublicBase(configuration: configuration)
         let router = Router(context: OutpostRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -111,7 +114,22 @@ public final class OutpostServer: Sendable {
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
         let federation = IDTokenExchange(auth: auth, configuration: configuration.federation)
-        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation)
+        let oauth = OAuthRoutes(
+            auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation,
+            passwordResetEnabled: configuration.mail != nil)
+        oauth.add(to: router)
+        let mailStorage = storage as? any MailStorage
+        var mailService: MailService?
+        if let mail = configuration.mail {
+            guard let mailStorage else {
+                throw ServerError(
+                    .internalServerError, code: "mail_unsupported",
+                    message: "Mail is configured, and this storage keeps no e-mail addresses; use SQLite or PostgreSQL")
+            }
+            let delivery = mailDelivery ?? MailDelivery(capacity: mail.queueCapacity, logger: configuration.logger)
+            mailService = try MailService(auth: auth, storage: mailStorage, configuration: mail, delivery: delivery)
+        }
+        MailRoutes(mail: mailService, storage: mailStorage, pages: oauth, maxBodyBytes: configuration.maxBodyBytes)
             .add(to: router)
         IdentityRoutes(auth: auth, federation: federation, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
@@ -183,9 +201,12 @@ public final class OutpostServer: Sendable {
     ) async throws -> [any Service] {
         let feed = makeChangeFeed(storage: storage)
         let files = try await openFileStorage(storage: storage)
+        let mail = configuration.mail.map { MailDelivery(capacity: $0.queueCapacity, logger: configuration.logger) }
         let app = try await makeApplication(
-            storage: storage, passwordPool: passwordPool, changeFeed: feed, files: files, onRunning: onRunning)
+            storage: storage, passwordPool: passwordPool, changeFeed: feed, files: files, mailDelivery: mail,
+            onRunning: onRunning)
         var services: [any Service] = [app]
+        if let mail { services.append(mail) }
         if let feed { services.append(feed) }
         if let work = try backgroundWork(storage: storage, changeFeed: feed) { services.append(work) }
         services.append(
@@ -197,13 +218,13 @@ public final class OutpostServer: Sendable {
 
     func makeApplication(
         storage: any Storage, passwordPool: NIOThreadPool, changeFeed: ChangeFeed?, files: any FileStorage,
-        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
+        mailDelivery: MailDelivery? = nil, onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
         let gate = ConnectionGate(limit: configuration.maxConnections ?? ConnectionGate.defaultLimit())
         let router = try await makeRouter(
             storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed,
-            connections: gate, files: files)
+            connections: gate, files: files, mailDelivery: mailDelivery)
         // The configured host, unless `application.address` was set apart from it: then what was bound.
         let configuredHost = configuration.bindsHostAndPort ? configuration.host : nil
         let fallbackHost = configuration.host

@@ -75,6 +75,8 @@ public struct ServerConfiguration: Sendable {
     /// file names it watches: how the tests and the benchmark measure a download's memory bound.
     /// Default `nil`.
     package var downloadObserver: (any DownloadObserver)? = nil
+    /// Mail for password reset and e-mail verification; `nil` (the default) sends none.
+    public var mail: MailConfiguration? = nil
     /// The change feed (`GET /records/{type}/changes`): retention, subscriber limit, heartbeats.
     public var changes = ChangeFeedConfiguration()
     /// How after hooks and scheduled jobs run.

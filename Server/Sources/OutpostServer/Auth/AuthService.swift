@@ -80,6 +80,14 @@ struct AuthService: Sendable {
         return folded
     }
 
+    /// The fewest characters of a password (sign-up, password reset).
+    static let minimumPasswordLength = 8
+
+    /// What is wrong with `password` as a new password, or `nil` when it will do.
+    static func passwordProblem(_ password: String) -> String? {
+        password.count >= minimumPasswordLength ? nil : "Choose a password of at least \(minimumPasswordLength) characters"
+    }
+
     /// Creates a user with a password; with `invite`, only while that invite code is unspent and
     /// unexpired, spending it. The username is stored as ``normalizedUsername(_:)`` makes it.
     func signUp(username: String, password: String, invite: String? = nil) async throws -> StoredUser {
@@ -89,9 +97,7 @@ struct AuthService: Sendable {
                 "A username is 3–64 ASCII letters, digits, '.', '_', '-' or '@' (stored in lower case); "
                     + "letters of other scripts and look-alike characters are refused: choose another")
         }
-        guard password.count >= 8 else {
-            throw ServerError.badRequest("weak_password", "Choose a password of at least 8 characters")
-        }
+        if let problem = Self.passwordProblem(password) { throw ServerError.badRequest("weak_password", problem) }
         let hash = try await hashPassword(password)
         do {
             if let invite {

@@ -71,6 +71,11 @@ enum HTMLPage {
         </div>
         """
 
+    /// Below the sign-in form when the server has mail: to ``MailRoutes/forgotPath``.
+    static let forgotPasswordLink = """
+        <p id="forgot"><a id="forgot-password" href="/password/forgot">Forgot password?</a></p>
+        """
+
     /// The requested scopes in words, one item each (`data-scope` holds the scope itself).
     static func scopeList(_ scope: String) -> String {
         let items = scope.split(separator: " ").map {

@@ -119,6 +119,7 @@ extension OAuthRoutes {
             \(HTMLPage.credentials(signedInAs: user?.username, returnTo: returnTo))
             \(HTMLPage.decisionButtons)
             </form>
+            \(user == nil && passwordResetEnabled ? HTMLPage.forgotPasswordLink : "")
             """
         let title = user == nil ? "Sign in to continue to \(authorization.client.name)" : "Allow \(authorization.client.name)?"
         var response = Self.html(HTMLPage.page(title: title, body: body), status: status, cookies: [binding.setCookie])

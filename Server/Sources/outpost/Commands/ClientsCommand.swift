@@ -183,7 +183,17 @@ struct UsersCommand: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user; the password is read from standard input.")
         @Argument var username: String
+        @Option(help: "The user's e-mail address (password-reset mail goes only to a verified one).") var email: String?
+        @Flag(name: .customLong("email-verified"), help: "Mark --email verified: you know it is theirs.")
+        var emailVerified = false
         @OptionGroup var options: DatabaseOptions
+
+        func validate() throws {
+            if let email, (try? MailAddress(email)) == nil {
+                throw ValidationError("--email \(email) is not an address local@domain (ASCII, no spaces or quotes)")
+            }
+            if emailVerified && email == nil { throw ValidationError("--email-verified needs --email") }
+        }
 
         func run() async throws {
             let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -191,6 +201,12 @@ struct UsersCommand: AsyncParsableCommand {
             guard password.count >= 8 else { throw ValidationError("Pipe a password of at least 8 characters on standard input") }
             let user = try await options.withStorage { storage in
                 let user = try await storage.addUser(username: username, password: password)
+                if let email {
+                    guard let mail = storage as? any MailStorage else {
+                        throw ValidationError("This database keeps no e-mail addresses")
+                    }
+                    _ = try await mail.setEmail(try MailAddress(email).address, verified: emailVerified, userID: user.id)
+                }
                 await OperatorAudit.record(storage, AuditAction.userAdded, subject: user.id, detail: ["username": user.username])
                 return user
             }

@@ -126,6 +126,8 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var onAccountDeletion = "delete"
 
+    @OptionGroup(title: "Mail (password reset, e-mail verification)") var mail: MailOptions
+
     func validate() throws {
         if let signUp, SignUpMode(rawValue: signUp) == nil {
             throw ValidationError("--signup must be open, invite or closed")
@@ -175,6 +177,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let changesMaxStream, changesMaxStream < 1 {
             throw ValidationError("--changes-max-stream must be at least 1 second")
         }
+        try mail.validate()
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
         }
@@ -205,6 +208,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.trustedProxies = TrustedProxies(
             networks: trustedProxies.compactMap(IPNetwork.init),
             header: ForwardedHeader(rawValue: forwardedHeader.lowercased()) ?? .xForwardedFor)
+        configuration.mail = try mail.configuration(logger: logger)
         if let rulesFile {
             // Every expression is checked before the server starts: a bad one stops it here.
             do {

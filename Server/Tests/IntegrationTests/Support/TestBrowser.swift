@@ -82,6 +82,11 @@ final class TestBrowser: Sendable {
         return try await send(url, method: .POST, body: body, authorization: authorization, contentType: "application/json")
     }
 
+    /// PATCHes `json` as it is.
+    func patchJSON(_ url: String, _ json: String, authorization: String? = nil) async throws -> Page {
+        try await send(url, method: .PATCH, body: json, authorization: authorization, contentType: "application/json")
+    }
+
     private func send(
         _ url: String, method: HTTPMethod, body: String?, authorization: String? = nil, headers extra: [String: String] = [:],
         contentType: String = "application/x-www-form-urlencoded"

@@ -80,6 +80,7 @@ extension PostgresStorage {
             try await Self.execute("DELETE FROM auth_codes WHERE user_id = \(id)", on: db)
             try await Self.execute("DELETE FROM device_codes WHERE user_id = \(id)", on: db)
             try await Self.execute("DELETE FROM browser_sessions WHERE user_id = \(id)", on: db)
+            try await Self.execute("DELETE FROM mail_tokens WHERE user_id = \(id)", on: db)
             try await Self.execute("DELETE FROM user_quotas WHERE user_id = \(id)", on: db)
             try await Self.execute("DELETE FROM record_usage WHERE owner = \(id)", on: db)
             try await Self.execute("DELETE FROM user_roles WHERE user_id = \(id)", on: db)

@@ -150,6 +150,8 @@ public final class PostgresStorage: Storage {
         (6, leasesSchema), (7, indexesSchema), (8, deletedBodySchema), (9, filesSchema), (10, quotasSchema),
         (11, successorsSchema), (12, upstreamSchema), (13, deletedUsersSchema),
         (16, auditSchema),
+        // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
+        (17, mailSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

@@ -54,7 +54,8 @@ extension SQLiteStorage {
             _ = try await run("DELETE FROM openid_codes WHERE code_hash IN (SELECT hash FROM auth_codes WHERE user_id = ?)")
             for statement in [
                 "DELETE FROM auth_codes WHERE user_id = ?", "DELETE FROM device_codes WHERE user_id = ?",
-                "DELETE FROM browser_sessions WHERE user_id = ?", "DELETE FROM user_quotas WHERE user_id = ?",
+                "DELETE FROM browser_sessions WHERE user_id = ?", "DELETE FROM mail_tokens WHERE user_id = ?",
+                "DELETE FROM user_quotas WHERE user_id = ?",
                 "DELETE FROM record_usage WHERE owner = ?", "DELETE FROM user_roles WHERE user_id = ?",
                 "DELETE FROM user_identities WHERE user_id = ?", "DELETE FROM users WHERE id = ?",
             ] {

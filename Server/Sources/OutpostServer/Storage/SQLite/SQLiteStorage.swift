@@ -319,6 +319,8 @@ public final class SQLiteStorage: Storage {
         (17, deletedUsersMigration),
         // The audit log (append-only).
         (20, auditMigration),
+        // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
+        (21, mailMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
