@@ -317,6 +317,8 @@ public final class SQLiteStorage: Storage {
         (16, upstreamMigration),
         // Deleted users' ids, and the check that refuses a record write owned by one.
         (17, deletedUsersMigration),
+        // Pending web sign-ins through upstream providers; the sealed refresh tokens they issued.
+        (19, upstreamSessionsMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
