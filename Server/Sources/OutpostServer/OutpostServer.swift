@@ -111,8 +111,10 @@ public final class OutpostServer: Sendable {
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
         let federation = IDTokenExchange(auth: auth, configuration: configuration.federation)
-        OAuthRoutes(auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation)
-            .add(to: router)
+        OAuthRoutes(
+            auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation,
+            webSignIn: UpstreamWebSignIn(exchange: federation, configuration: configuration.federation)
+        ).add(to: router)
         IdentityRoutes(auth: auth, federation: federation, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let fileStorage: any FileStorage
@@ -130,7 +132,7 @@ public final class OutpostServer: Sendable {
             auth: auth,
             deleter: AccountDeleter(
                 storage: storage, files: fileStorage, configuration: configuration.accountDeletion, changes: feed,
-                logger: configuration.logger)
+                federation: configuration.federation, logger: configuration.logger)
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router

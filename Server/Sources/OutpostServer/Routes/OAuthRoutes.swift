@@ -16,6 +16,8 @@ struct OAuthRoutes: Sendable {
     let openID: OpenIDProvider
     /// Upstream ID tokens for the server's tokens (RFC 8693 token exchange).
     let federation: IDTokenExchange
+    /// Sign-in through upstream providers' web pages.
+    let webSignIn: UpstreamWebSignIn
     static let sessionCookie = "outpost_session"
     /// A random per-browser value that every form token is bound to (login CSRF protection).
     static let formCookie = "outpost_form"
@@ -39,6 +41,7 @@ struct OAuthRoutes: Sendable {
         }
         router.post("/device") { request, context in try await deviceSubmit(request, context) }
         router.get("/oauth/logout") { request, _ in try await logout(request) }
+        addUpstream(to: router)
     }
 
     /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL``, or the
