@@ -25,10 +25,10 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import harness  # noqa: E402
-from browser_test import SCREENSHOTS, WAIT, SignInPages, new_driver, write_index  # noqa: E402
+from browser_test import SCREENSHOTS, WAIT, WIDTHS, SignInPages, new_driver, write_index  # noqa: E402
 from harness import DEVICE_GRANT, LoopbackSite, pkce_pair, redact  # noqa: E402
 
-DRF = os.path.join(harness.REPO, "Server", "Tests", "Interop", "drf")
+DRF = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drf"))
 DOT_CLIENT = "interop-oidc-web"
 
 
@@ -37,9 +37,10 @@ class DjangoProvider:
     when its stdin closes."""
 
     def __init__(self):
+        environment = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONUNBUFFERED="1")
         self.process = subprocess.Popen(
-            [sys.executable, os.path.join(DRF, "serve.py")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True)
+            [sys.executable, os.path.join(DRF, "serve.py")], cwd=DRF, env=environment, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.process.stdout.readline()
         if not line:
             self.stop()
@@ -100,6 +101,14 @@ class UpstreamSignIn(SignInPages):
         button.click()
         self.wait_for_new_document(marker)
 
+    def shoot_provider(self, name):
+        """DOT's own pages, photographed as ours are but not held to their width check: they are DOT's."""
+        for width, mobile in WIDTHS:
+            metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": mobile}
+            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+            self.driver.save_screenshot(os.path.join(SCREENSHOTS, f"{name}-{width}.png"))
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
     def through_dot(self, prefix):
         """From Outpost's page with the button: Continue with dot, DOT's login and consent, back to Outpost."""
         self.assertIn("Continue with dot", self.text())
@@ -107,12 +116,12 @@ class UpstreamSignIn(SignInPages):
         self.click("#upstream-dot")
         self.assertTrue(self.driver.current_url.startswith(self.dot.ready["base_url"] + "/accounts/login/"),
                         f"not DOT's login page: {redact(self.driver.current_url)}")
-        self.shoot(f"{prefix}-dot-login")
+        self.shoot_provider(f"{prefix}-dot-login")
         self.driver.find_element(By.NAME, "username").send_keys(self.dot.ready["username"])
         self.driver.find_element(By.NAME, "password").send_keys(self.dot.ready["password"])
         self.click("button[type=submit]")
         if "/o/authorize" in self.driver.current_url:  # DOT's consent page
-            self.shoot(f"{prefix}-dot-consent")
+            self.shoot_provider(f"{prefix}-dot-consent")
             self.click("input[name=allow], button[name=allow], input[type=submit][value=Authorize]")
 
     def test_01_loopback_app_gets_outpost_tokens(self):
