@@ -78,8 +78,8 @@ struct UpstreamTokenRevocation: AccountDeletionHook {
                     metadata: ["user": "\(account.userID)", "provider": "\(name)", "error": "\(error)"])
                 throw ServerError(
                     .badGateway, code: "upstream_revocation_failed",
-                    message: "The account was not deleted: \(name) could not revoke its sign-in for it, as it must be "
-                        + "first; nothing was removed, try again later")
+                    message: "The account was not deleted: its sign-in with \(name) must be revoked first, and \(name) "
+                        + "did not confirm the revocation; nothing was removed, try again later")
             }
             try await kept.storage.removeUpstreamToken(userID: account.userID, provider: name)
         }
