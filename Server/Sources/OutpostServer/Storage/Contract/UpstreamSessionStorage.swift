@@ -36,7 +36,7 @@ public protocol UpstreamSessionStorage: Sendable {
     func savePendingSignIn(stateHash: String, _ pending: PendingUpstreamSignIn, now: Int64) async throws
     /// Removes and returns the pending sign-in of a `state` hash, expired or not: a state is used once.
     func takePendingSignIn(stateHash: String) async throws -> PendingUpstreamSignIn?
-    /// Keeps (replacing) a provider's refresh token of a user, sealed (``UpstreamRefreshTokens``).
+    /// Keeps (replacing) a provider's refresh token of a user, sealed (AES-GCM, with a key derived from the server's secret).
     func saveUpstreamToken(userID: String, provider: String, sealed: String, now: Int64) async throws
     /// The sealed refresh tokens of a user, by provider name.
     func upstreamTokens(userID: String) async throws -> [(provider: String, sealed: String)]
