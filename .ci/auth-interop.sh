@@ -32,6 +32,8 @@ echo "== auth interop: browser pages (headless Chromium)"
 "$python" Server/Tests/Interop/auth/browser_test.py || status=1
 echo "== auth interop: password reset and e-mail verification pages (headless Chromium, aiosmtpd)"
 "$python" Server/Tests/Interop/auth/mail_browser_test.py || status=1
+echo "== auth interop: web sign-in through django-oauth-toolkit (headless Chromium)"
+"$python" Server/Tests/Interop/auth/upstream_browser_test.py || status=1
 echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
 "$python" Server/Tests/Interop/auth/authlib_test.py || status=1
 echo "== files and live changes interop (curl, requests, Chromium EventSource)"

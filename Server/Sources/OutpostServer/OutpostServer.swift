@@ -116,6 +116,7 @@ public final class OutpostServer: Sendable {
         let federation = IDTokenExchange(auth: auth, configuration: configuration.federation)
         let oauth = OAuthRoutes(
             auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation,
+            webSignIn: UpstreamWebSignIn(exchange: federation, configuration: configuration.federation),
             passwordResetEnabled: configuration.mail != nil)
         oauth.add(to: router)
         let mailStorage = storage as? any MailStorage
@@ -148,7 +149,7 @@ public final class OutpostServer: Sendable {
             auth: auth,
             deleter: AccountDeleter(
                 storage: storage, files: fileStorage, configuration: configuration.accountDeletion, changes: feed,
-                logger: configuration.logger)
+                federation: configuration.federation, logger: configuration.logger)
         ).add(to: router)
         routes.fill(from: router, generatesHead: true)
         return router

@@ -24,7 +24,8 @@ public struct AccountDeletionConfiguration: Sendable {
 
     /// Default: ``Data/delete``.
     public var data: Data = .delete
-    /// Told about each deletion, in order, before anything is removed. Default: none.
+    /// Told about each deletion, in order, before anything is removed. Default: none. Before them,
+    /// the server itself revokes the refresh tokens upstream providers issued for the user.
     public var hooks: [any AccountDeletionHook] = []
 
     public init(data: Data = .delete, hooks: [any AccountDeletionHook] = []) {
@@ -61,16 +62,19 @@ package struct AccountDeleter: Sendable {
     let configuration: AccountDeletionConfiguration
     let changes: ChangeFeed?
     let logger: Logger
+    /// Revokes the user's upstream refresh tokens first (``UpstreamTokenRevocation``).
+    let revocation: UpstreamTokenRevocation
 
     package init(
         storage: any Storage, files: any FileStorage, configuration: AccountDeletionConfiguration, changes: ChangeFeed? = nil,
-        logger: Logger
+        federation: FederationConfiguration = FederationConfiguration(), logger: Logger
     ) {
         self.storage = storage
         self.files = files
         self.configuration = configuration
         self.changes = changes
         self.logger = logger
+        self.revocation = UpstreamTokenRevocation(storage: storage, configuration: federation)
     }
 
     /// Deletes the user `userID`, giving their records and files to `recipient` (a username) when
@@ -101,7 +105,7 @@ package struct AccountDeleter: Sendable {
             recipientID = found.id
         }
         let account = DeletingAccount(userID: userID, username: user.username, recipientID: recipientID, logger: logger)
-        for hook in configuration.hooks {
+        for hook in [revocation as any AccountDeletionHook] + configuration.hooks {
             do {
                 try await hook.accountWillBeDeleted(account)
             } catch let error as ServerError {

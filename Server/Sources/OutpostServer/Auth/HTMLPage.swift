@@ -76,6 +76,20 @@ enum HTMLPage {
         <p id="forgot"><a id="forgot-password" href="/password/forgot">Forgot password?</a></p>
         """
 
+    /// One "Continue with NAME" button per upstream provider ("Sign in with Apple" for Apple, in
+    /// Apple's words), inside the page's form so that its form token covers the press. They skip
+    /// the browser's required-field check: no password is needed.
+    static func upstreamButtons(_ providers: [UpstreamProvider]) -> String {
+        guard !providers.isEmpty else { return "" }
+        let buttons = providers.map { provider in
+            let label = provider.kind == .apple ? "Sign in with Apple" : "Continue with \(provider.name)"
+            return """
+                <button type="submit" id="upstream-\(escape(provider.name))" name="upstream" value="\(escape(provider.name))" formnovalidate>\(escape(label))</button>
+                """
+        }
+        return "<div class=\"actions upstream\" id=\"upstream\">\n\(buttons.joined(separator: "\n"))\n</div>"
+    }
+
     /// The requested scopes in words, one item each (`data-scope` holds the scope itself).
     static func scopeList(_ scope: String) -> String {
         let items = scope.split(separator: " ").map {

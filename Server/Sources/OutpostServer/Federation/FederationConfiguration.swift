@@ -1,5 +1,6 @@
 /// How the server fetches and trusts the keys of upstream OpenID Connect providers
-/// (`outpost providers add`) whose ID tokens apps exchange for the server's own tokens.
+/// (`outpost providers add`) whose ID tokens apps exchange for the server's own tokens, and how it
+/// signs people in through their web pages.
 public struct FederationConfiguration: Sendable {
     /// How far a token's `exp` may lie in the past and its `iat` in the future, for clocks that
     /// disagree a little. Default: 60 seconds.
@@ -15,12 +16,16 @@ public struct FederationConfiguration: Sendable {
     public var fetchTimeout: Duration
     /// The largest discovery document or key set accepted. Default: 256 KiB.
     public var maxDocumentBytes: Int
+    /// How long a web sign-in through a provider (its "Continue with" button) may take, from the
+    /// button to the provider's answer. Default: 10 minutes.
+    public var webSignInLifetime: Duration
 
     public init(
         leeway: Duration = .seconds(60), keysMaxAge: Duration = .seconds(3600),
         unknownKeyRefetchInterval: Duration = .seconds(60), fetchTimeout: Duration = .seconds(10),
-        maxDocumentBytes: Int = 256 * 1024
+        maxDocumentBytes: Int = 256 * 1024, webSignInLifetime: Duration = .seconds(600)
     ) {
+        self.webSignInLifetime = webSignInLifetime
         self.leeway = leeway
         self.keysMaxAge = keysMaxAge
         self.unknownKeyRefetchInterval = unknownKeyRefetchInterval

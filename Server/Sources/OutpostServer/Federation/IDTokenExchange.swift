@@ -9,6 +9,7 @@ import Foundation
 ///     grant_type=urn:ietf:params:oauth:grant-type:token-exchange
 ///     &subject_token=<the ID token>&subject_token_type=urn:ietf:params:oauth:token-type:id_token
 ///     &provider=apple&nonce=<the raw nonce>&client_id=...
+///     [&authorization_code=<Apple's code, redeemed for the refresh token kept for revocation>]
 ///
 /// The identity (issuer and subject) is linked to one user; the first sign-in creates that user.
 /// An identity is never linked to an existing user because the e-mail addresses match.
@@ -20,8 +21,10 @@ struct IDTokenExchange: Sendable {
     let auth: AuthService
     let providers: any UpstreamProviderStorage
     let verifier: UpstreamTokenVerifier
+    let endpoint: UpstreamTokenEndpoint
 
     init(auth: AuthService, configuration: FederationConfiguration) {
+        self.endpoint = UpstreamTokenEndpoint(configuration: configuration)
         self.auth = auth
         self.providers = auth.storage as? any UpstreamProviderStorage ?? NoUpstreamProviders()
         self.verifier = UpstreamTokenVerifier(
@@ -44,18 +47,52 @@ struct IDTokenExchange: Sendable {
         let scope = try AuthService.grantedScope(requested: fields["scope"], client: client)
         let (provider, identity) = try await verify(
             token, provider: name, nonce: fields["nonce"], address: address, clientID: client.id)
-        let userID = try await auth.providerUser(
-            provider: identity.issuer,
-            identity: ProviderIdentity(subject: identity.subject, username: "\(provider.name):\(identity.subject)"))
+        // Redeemed before anyone is signed in: a code the provider refuses fails the exchange.
+        let refreshToken = try await redeemAppCode(fields["authorization_code"], identity: identity, provider: provider)
+        let userID = try await user(identity, provider: provider)
+        if let refreshToken {
+            try await UpstreamRefreshTokens.make(storage: auth.storage)?.keep(
+                refreshToken, userID: userID, provider: provider.name)
+        }
         await auth.audit.record(
             AuditEvent(
                 actor: userID, action: AuditAction.signInSucceeded, subject: userID, clientAddress: address,
                 detail: ["method": "token_exchange", "provider": provider.name, "client_id": client.id]))
-        try await keepEmail(identity)
         let reply = try await auth.issueTokens(client: client, userID: userID, scope: scope)
         guard case .object(var members) = reply else { return reply }
         members["issued_token_type"] = .string(Self.accessTokenType)
         return .object(members)
+    }
+
+    /// The user an identity signs in: the one it is linked to, or a new one on its first sign-in
+    /// (named `provider:subject`). Keeps the e-mail the token gave. The native exchange and the web
+    /// sign-in (``UpstreamWebSignIn``) both sign people in through it.
+    func user(_ identity: UpstreamIdentity, provider: UpstreamProvider) async throws -> String {
+        let userID = try await auth.providerUser(
+            provider: identity.issuer,
+            identity: ProviderIdentity(subject: identity.subject, username: "\(provider.name):\(identity.subject)"))
+        try await keepEmail(identity)
+        return userID
+    }
+
+    /// Redeems the authorization code the app got with the ID token (Sign in with Apple gives one)
+    /// for the refresh token the server keeps, sealed, to revoke when the account is deleted.
+    private func redeemAppCode(_ code: String?, identity: UpstreamIdentity, provider: UpstreamProvider) async throws
+        -> String?
+    {
+        guard let code, !code.isEmpty, auth.storage is any UpstreamSessionStorage else { return nil }
+        guard code.utf8.count <= 4096 else { throw OAuthError.invalidRequest("authorization_code is too long") }
+        do {
+            return try await endpoint.redeem(
+                code: code, redirectURI: nil, codeVerifier: nil, clientID: identity.clientID, provider: provider,
+                endpoints: try await endpoint.documents.endpoints(provider)
+            ).refreshToken
+        } catch {
+            auth.logger.warning(
+                "redeeming an app's upstream code failed", metadata: ["provider": "\(provider.name)", "error": "\(error)"])
+            throw OAuthError.invalidGrant(
+                "\(provider.name) did not accept the authorization_code; sign in with \(provider.name) again")
+        }
     }
 
     /// Links the identity of an ID token to a signed-in user (`POST /me/identities`): the person

@@ -31,4 +31,6 @@ struct UpstreamIdentity: Sendable, Equatable {
     var emailVerified: Bool?
     /// The token's `exp`.
     var expiresAt: Date
+    /// The client id of the provider's that the token was issued to (its `aud`).
+    var clientID: String? = nil
 }

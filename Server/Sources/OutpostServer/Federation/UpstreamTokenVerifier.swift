@@ -61,7 +61,8 @@ struct UpstreamTokenVerifier: Sendable {
         try Self.checkNonce(nonce, claim: claims.nonce, kind: provider.kind)
         return UpstreamIdentity(
             issuer: provider.issuer, subject: claims.subject.value, email: claims.email,
-            emailVerified: claims.emailVerified?.value, expiresAt: claims.expires.value)
+            emailVerified: claims.emailVerified?.value, expiresAt: claims.expires.value,
+            clientID: claims.audience.value.first { provider.clientIDs.contains($0) })
     }
 
     /// The nonce check: the request's `nonce` is the raw value the app made; the token carries it

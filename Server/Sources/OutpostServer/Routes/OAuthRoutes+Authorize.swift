@@ -108,6 +108,8 @@ extension OAuthRoutes {
         let binding = formBinding(request)
         let fields = authorization.fields
         let returnTo = "/oauth/authorize?" + URLEncodedForm.encode(fields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        var upstream: [UpstreamProvider] = []
+        if user == nil { upstream = try await webSignIn.providers() }
         let name = HTMLPage.escape(authorization.client.name)
         let body = """
             <p id="client"><strong>\(name)</strong> wants to use your Outpost account\(authorization.scope.isEmpty ? "." : " to:")</p>
@@ -118,6 +120,7 @@ extension OAuthRoutes {
             \(HTMLPage.hidden(fields.merging(["form_token": auth.formToken(for: fields, binding: binding.value)]) { $1 }))
             \(HTMLPage.credentials(signedInAs: user?.username, returnTo: returnTo))
             \(HTMLPage.decisionButtons)
+            \(HTMLPage.upstreamButtons(upstream))
             </form>
             \(user == nil && passwordResetEnabled ? HTMLPage.forgotPasswordLink : "")
             """
@@ -157,24 +160,33 @@ extension OAuthRoutes {
                 message: "This form expired, was changed or was opened in another browser; please try again.",
                 status: .badRequest)
         }
+        if let provider = submitted["upstream"] {
+            // "Continue with" a provider: the press is the decision to allow, as Allow is.
+            return try await startUpstream(
+                request, provider: provider, continuing: .init(authorization: authorization.fields),
+                refusal: { message, status in try await consentPage(request, authorization, message: message, status: status) })
+        }
         if submitted["decision"] != "allow" {
             return redirect(authorization, ["error": "access_denied", "error_description": "The user declined"])
         }
-        let user: StoredUser
-        let cookie: String?
-        let signedInAt: Int64?
         switch try await signIn(request, fields: submitted, address: context.clientAddress) {
         case .refused(let message, let status, let retryAfter):
             return try await consentPage(request, authorization, message: message, status: status, retryAfter: retryAfter)
-        case .signedIn(let signedIn, let newCookie, let at):
-            user = signedIn
-            cookie = newCookie
-            signedInAt = at
+        case .signedIn(let user, let cookie, let signedInAt):
+            var response = try await grant(authorization, userID: user.id, request: request, signedInAt: signedInAt)
+            if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+            return response
         }
-        var response: Response
+    }
+
+    /// The allowed request's answer to the app: the code (or, implicit, the token) at its redirect URI.
+    func grant(_ authorization: AuthorizationRequest, userID: String, request: Request, signedInAt: Int64?) async throws
+        -> Response
+    {
+        let response: Response
         if authorization.responseType == "token" {
             let tokens = try await auth.issueTokens(
-                client: authorization.client, userID: user.id, scope: authorization.scope, refresh: false)
+                client: authorization.client, userID: userID, scope: authorization.scope, refresh: false)
             var parameters = [
                 "access_token": tokens["access_token"]?.stringValue ?? "", "token_type": "Bearer",
                 "expires_in": "\(tokens["expires_in"]?.intValue ?? 0)", "scope": authorization.scope, "iss": issuer(),
@@ -186,7 +198,7 @@ extension OAuthRoutes {
             try await auth.storage.saveCode(
                 hash: Secrets.hash(code),
                 StoredAuthorizationCode(
-                    clientID: authorization.client.id, userID: user.id, redirectURI: authorization.redirectURI,
+                    clientID: authorization.client.id, userID: userID, redirectURI: authorization.redirectURI,
                     scope: authorization.scope,
                     codeChallenge: authorization.codeChallenge,
                     expiresAt: AuthService.now() + AuthService.milliseconds(auth.configuration.authorizationCodeLifetime),
@@ -196,7 +208,6 @@ extension OAuthRoutes {
                 signedInAt: signedInAt)
             response = redirect(authorization, ["code": code])
         }
-        if let cookie { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
         return response
     }
 
@@ -217,19 +228,23 @@ extension OAuthRoutes {
         do {
             let user = try await auth.verifyPassword(
                 username: username, password: password, address: address, method: "browser")
-            let session = Secrets.token(prefix: "ops_")
-            let lifetime = AuthService.milliseconds(auth.configuration.browserSessionLifetime)
-            let started = AuthService.now()
-            try await auth.storage.saveSession(hash: Secrets.hash(session), userID: user.id, expiresAt: started + lifetime)
-            return .signedIn(
-                user, cookie: "\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)",
-                at: started)
+            let (cookie, started) = try await startSession(userID: user.id)
+            return .signedIn(user, cookie: cookie, at: started)
         } catch AuthFailure.badCredentials {
             return .refused("The username or password is wrong.", .unauthorized, retryAfter: nil)
         } catch AuthFailure.rateLimited(let wait) {
             return .refused(
                 "Too many failed attempts. Wait \(wait) seconds, then try again.", .tooManyRequests, retryAfter: wait)
         }
+    }
+
+    /// A new browser session for `userID`: its `Set-Cookie` and its start (milliseconds since 1970).
+    func startSession(userID: String) async throws -> (cookie: String, startedAt: Int64) {
+        let session = Secrets.token(prefix: "ops_")
+        let lifetime = AuthService.milliseconds(auth.configuration.browserSessionLifetime)
+        let started = AuthService.now()
+        try await auth.storage.saveSession(hash: Secrets.hash(session), userID: userID, expiresAt: started + lifetime)
+        return ("\(Self.sessionCookie)=\(session); Path=/; HttpOnly; SameSite=Lax; Max-Age=\(lifetime / 1000)", started)
     }
 
     /// The value of cookie `name`, if the request has it.

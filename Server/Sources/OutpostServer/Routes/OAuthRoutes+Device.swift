@@ -68,6 +68,8 @@ extension OAuthRoutes {
         let binding = formBinding(request)
         let fields = ["purpose": "device"]
         let returnTo = "/device" + (userCode.map { "?" + URLEncodedForm.encode([("user_code", $0)]) } ?? "")
+        var upstream: [UpstreamProvider] = []
+        if sessionUser == nil { upstream = try await webSignIn.providers() }
         let body = """
             <p>Enter the code your device shows. Next you will see which application asks for access, and decide.</p>
             \(HTMLPage.error(message))
@@ -77,6 +79,7 @@ extension OAuthRoutes {
             <input type="text" id="user_code" name="user_code" value="\(HTMLPage.escape(userCode ?? ""))" autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" required>
             \(HTMLPage.credentials(signedInAs: sessionUser?.username, returnTo: returnTo))
             \(HTMLPage.continueButton)
+            \(HTMLPage.upstreamButtons(upstream))
             </form>
             """
         return Self.html(HTMLPage.page(title: "Connect a device", body: body), status: status, cookies: [binding.setCookie])
@@ -143,6 +146,13 @@ extension OAuthRoutes {
                 status: .badRequest)
         }
         try await attempt.release(guessKey)  // the code was right: it is no wrong guess
+        if let provider = fields["upstream"] {
+            return try await startUpstream(
+                request, provider: provider, continuing: .init(deviceUserCode: stored.userCode),
+                refusal: { message, status in
+                    try await devicePage(request, userCode: fields["user_code"], message: message, status: status)
+                })
+        }
         switch try await signIn(request, fields: fields, address: context.clientAddress) {
         case .refused(let message, let status, let retryAfter):
             var response = try await devicePage(request, userCode: fields["user_code"], message: message, status: status)

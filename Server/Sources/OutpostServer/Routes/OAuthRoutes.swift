@@ -16,6 +16,8 @@ struct OAuthRoutes: Sendable {
     let openID: OpenIDProvider
     /// Upstream ID tokens for the server's tokens (RFC 8693 token exchange).
     let federation: IDTokenExchange
+    /// Sign-in through upstream providers' web pages.
+    let webSignIn: UpstreamWebSignIn
     /// Whether the sign-in page links to "Forgot password?" (the server has mail).
     var passwordResetEnabled = false
     static let sessionCookie = "outpost_session"
@@ -41,6 +43,7 @@ struct OAuthRoutes: Sendable {
         }
         router.post("/device") { request, context in try await deviceSubmit(request, context) }
         router.get("/oauth/logout") { request, _ in try await logout(request) }
+        addUpstream(to: router)
     }
 
     /// The issuer identifier (RFC 8414 §2, RFC 9207): ``ServerConfiguration/publicURL``, or the

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPTypes
 import Hummingbird
 import JWTKit
 import NIOCore
@@ -7,16 +8,21 @@ import Synchronization
 
 /// An OpenID Connect provider for tests: serves its discovery document and key set on 127.0.0.1
 /// port 0 and signs ID tokens with jwt-kit. Its keys can be rotated; it counts key set fetches.
+///
+/// It is also an authorization server for the web sign-in (``TestIssuer+WebFlow.swift``): an
+/// authorization endpoint that signs in ``State/subject`` at once, a token endpoint that checks
+/// the code, redirect URI and PKCE verifier, and a revocation endpoint.
 final class TestIssuer: Sendable {
     struct State {
         var base = ""
         var kid = "key-1"
         var key = ES256PrivateKey()
         var jwksFetches = 0
+        var web = WebFlow()
     }
 
     let base: String
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let stopServer: @Sendable () async -> Void
 
     private init(base: String, stop: @escaping @Sendable () async -> Void) {
@@ -30,7 +36,26 @@ final class TestIssuer: Sendable {
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ -> Response in
             let base = box.issuer?.base ?? ""
-            return Self.json(["issuer": base, "jwks_uri": base + "/jwks", "id_token_signing_alg_values_supported": ["ES256"]])
+            return Self.json([
+                "issuer": base, "jwks_uri": base + "/jwks", "id_token_signing_alg_values_supported": ["ES256"],
+                "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
+                "revocation_endpoint": base + "/revoke", "scopes_supported": ["openid", "email"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
+            ])
+        }
+        router.get("/authorize") { request, _ -> Response in
+            guard let issuer = box.issuer else { return Response(status: .serviceUnavailable) }
+            return issuer.authorize(request.uri.queryParameters)
+        }
+        router.post("/token") { request, _ -> Response in
+            guard let issuer = box.issuer else { return Response(status: .serviceUnavailable) }
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return try await issuer.token(Self.form(String(buffer: body)), authorization: request.headers[.authorization])
+        }
+        router.post("/revoke") { request, _ -> Response in
+            guard let issuer = box.issuer else { return Response(status: .serviceUnavailable) }
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            return issuer.revoke(Self.form(String(buffer: body)))
         }
         router.get("/jwks") { _, _ -> Response in
             guard let issuer = box.issuer else { return Response(status: .serviceUnavailable) }
@@ -91,10 +116,10 @@ final class TestIssuer: Sendable {
         return try await keys.sign(claims, kid: useKid)
     }
 
-    private static func json(_ object: [String: Any]) -> Response {
+    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
         return Response(
-            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// The issuer, for the routes that start before it exists.

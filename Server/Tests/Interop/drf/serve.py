@@ -29,6 +29,12 @@ CLIENTS = {
     # Signs RS256 ID tokens for the code flow with scope openid (Outpost's token exchange tests).
     "interop-oidc": ("public", "authorization-code", None, True, "http://127.0.0.1/callback"),
     "interop-oidc-other": ("public", "authorization-code", None, True, "http://127.0.0.1/callback"),
+    # Outpost's web sign-in as DOT's relying party: a confidential client, DOT's consent page shown,
+    # back to Outpost's callback on any loopback port (RFC 8252).
+    "interop-oidc-web": (
+        "confidential", "authorization-code", "interop-oidc-web-secret", False,
+        "http://127.0.0.1/oauth/upstream/callback",
+    ),
 }
 
 

@@ -85,6 +85,7 @@ extension PostgresStorage {
             try await Self.execute("DELETE FROM record_usage WHERE owner = \(id)", on: db)
             try await Self.execute("DELETE FROM user_roles WHERE user_id = \(id)", on: db)
             try await Self.execute("DELETE FROM user_identities WHERE user_id = \(id)", on: db)
+            try await Self.execute("DELETE FROM upstream_tokens WHERE user_id = \(id)", on: db)
             try await Self.execute("DELETE FROM users WHERE id = \(id)", on: db)
             try await Self.execute("DELETE FROM idempotency_keys WHERE caller = \("user:" + id)", on: db)
             return AccountRemoval(userID: id, username: username, records: records, tokens: tokens, recipient: recipient)

@@ -1,7 +1,7 @@
 import PostgresNIO
 
 extension PostgresStorage: AuditStorage {
-    /// Migration 16: the audit log (SQLite's 20). Append-only: a trigger refuses every `UPDATE`;
+    /// Step 15: the audit log (SQLite's 19). Append-only: a trigger refuses every `UPDATE`;
     /// rows go only by age (``pruneAuditEvents(before:)``).
     static let auditSchema: [String] = [
         """

@@ -1,7 +1,7 @@
 import PostgresNIO
 
 extension PostgresStorage: MailStorage {
-    /// Step 17: users' e-mail addresses (lower case) and the tokens mailed to them.
+    /// Step 16: users' e-mail addresses (lower case) and the tokens mailed to them.
     static let mailSchema: [String] = [
         "ALTER TABLE users ADD COLUMN email TEXT",
         "ALTER TABLE users ADD COLUMN email_verified BOOLEAN NOT NULL DEFAULT FALSE",

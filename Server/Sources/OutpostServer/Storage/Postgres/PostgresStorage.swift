@@ -143,15 +143,17 @@ public final class PostgresStorage: Storage {
     /// step 9 holds `/files` (SQLite keeps files in a folder); step 10 the quotas (SQLite's 14); step 11
     /// the sealed replies of refresh tokens rotated within the reuse grace window (SQLite's 15); step 12
     /// the upstream OpenID Connect providers and the e-mail of a linked identity (SQLite's 16); step 13
-    /// the ids of deleted users and the check that refuses their record writes (SQLite's 17); step 16
-    /// the audit log (SQLite's 20).
+    /// the ids of deleted users and the check that refuses their record writes (SQLite's 17); step 14
+    /// the pending web sign-ins through upstream providers and their sealed refresh tokens (SQLite's 18);
+    /// step 15 the audit log (SQLite's 19); step 16 users' e-mail addresses and the single-use tokens
+    /// mailed to them (SQLite's 20).
     static let migrations: [(version: Int, statements: [String])] = [
         (1, schema), (2, changesSchema), (3, changesWatermarkSchema), (4, rulesSchema), (5, invitesSchema),
         (6, leasesSchema), (7, indexesSchema), (8, deletedBodySchema), (9, filesSchema), (10, quotasSchema),
         (11, successorsSchema), (12, upstreamSchema), (13, deletedUsersSchema),
-        (16, auditSchema),
+        (14, upstreamSessionsSchema), (15, auditSchema),
         // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
-        (17, mailSchema),
+        (16, mailSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

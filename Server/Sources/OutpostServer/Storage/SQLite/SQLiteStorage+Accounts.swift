@@ -57,7 +57,8 @@ extension SQLiteStorage {
                 "DELETE FROM browser_sessions WHERE user_id = ?", "DELETE FROM mail_tokens WHERE user_id = ?",
                 "DELETE FROM user_quotas WHERE user_id = ?",
                 "DELETE FROM record_usage WHERE owner = ?", "DELETE FROM user_roles WHERE user_id = ?",
-                "DELETE FROM user_identities WHERE user_id = ?", "DELETE FROM users WHERE id = ?",
+                "DELETE FROM user_identities WHERE user_id = ?", "DELETE FROM upstream_tokens WHERE user_id = ?",
+                "DELETE FROM users WHERE id = ?",
             ] {
                 _ = try await run(statement)
             }

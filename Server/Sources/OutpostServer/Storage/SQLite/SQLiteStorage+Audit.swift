@@ -1,7 +1,7 @@
 import SQLiteNIO
 
 extension SQLiteStorage: AuditStorage {
-    /// Migration 20: the audit log. Append-only: a trigger refuses every `UPDATE`; rows go only by
+    /// Migration 19: the audit log. Append-only: a trigger refuses every `UPDATE`; rows go only by
     /// age (``pruneAuditEvents(before:)``).
     static let auditMigration: [String] = [
         """

@@ -1,7 +1,7 @@
 import SQLiteNIO
 
 extension SQLiteStorage: MailStorage {
-    /// Migration 21: users' e-mail addresses (lower case) and the tokens mailed to them.
+    /// Migration 20: users' e-mail addresses (lower case) and the tokens mailed to them.
     static let mailMigration: [String] = [
         "ALTER TABLE users ADD COLUMN email TEXT",
         "ALTER TABLE users ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0",

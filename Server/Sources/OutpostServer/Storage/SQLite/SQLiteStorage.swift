@@ -317,10 +317,12 @@ public final class SQLiteStorage: Storage {
         (16, upstreamMigration),
         // Deleted users' ids, and the check that refuses a record write owned by one.
         (17, deletedUsersMigration),
+        // Pending web sign-ins through upstream providers; the sealed refresh tokens they issued.
+        (18, upstreamSessionsMigration),
         // The audit log (append-only).
-        (20, auditMigration),
+        (19, auditMigration),
         // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
-        (21, mailMigration),
+        (20, mailMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
