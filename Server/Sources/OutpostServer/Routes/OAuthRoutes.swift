@@ -16,6 +16,8 @@ struct OAuthRoutes: Sendable {
     let openID: OpenIDProvider
     /// Upstream ID tokens for the server's tokens (RFC 8693 token exchange).
     let federation: IDTokenExchange
+    /// Counts token requests by grant and outcome.
+    var instruments: ServerInstruments = .none
     static let sessionCookie = "outpost_session"
     /// A random per-browser value that every form token is bound to (login CSRF protection).
     static let formCookie = "outpost_form"
