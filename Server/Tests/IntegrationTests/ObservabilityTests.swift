@@ -100,12 +100,16 @@ struct ObservabilityTests {
             let http = ChangesIntegrationTests.rawClient()
             do {
                 let url = server.baseURL.absoluteString + "/records/notes/changes"
+                // Held until the gauge is read: a stream let go may close its connection.
+                var open: [RawEventStream] = []
                 for _ in 0..<2 {
                     let stream = try await RawEventStream.open(http, url)
                     #expect(stream.status == 200)
                     #expect(try await stream.next()?.event == "ready")
+                    open.append(stream)
                 }
                 #expect(subscribers() == 2)
+                #expect(open.count == 2)
             } catch {
                 Issue.record(error)
             }
