@@ -42,7 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        // AsyncHTTPClient's tracer, turned off in the default transport when none is bootstrapped.
+        // Spans around requests and retries, with `traceparent` (AsyncHTTPClient's tracer is turned off
+        // in the default transport: the client makes its own spans).
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.3.0"),
         // `ClientTransport` and `ClientMiddleware` of generated clients, adapted by OutpostOpenAPI.
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
@@ -67,7 +68,7 @@ let package = Package(
                     name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: nonApple)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: nonApple)),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: nonApple)),
-                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(platforms: nonApple)),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             resources: [.process("PrivacyInfo.xcprivacy")],
             swiftSettings: strict

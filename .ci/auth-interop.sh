@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The interop suites against a real `outpost serve`: the sign-in pages in headless Chromium
 # (selenium), OAuth 2.0 / OpenID Connect conformance with Authlib, and files and live changes with
-# curl, Python requests and Chromium's EventSource. Screenshots of every page go
+# curl, Python requests and Chromium's EventSource, and the Prometheus metrics with prometheus_client's
+# parser. Screenshots of every page go
 # to $OUTPOST_SCREENSHOTS (default .build-screenshots/).
 # Usage: .ci/auth-interop.sh            (OUTPOST_BINARY overrides Server/.build/debug/outpost)
 set -euo pipefail
@@ -38,5 +39,7 @@ echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
 "$python" Server/Tests/Interop/auth/authlib_test.py || status=1
 echo "== files and live changes interop (curl, requests, Chromium EventSource)"
 "$python" Server/Tests/Interop/live/live_test.py || status=1
+echo "== metrics interop (prometheus_client's text parser)"
+"$python" Server/Tests/Interop/live/metrics_test.py || status=1
 [ "$status" -eq 0 ] && echo "auth interop: all suites passed" || echo "auth interop: FAILED (see above)"
 exit "$status"

@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPTypes
 public import Logging
+public import Tracing
 
 extension OutpostClient {
     /// Everything a client needs to know about its backend. Every field has a default but the base URL.
@@ -28,6 +29,11 @@ extension OutpostClient {
         public var errorFormat: ErrorFormat
         /// Larger response bodies fail with ``OutpostError/Code/responseTooLarge``. Default: 32 MiB.
         public var maxResponseBytes: Int
+        /// The tracer of the client's spans: one per call and one per attempt, whose context goes
+        /// out in the attempt's headers (`traceparent` with a W3C propagator). Default `nil`: the
+        /// process's (`InstrumentationSystem.tracer`); while that is the no-op tracer, the client
+        /// makes no span and adds no header.
+        public var tracer: (any Tracer)? = nil
 
         public init(
             baseURL: URL,

@@ -3,6 +3,7 @@ public import HTTPTypes
 import HTTPTypesFoundation
 import Logging
 @_spi(OutpostInternal) import OutpostSupport
+import Tracing
 
 /// A request built by ``OutpostClient/prepare(_:operationName:)`` and not yet sent: inspect it,
 /// keep it, and ``start()`` it when the time comes.
@@ -37,6 +38,15 @@ public struct PreparedRequest: Sendable {
             requestLogger[metadataKey: "outpost.path"] = .string(path)
         }
         let logger = requestLogger
+        if let tracer = RequestTracing.tracer(client.configuration.tracer) {
+            return try await RequestTracing.call(tracer, method: method, path: path, operationName: operationName) {
+                try await send(checkingStatus: checkingStatus, method: method, path: path, logger: logger)
+            }
+        }
+        return try await send(checkingStatus: checkingStatus, method: method, path: path, logger: logger)
+    }
+
+    private func send(checkingStatus: Bool, method: String, path: String, logger: Logger) async throws -> ClientResponse {
         do {
             try Task.checkCancellation()
             let response: ClientResponse
@@ -108,10 +118,21 @@ public struct PreparedRequest: Sendable {
                 ])
             try await policy.sleep(delay)
         }
+        let tracer = RequestTracing.tracer(configuration.tracer)
         while true {
             let started = clock.now
+            var span: (any Span)?
             do {
-                let (head, data) = try await transportSend(request, body: body, options: options)
+                let (head, data): (HTTPResponse, Data)
+                if let tracer {
+                    let (attemptSpan, traced) = RequestTracing.attempt(tracer, request, attempt: attempt)
+                    span = attemptSpan
+                    (head, data) = try await transportSend(traced, body: body, options: options)
+                    RequestTracing.end(attemptSpan, status: head.status.code)
+                    span = nil
+                } else {
+                    (head, data) = try await transportSend(request, body: body, options: options)
+                }
                 let elapsed = clock.now - started
                 logger.debug(
                     "response",
@@ -134,6 +155,7 @@ public struct PreparedRequest: Sendable {
                 }
                 return response
             } catch let error as OutpostError {
+                if let span { RequestTracing.end(span, error: error) }
                 let retryable = error.code == .cannotConnect || error.code == .connectionLost || error.code == .timeout
                 if retrySafe, retryable, attempt < policy.maxAttempts {
                     let delay = policy.backoff(afterAttempt: attempt)

@@ -25,6 +25,8 @@ public final class OutpostServer: Sendable {
     let hooks: RecordHooks
     /// The identifiers of the plugins in use.
     public let pluginIdentifiers: [String]
+    /// The metrics and tracer of ``ServerConfiguration/observability``.
+    let instruments: ServerInstruments
 
     /// Prepares a server with the given plugins (none by default: a fresh server serves no lambda or
     /// handler until a plugin adds one; ``DemoPlugin`` is the one `outpost serve --demo` adds).
@@ -42,6 +44,7 @@ public final class OutpostServer: Sendable {
         self.providers = registrar.providers
         self.hooks = registrar.hooks
         self.pluginIdentifiers = plugins.map(\.identifier)
+        self.instruments = ServerInstruments(configuration.observability)
     }
 
     /// Builds the router over `storage`. Exposed to the package for route-coverage tests.
@@ -66,6 +69,7 @@ public final class OutpostServer: Sendable {
         if !configuration.trustedProxies.isEmpty {
             router.add(middleware: ClientAddressMiddleware(proxies: configuration.trustedProxies))
         }
+        if instruments.records { router.add(middleware: RequestInstrumentsMiddleware(instruments: instruments)) }
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
         router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
         let fileLinks = FileLinks(
@@ -117,7 +121,7 @@ public final class OutpostServer: Sendable {
         let oauth = OAuthRoutes(
             auth: auth, maxBodyBytes: configuration.maxBodyBytes, openID: openID, federation: federation,
             webSignIn: UpstreamWebSignIn(exchange: federation, configuration: configuration.federation),
-            passwordResetEnabled: configuration.mail != nil)
+            passwordResetEnabled: configuration.mail != nil, instruments: instruments)
         oauth.add(to: router)
         let mailStorage = storage as? any MailStorage
         var mailService: MailService?
@@ -143,7 +147,8 @@ public final class OutpostServer: Sendable {
         FileRoutes(
             files: fileStorage, auth: auth, access: access, maxFileBytes: configuration.maxFileBytes,
             downloadObserver: configuration.downloadObserver, links: fileLinks,
-            quotas: FileQuotas(defaults: configuration.quotas, storage: storage as? any QuotaStorage)
+            quotas: FileQuotas(defaults: configuration.quotas, storage: storage as? any QuotaStorage),
+            uploadsInFlight: instruments.uploadsInFlight
         ).add(to: router)
         AccountRoutes(
             auth: auth,
@@ -190,7 +195,9 @@ public final class OutpostServer: Sendable {
     /// The change feed's notifier over `storage`, or `nil` when the storage keeps no change feed.
     func makeChangeFeed(storage: any Storage) -> ChangeFeed? {
         guard let feedStorage = storage as? any ChangeFeedStorage else { return nil }
-        return ChangeFeed(storage: feedStorage, configuration: configuration.changes, logger: configuration.logger)
+        return ChangeFeed(
+            storage: feedStorage, configuration: configuration.changes, logger: configuration.logger,
+            subscribers: instruments.liveSubscribers)
     }
 
     /// The services to run: the HTTP server, and after it the change feed, which shuts down first
@@ -198,7 +205,8 @@ public final class OutpostServer: Sendable {
     /// and the sweep of expired uploads.
     func makeServices(
         storage: any Storage, passwordPool: NIOThreadPool,
-        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
+        onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void,
+        onMetricsRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
     ) async throws -> [any Service] {
         let feed = makeChangeFeed(storage: storage)
         let files = try await openFileStorage(storage: storage)
@@ -208,6 +216,13 @@ public final class OutpostServer: Sendable {
             onRunning: onRunning)
         var services: [any Service] = [app]
         if let mail { services.append(mail) }
+        let observability = configuration.observability
+        if let registry = observability.prometheus, let port = observability.metricsPort {
+            services.append(
+                MetricsListener.application(
+                    registry: registry, host: observability.metricsHost ?? configuration.host, port: port,
+                    logger: configuration.logger, onRunning: onMetricsRunning))
+        }
         if let feed { services.append(feed) }
         if let work = try backgroundWork(storage: storage, changeFeed: feed) { services.append(work) }
         services.append(
@@ -222,7 +237,8 @@ public final class OutpostServer: Sendable {
         mailDelivery: MailDelivery? = nil, onRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void
     ) async throws -> some ApplicationProtocol {
         let publicBase = PublicBase(configuration: configuration)
-        let gate = ConnectionGate(limit: configuration.maxConnections ?? ConnectionGate.defaultLimit())
+        let gate = ConnectionGate(
+            limit: configuration.maxConnections ?? ConnectionGate.defaultLimit(), refused: instruments.connectionsRefused)
         let router = try await makeRouter(
             storage: storage, publicBase: publicBase, passwordPool: passwordPool, changeFeed: changeFeed,
             connections: gate, files: files, mailDelivery: mailDelivery)
@@ -253,6 +269,7 @@ public final class OutpostServer: Sendable {
 
     func openStorage() async throws -> any Storage {
         let storage = try await DatabaseLocation.migrated(try await configuration.openStorage())
+        if instruments.records { (storage as? any InstrumentedStorage)?.instrumentsSlot.install(instruments.storage) }
         if let quotas = storage as? any QuotaStorage {
             do {
                 try await quotas.setDefaultQuotas(configuration.quotas)
@@ -296,14 +313,23 @@ public final class OutpostServer: Sendable {
     /// Shutdown goes in order: the change feed ends its streams and its background reads, the HTTP
     /// server stops accepting and lets the requests in flight finish, and only then do the password
     /// threads stop and the storage close (a query after that fails, it never runs).
-    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    ///
+    /// - Parameters:
+    ///   - onRunning: told the port once the server listens.
+    ///   - onMetricsRunning: told the address of the metrics listener once it listens
+    ///     (``ObservabilityConfiguration/metricsPort``).
+    public func run(
+        onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+        onMetricsRunning: @escaping @Sendable (_ host: String, _ port: Int) async -> Void = { _, _ in }
+    ) async throws {
         let counted = OpenResources.opened()
         defer { counted.close() }
         let storage = try await openStorage()
         let pool = startPasswordPool()
         do {
             let services = try await makeServices(
-                storage: storage, passwordPool: pool, onRunning: { _, port in await onRunning(port) })
+                storage: storage, passwordPool: pool, onRunning: { _, port in await onRunning(port) },
+                onMetricsRunning: onMetricsRunning)
             let group = ServiceGroup(
                 configuration: .init(
                     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: configuration.logger))
@@ -339,10 +365,12 @@ public final class OutpostServer: Sendable {
         }
         let pool = startPasswordPool()
         let (ports, portSink) = AsyncThrowingStream.makeStream(of: (host: String, port: Int).self)
+        let (metricsPorts, metricsSink) = AsyncStream.makeStream(of: Int.self)
         let services: [any Service]
         do {
             services = try await makeServices(
-                storage: storage, passwordPool: pool, onRunning: { host, port in portSink.yield((host, port)) })
+                storage: storage, passwordPool: pool, onRunning: { host, port in portSink.yield((host, port)) },
+                onMetricsRunning: { _, port in metricsSink.yield(port) })
         } catch {
             await Self.release(pool: pool, storage: storage)
             counted.close()
@@ -356,6 +384,7 @@ public final class OutpostServer: Sendable {
             } catch {
                 portSink.finish(throwing: error)
             }
+            metricsSink.finish()
             // After every service has returned: no stream, request or feed read uses them any more.
             await Self.release(pool: pool, storage: storage)
             counted.close()
@@ -377,7 +406,20 @@ public final class OutpostServer: Sendable {
                 .internalServerError, code: "server_stopped",
                 message: "The server stopped before it listened on \(configuration.host):\(configuration.port)")
         }
-        return RunningServer(host: host, port: port, group: group, task: task)
+        var metricsPort: Int?
+        if configuration.observability.prometheus != nil, configuration.observability.metricsPort != nil {
+            var metricsIterator = metricsPorts.makeAsyncIterator()
+            metricsPort = await metricsIterator.next()
+            if metricsPort == nil {
+                await group.triggerGracefulShutdown()
+                await task.value
+                throw ServerError(
+                    .internalServerError, code: "server_stopped",
+                    message: "The server stopped before its metrics listener listened on port "
+                        + "\(configuration.observability.metricsPort ?? 0); choose another --metrics-port")
+            }
+        }
+        return RunningServer(host: host, port: port, metricsPort: metricsPort, group: group, task: task)
     }
 }
 
@@ -386,12 +428,16 @@ public final class RunningServer: Sendable {
     public let host: String
     /// The port actually bound (useful with port 0).
     public let port: Int
+    /// The port of the metrics listener actually bound; `nil` without one
+    /// (``ObservabilityConfiguration/metricsPort``).
+    public let metricsPort: Int?
     let group: ServiceGroup
     let task: Task<Void, Never>
 
-    init(host: String, port: Int, group: ServiceGroup, task: Task<Void, Never>) {
+    init(host: String, port: Int, metricsPort: Int? = nil, group: ServiceGroup, task: Task<Void, Never>) {
         self.host = host
         self.port = port
+        self.metricsPort = metricsPort
         self.group = group
         self.task = task
     }

@@ -157,6 +157,9 @@ public struct ServerConfiguration: Sendable {
     /// Threads that hash and check passwords (Bcrypt), apart from the threads that run queries, so
     /// sign-ups never starve storage. Default: 1.
     public var passwordHashingThreads: Int
+    /// Where metrics and spans go, and the Prometheus listener (`outpost serve --metrics-port`).
+    /// Default: the process's metrics factory and tracer (no-op unless bootstrapped), no listener.
+    public var observability = ObservabilityConfiguration()
     /// Opens the server's storage instead of ``databasePath``: inject any ``Storage``. The server
     /// migrates what it returns and closes it when it stops. Default: `nil`.
     public var storageFactory: StorageFactory?

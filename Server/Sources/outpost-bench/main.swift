@@ -64,6 +64,7 @@ if only.contains("server") {
     results += try await ServerBench.run(options, seed: ServerBench.seedRecords)
     results += try await StartupBench.run(options)
     results += try await AccessLogBench.run(options)
+    results += try await MetricsBench.run(options)
 }
 if only.contains("auth") { results += try await AuthBench.run(options) }
 if only.contains("scale") {

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 @_spi(OutpostInternal) import OutpostSupport
@@ -123,10 +124,17 @@ package final class ChangeFeed: Service, Sendable {
     /// The most record bytes the buffer holds, however few changes that is.
     static let maxBufferBytes = 16 << 20
 
-    init(storage: any ChangeFeedStorage, configuration: ChangeFeedConfiguration, logger: Logger) {
+    /// Follows the number of subscribers (`outpost_live_subscribers`).
+    let subscribersGauge: Meter?
+
+    init(
+        storage: any ChangeFeedStorage, configuration: ChangeFeedConfiguration, logger: Logger,
+        subscribers: Meter? = nil
+    ) {
         self.storage = storage
         self.configuration = configuration
         self.logger = logger
+        self.subscribersGauge = subscribers
     }
 
     var subscriberCount: Int { state.withLock { $0.subscribers.count } }
@@ -165,6 +173,7 @@ package final class ChangeFeed: Service, Sendable {
         listener?.resume(returning: true)
         switch outcome {
         case .success(let ticket):
+            subscribersGauge?.increment()
             // Nobody listened until now, so the buffer may lag: catch it up.
             if first { changesCommitted() }
             return ticket
@@ -190,14 +199,16 @@ package final class ChangeFeed: Service, Sendable {
     }
 
     func leave(_ ticket: Ticket) {
-        let (waiter, listener) = state.withLock { state in
-            if state.subscribers.remove(ticket.id) != nil, let holder = ticket.holder {
+        let (waiter, listener, left) = state.withLock { state in
+            let removed = state.subscribers.remove(ticket.id) != nil
+            if removed, let holder = ticket.holder {
                 let left = state.held[holder, default: 1] - 1
                 state.held[holder] = left > 0 ? left : nil
                 if holder.isAnonymous { state.anonymous -= 1 }
             }
-            return (state.removeWaiter(ticket.id), state.presenceReached())
+            return (state.removeWaiter(ticket.id), state.presenceReached(), removed)
         }
+        if left { subscribersGauge?.decrement() }
         waiter?.resume(returning: .closed)
         listener?.resume(returning: true)
     }

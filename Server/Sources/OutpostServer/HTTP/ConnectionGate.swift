@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import NIOCore
 import Synchronization
@@ -14,8 +15,13 @@ import Synchronization
 package final class ConnectionGate: Sendable {
     let limit: Int
     private let open = Atomic<Int>(0)
+    /// Counts the connections refused (`outpost_connections_refused_total`).
+    let refused: Counter?
 
-    init(limit: Int) { self.limit = max(1, limit) }
+    init(limit: Int, refused: Counter? = nil) {
+        self.limit = max(1, limit)
+        self.refused = refused
+    }
 
     /// Connections held now.
     var count: Int { open.load(ordering: .relaxed) }
@@ -25,6 +31,7 @@ package final class ConnectionGate: Sendable {
         let (_, now) = open.add(1, ordering: .relaxed)
         guard now <= limit else {
             open.subtract(1, ordering: .relaxed)
+            refused?.increment()
             return false
         }
         channel.closeFuture.whenComplete { [self] _ in open.subtract(1, ordering: .relaxed) }

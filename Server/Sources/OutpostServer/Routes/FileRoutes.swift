@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 import Foundation
 import HTTPTypes
@@ -33,6 +34,8 @@ struct FileRoutes: Sendable {
     /// whole (``PendingUploadMoved``) and a completion atomic.
     let locks = KeyedLock()
     let hashes = UploadHashes()
+    /// Follows the uploads whose body is being read (`outpost_uploads_in_flight`).
+    var uploadsInFlight: Meter? = nil
 
     static let uploadOffset = HTTPField.Name("Upload-Offset")!
     static let uploadComplete = HTTPField.Name("Upload-Complete")!
@@ -40,7 +43,11 @@ struct FileRoutes: Sendable {
 
     func add(to router: Router<OutpostRequestContext>) {
         let router = router.group().add(middleware: AuthenticationMiddleware(auth: auth))
-        router.put("/files/{name}") { request, context in try await put(request, context) }
+        router.put("/files/{name}") { [uploadsInFlight] request, context in
+            uploadsInFlight?.increment()
+            defer { uploadsInFlight?.decrement() }
+            return try await put(request, context)
+        }
         router.get("/files/{name}") { request, context in try await get(request, context) }
         router.delete("/files/{name}") { request, context in try await delete(request, context) }
     }

@@ -5,8 +5,26 @@ import Hummingbird
 
 /// The token endpoint (every grant) and revocation (RFC 7009).
 extension OAuthRoutes {
+    /// The token endpoint, counted by grant and outcome (`outpost_sign_ins_total`).
     func token(_ request: Request, _ context: OutpostRequestContext) async throws -> Response {
-        let fields = try await form(request)
+        let fields: [String: String]
+        do {
+            fields = try await form(request)
+        } catch {
+            instruments.signIn(grant: nil, success: false)
+            throw error
+        }
+        do {
+            let response = try await token(fields, request, context)
+            instruments.signIn(grant: fields["grant_type"], success: true)
+            return response
+        } catch {
+            instruments.signIn(grant: fields["grant_type"], success: false)
+            throw error
+        }
+    }
+
+    func token(_ fields: [String: String], _ request: Request, _ context: OutpostRequestContext) async throws -> Response {
         guard let grant = fields["grant_type"] else { throw OAuthError.invalidRequest("grant_type is missing") }
         let client = try await auth.authenticateClient(
             fields, authorization: request.headers[.authorization], address: context.clientAddress)

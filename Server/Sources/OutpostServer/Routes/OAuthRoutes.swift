@@ -20,6 +20,8 @@ struct OAuthRoutes: Sendable {
     let webSignIn: UpstreamWebSignIn
     /// Whether the sign-in page links to "Forgot password?" (the server has mail).
     var passwordResetEnabled = false
+    /// Counts token requests by grant and outcome.
+    var instruments: ServerInstruments = .none
     static let sessionCookie = "outpost_session"
     /// A random per-browser value that every form token is bound to (login CSRF protection).
     static let formCookie = "outpost_form"

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
 import OutpostServer
+import Prometheus
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -126,6 +128,13 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var onAccountDeletion = "delete"
 
+    @Option(
+        name: .customLong("metrics-port"),
+        help: """
+            Serve Prometheus metrics (GET /metrics, no sign-in) on this port of --host, a listener of its own that \
+            only the scraper should reach (0 picks a free one). Default: no metrics listener.
+            """)
+    var metricsPort: Int?
     @OptionGroup(title: "Mail (password reset, e-mail verification)") var mail: MailOptions
 
     func validate() throws {
@@ -146,6 +155,14 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--refresh-reuse-grace must be between 0 and 300 seconds")
         }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let metricsPort {
+            guard (0...65535).contains(metricsPort) else {
+                throw ValidationError("--metrics-port must be between 0 and 65535")
+            }
+            guard metricsPort == 0 || metricsPort != port else {
+                throw ValidationError("--metrics-port must differ from --port")
+            }
+        }
         do {
             _ = try DatabaseLocation(database)
         } catch let error as ServerError {
@@ -218,20 +235,32 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ExitCode.failure
             }
         }
+        if let metricsPort {
+            // The process's metrics system, bootstrapped once here (the server library never does).
+            let registry = PrometheusCollectorRegistry()
+            MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+            configuration.observability.prometheus = registry
+            configuration.observability.metricsPort = metricsPort
+        }
         let server = try OutpostServer(configuration: configuration, plugins: demo ? [DemoPlugin()] : [])
         let host = self.host
         let database = (try? DatabaseLocation(self.database).description) ?? self.database
         let publicURL = self.publicURL
-        try await server.run(onRunning: { port in
-            // Written unbuffered, so that a script reading our output sees it at once.
-            var line = "Outpost server listening on http://\(host):\(port) (database: \(database)). Ctrl-C stops it.\n"
-            if let publicURL {
-                line += "Public URL (issuer): \(publicURL)\n"
-            } else if ["0.0.0.0", "::"].contains(host) {
+        try await server.run(
+            onRunning: { port in
+                // Written unbuffered, so that a script reading our output sees it at once.
+                var line = "Outpost server listening on http://\(host):\(port) (database: \(database)). Ctrl-C stops it.\n"
+                if let publicURL {
+                    line += "Public URL (issuer): \(publicURL)\n"
+                } else if ["0.0.0.0", "::"].contains(host) {
+                    let shown = host.contains(":") ? "[\(host)]" : host
+                    line += "Note: the OAuth issuer is http://\(shown):\(port); pass --public-url with the address clients use.\n"
+                }
+                FileHandle.standardOutput.write(Data(line.utf8))
+            },
+            onMetricsRunning: { host, port in
                 let shown = host.contains(":") ? "[\(host)]" : host
-                line += "Note: the OAuth issuer is http://\(shown):\(port); pass --public-url with the address clients use.\n"
-            }
-            FileHandle.standardOutput.write(Data(line.utf8))
-        })
+                FileHandle.standardOutput.write(Data("Outpost metrics listening on http://\(shown):\(port)/metrics\n".utf8))
+            })
     }
 }

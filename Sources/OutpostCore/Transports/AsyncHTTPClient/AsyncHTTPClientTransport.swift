@@ -59,16 +59,17 @@
         }
 
         /// AsyncHTTPClient's defaults, but with connection establishment failing fast (see
-        /// ``init(configuration:)``), and no tracer when the application has not bootstrapped one.
+        /// ``init(configuration:)``), and no tracer of AsyncHTTPClient's own.
         ///
-        /// AsyncHTTPClient takes the process's tracer (`InstrumentationSystem.tracer`) when its
-        /// configuration is made; before a bootstrap that is a no-op tracer, whose spans go nowhere
-        /// but still cost each request about 30,000 instructions (a span, its attributes, the URL
-        /// taken apart again). A tracer bootstrapped before the transport is made is kept.
+        /// The client makes its spans itself, around each call and each attempt, and writes the
+        /// attempt's context into its headers (``PreparedRequest/start()``), whatever the transport.
+        /// AsyncHTTPClient's tracer would add a second span per attempt and replace that context;
+        /// with the no-op tracer (no bootstrap) it would still cost each request about 30,000
+        /// instructions (a span, its attributes, the URL taken apart again).
         public static var defaultConfiguration: HTTPClient.Configuration {
             var configuration = HTTPClient.Configuration()
             configuration.connectionPool.retryConnectionEstablishment = false
-            if configuration.tracing.tracer is NoOpTracer { configuration.tracing.tracer = nil }
+            configuration.tracing.tracer = nil
             return configuration
         }
 

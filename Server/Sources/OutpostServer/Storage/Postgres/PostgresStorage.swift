@@ -12,7 +12,7 @@ package import PostgresNIO
 /// (`withTransaction(_:)`); row locks (`SELECT … FOR UPDATE`), unique constraints and
 /// `INSERT … ON CONFLICT` keep instances from racing each other. Migrations are numbered and run
 /// under an advisory lock, so instances that start together apply each step once.
-public final class PostgresStorage: Storage {
+public final class PostgresStorage: Storage, InstrumentedStorage {
     /// The connection pools: one per event loop of NIO's shared group (the server's), whose
     /// connections all live on that loop, or a single pool when the connections allowed are fewer
     /// than two per loop.
@@ -25,6 +25,8 @@ public final class PostgresStorage: Storage {
     let logger: Logger
     /// The database, without its password.
     public let location: PostgresLocation
+    /// The server's timers of storage operations, once it installed them.
+    let instrumentsSlot = StorageInstrumentsSlot()
 
     /// Connects to the database at `location` (which must exist) and checks that it answers.
     ///
@@ -228,7 +230,7 @@ public final class PostgresStorage: Storage {
     /// is rethrown as it is).
     package func withTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         let logger = self.logger
-        return try await translatingErrors {
+        return try await translatingErrors(.transaction) {
             try await client.withConnection { connection in
                 _ = try await connection.query("BEGIN", logger: logger)
                 do {
@@ -266,10 +268,12 @@ public final class PostgresStorage: Storage {
     }
 
     /// Lock waits past the busy timeout, deadlocks and lost connections become 503s with
-    /// `Retry-After`; other database errors pass through (and are answered 500).
-    func translatingErrors<T>(_ body: () async throws -> T) async throws -> T {
+    /// `Retry-After`; other database errors pass through (and are answered 500). Timed as
+    /// `operation` once the server installed its instruments.
+    func translatingErrors<T>(_ operation: StorageOperation = .statement, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await body()
+            guard let instruments = instrumentsSlot.instruments else { return try await body() }
+            return try await instruments.measure(.postgres, operation, body)
         } catch let error as PSQLError {
             if error.code == .server {
                 if let state = error.serverInfo?[.sqlState], Self.busyStates.contains(state) { throw Self.busy }

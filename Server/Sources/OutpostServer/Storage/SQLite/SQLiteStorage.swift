@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Every statement binds its values (no SQL is built from input). Migrations are numbered and
 /// recorded in `schema_migrations`; each runs once, in order.
-public final class SQLiteStorage: Storage {
+public final class SQLiteStorage: Storage, InstrumentedStorage {
     let connection: BusyBoundedConnection
     /// A second connection for multi-statement transactions (`withTransaction(_:)`), so
     /// statements of concurrent requests on `connection` never land inside one; used by one task at a time.
@@ -23,6 +23,8 @@ public final class SQLiteStorage: Storage {
     let nextReader = Atomic<Int>(0)
     let logger: Logger
     public let path: String
+    /// The server's timers of storage operations, once it installed them.
+    let instrumentsSlot: StorageInstrumentsSlot
 
     /// Opens (creating if needed) the database at `path`.
     ///
@@ -139,6 +141,17 @@ public final class SQLiteStorage: Storage {
     )
         throws -> T?
     {
+        guard let instruments = instrumentsSlot.instruments else {
+            return try readInPlaceUnmeasured(sql, binds, startingAt: first, body)
+        }
+        return try instruments.measureInPlace(.sqlite, .readInPlace) {
+            try readInPlaceUnmeasured(sql, binds, startingAt: first, body)
+        }
+    }
+
+    private func readInPlaceUnmeasured<T: Sendable>(
+        _ sql: String, _ binds: [SQLiteData], startingAt first: Int, _ body: (inout RowReader) throws -> T
+    ) throws -> T? {
         do {
             for offset in 0..<readers.count {
                 if let value = try readers[(first + offset) % readers.count].connection.readIfFree(sql, binds, body) {
@@ -153,9 +166,12 @@ public final class SQLiteStorage: Storage {
         connection: BusyBoundedConnection, writer: BusyBoundedConnection, readers: [BusyBoundedConnection], logger: Logger,
         path: String
     ) {
-        self.connection = connection
-        self.writer = writer
-        self.readers = readers
+        let slot = StorageInstrumentsSlot()
+        self.instrumentsSlot = slot
+        self.connection = connection.instrumented(slot, as: .statement)
+        // Statements inside a transaction are timed as the whole transaction.
+        self.writer = writer.instrumented(slot, as: nil)
+        self.readers = readers.map { $0.instrumented(slot, as: .read) }
         self.logger = logger
         self.path = path
     }
@@ -329,6 +345,11 @@ public final class SQLiteStorage: Storage {
     /// meanwhile: `BEGIN IMMEDIATE` takes the database's write lock (waiting for other processes up
     /// to the busy timeout), `COMMIT` when `body` returns, `ROLLBACK` when it throws.
     func withTransaction<T: Sendable>(_ body: @Sendable (BusyBoundedConnection) async throws -> T) async throws -> T {
+        guard let instruments = instrumentsSlot.instruments else { return try await transaction(body) }
+        return try await instruments.measure(.sqlite, .transaction) { try await transaction(body) }
+    }
+
+    private func transaction<T: Sendable>(_ body: @Sendable (BusyBoundedConnection) async throws -> T) async throws -> T {
         try await writerLock.withLock("writer") {
             _ = try await writer.query("BEGIN IMMEDIATE")
             do {
@@ -414,6 +435,15 @@ public final class SQLiteStorage: Storage {
 struct BusyBoundedConnection: Sendable {
     let connection: SQLiteHandle
     let busyTimeout: Duration
+    /// The storage's instruments, and what this connection's statements count as (`nil`: not
+    /// timed one by one; lock retries are counted all the same).
+    var instruments: StorageInstrumentsSlot? = nil
+    var operation: StorageOperation? = nil
+
+    /// This connection, timed into `slot` as `operation`.
+    func instrumented(_ slot: StorageInstrumentsSlot, as operation: StorageOperation?) -> BusyBoundedConnection {
+        BusyBoundedConnection(connection: connection, busyTimeout: busyTimeout, instruments: slot, operation: operation)
+    }
 
     func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [StatementRow] {
         try await retryingBusy { try await connection.query(sql, binds) }
@@ -427,6 +457,14 @@ struct BusyBoundedConnection: Sendable {
     }
 
     private func retryingBusy<T>(_ attempt: () async throws -> T) async throws -> T {
+        guard let measured = instruments?.instruments else { return try await retryingBusy(attempt, counting: nil) }
+        guard let operation else { return try await retryingBusy(attempt, counting: measured) }
+        return try await measured.measure(.sqlite, operation) { try await retryingBusy(attempt, counting: measured) }
+    }
+
+    private func retryingBusy<T>(_ attempt: () async throws -> T, counting instruments: StorageInstruments?)
+        async throws -> T
+    {
         let clock = ContinuousClock()
         let deadline = clock.now + busyTimeout
         var pause = Duration.milliseconds(1)
@@ -435,6 +473,7 @@ struct BusyBoundedConnection: Sendable {
                 return try await attempt()
             } catch let error as SQLiteFailure where error.isBusy {
                 if clock.now + pause > deadline { throw Self.busy(busyTimeout) }
+                instruments?.busyRetry(.sqlite)
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(50))
             }
