@@ -39,7 +39,7 @@ extension Authenticator {
     /// Links an identity at an upstream provider to the signed-in account (`POST /me/identities`):
     /// from then on, signing in with that provider's ID tokens signs in to this account. The server
     /// never links identities on its own because e-mail addresses match, so an app offers this to a
-    /// person who is signed in, after they signed in with the provider (``AppleIDSignIn`` on Apple
+    /// person who is signed in, after they signed in with the provider (`AppleIDSignIn` on Apple
     /// platforms, or the provider's SDK).
     ///
     /// - Parameters:
