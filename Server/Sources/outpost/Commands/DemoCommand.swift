@@ -66,6 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
             try await ChangesTour.run(baseURL: running.baseURL, log: log)
             try await AccountDeletionTour.run(baseURL: running.baseURL, log: log)
             try await FederationTour.run(baseURL: running.baseURL, databasePath: databasePath, folder: folder, log: log)
+            try await MailTour.run(folder: folder, log: log)
         } catch {
             try? await client.shutdown()
             await running.stop()

@@ -16,13 +16,22 @@ struct DemoBrowser: BrowserOpening {
     }
 
     func open(_ url: URL) async throws {
+        let (answer, _) = try await submit(
+            page: url, action: "/oauth/authorize",
+            fields: ["username": username, "password": password, "decision": "allow"])
+        // The transport may have followed the redirect itself; if not, follow it here.
+        if answer.status.kind == .redirection, let location = answer.headerFields[.location], let target = URL(string: location) {
+            _ = try await send(HTTPRequest(method: .get, url: target), body: nil)
+        }
+    }
+
+    /// Reads the form page at `page`, fills in `fields` beside its hidden ones, and posts it to
+    /// `action` (a path on the page's server) as a browser would from that page.
+    func submit(page url: URL, action path: String, fields filled: [String: String]) async throws -> (HTTPResponse, Data) {
         let (page, body) = try await send(HTTPRequest(method: .get, url: url), body: nil)
-        guard page.status == .ok else { throw Failure(description: "the sign-in page answered \(page.status)") }
-        var fields = Self.hiddenFields(String(decoding: body, as: UTF8.self))
-        fields["username"] = username
-        fields["password"] = password
-        fields["decision"] = "allow"
-        guard let action = URL(string: "/oauth/authorize", relativeTo: url)?.absoluteURL else {
+        guard page.status == .ok else { throw Failure(description: "\(url.path) answered \(page.status)") }
+        let fields = Self.hiddenFields(String(decoding: body, as: UTF8.self)).merging(filled) { $1 }
+        guard let action = URL(string: path, relativeTo: url)?.absoluteURL else {
             throw Failure(description: "no form address")
         }
         var post = HTTPRequest(method: .post, url: action)
@@ -33,11 +42,7 @@ struct DemoBrowser: BrowserOpening {
             post.headerFields[.origin] = "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
         }
         post.headerFields[HTTPField.Name("Sec-Fetch-Site")!] = "same-origin"
-        let (answer, _) = try await send(post, body: Data(Self.encode(fields).utf8))
-        // The transport may have followed the redirect itself; if not, follow it here.
-        if answer.status.kind == .redirection, let location = answer.headerFields[.location], let target = URL(string: location) {
-            _ = try await send(HTTPRequest(method: .get, url: target), body: nil)
-        }
+        return try await send(post, body: Data(Self.encode(fields).utf8))
     }
 
     func send(_ request: HTTPRequest, body: Data?) async throws -> (HTTPResponse, Data) {

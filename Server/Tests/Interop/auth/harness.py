@@ -123,7 +123,8 @@ class OutpostServer:
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
             with open(self.log_path, "r", errors="replace") as log:
-                match = re.search(r"listening on (http://[0-9.]+:[0-9]+)", log.read())
+                # "Outpost server listening on": with --metrics-port, the metrics listener's line may come first.
+                match = re.search(r"server listening on (http://[0-9.]+:[0-9]+)", log.read())
             if match:
                 self.url = match.group(1)
                 return self
