@@ -132,6 +132,22 @@ struct UpstreamWebSignInTests {
         }
     }
 
+    @Test("presses of the provider button fetch the provider's discovery document once, not once each")
+    func discoveryKept() async throws {
+        try await withIssuer { issuer in
+            try await withAuthFixture { fixture in
+                try await fixture.webProvider(issuer)
+                _ = try await fixture.continueUpstream(fixture.browser, page: fixture.upstreamAuthorizeURL(PKCE()))
+                let fetched = issuer.discoveryFetches
+                #expect(fetched >= 1)
+                for _ in 0..<5 {
+                    _ = try await fixture.continueUpstream(fixture.browser, page: fixture.upstreamAuthorizeURL(PKCE()))
+                }
+                #expect(issuer.discoveryFetches == fetched)
+            }
+        }
+    }
+
     @Test("an app with a private-use scheme redirect URI gets its code through the provider button")
     func customScheme() async throws {
         try await withIssuer { issuer in

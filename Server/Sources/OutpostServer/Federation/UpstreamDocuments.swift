@@ -19,6 +19,8 @@ struct UpstreamEndpoints: Sendable {
 /// ``FederationConfiguration/maxDocumentBytes``, within ``FederationConfiguration/fetchTimeout``.
 struct UpstreamDocuments: Sendable {
     let configuration: FederationConfiguration
+    /// The endpoints of each provider's discovery document, kept for ``FederationConfiguration/keysMaxAge``.
+    let endpointCache = UpstreamEndpointCache()
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -50,7 +52,17 @@ struct UpstreamDocuments: Sendable {
 
     /// The provider's authorization, token and revocation endpoints. Apple's discovery document
     /// names no revocation endpoint in every version; Apple documents `/auth/revoke`.
+    ///
+    /// Kept for ``FederationConfiguration/keysMaxAge``: every press of a "Continue with" button
+    /// needs them, and presses are anyone's to make, so they cost the provider one request per
+    /// provider and period, not one each.
     func endpoints(_ provider: UpstreamProvider) async throws -> UpstreamEndpoints {
+        try await endpointCache.endpoints(provider, maxAge: configuration.keysMaxAge) {
+            try await fetchEndpoints(provider)
+        }
+    }
+
+    private func fetchEndpoints(_ provider: UpstreamProvider) async throws -> UpstreamEndpoints {
         let discovery = try await discovery(provider)
         guard let authorization = discovery["authorization_endpoint"] as? String,
             let token = discovery["token_endpoint"] as? String
@@ -116,5 +128,26 @@ struct UpstreamDocuments: Sendable {
         let body = try await response.body.collect(upTo: configuration.maxDocumentBytes)
         let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
         return (Int(response.status.code), object)
+    }
+}
+
+/// Discovered endpoints by provider (its issuer and kind), with the time they were fetched;
+/// concurrent misses of one provider share one fetch. A failed fetch is not kept.
+actor UpstreamEndpointCache {
+    private var entries: [String: (endpoints: UpstreamEndpoints, fetchedAt: ContinuousClock.Instant)] = [:]
+    private var fetches: [String: Task<UpstreamEndpoints, any Error>] = [:]
+
+    func endpoints(
+        _ provider: UpstreamProvider, maxAge: Duration, fetch: @escaping @Sendable () async throws -> UpstreamEndpoints
+    ) async throws -> UpstreamEndpoints {
+        let key = provider.kind.rawValue + " " + provider.issuer
+        if let entry = entries[key], ContinuousClock.now - entry.fetchedAt < maxAge { return entry.endpoints }
+        if let running = fetches[key] { return try await running.value }
+        let task = Task { try await fetch() }
+        fetches[key] = task
+        defer { fetches[key] = nil }
+        let endpoints = try await task.value
+        entries[key] = (endpoints, .now)
+        return endpoints
     }
 }

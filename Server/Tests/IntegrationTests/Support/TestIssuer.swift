@@ -7,7 +7,7 @@ import NIOCore
 import Synchronization
 
 /// An OpenID Connect provider for tests: serves its discovery document and key set on 127.0.0.1
-/// port 0 and signs ID tokens with jwt-kit. Its keys can be rotated; it counts key set fetches.
+/// port 0 and signs ID tokens with jwt-kit. Its keys can be rotated; it counts key set and discovery fetches.
 ///
 /// It is also an authorization server for the web sign-in (``TestIssuer+WebFlow.swift``): an
 /// authorization endpoint that signs in ``State/subject`` at once, a token endpoint that checks
@@ -18,6 +18,7 @@ final class TestIssuer: Sendable {
         var kid = "key-1"
         var key = ES256PrivateKey()
         var jwksFetches = 0
+        var discoveryFetches = 0
         var web = WebFlow()
     }
 
@@ -35,6 +36,7 @@ final class TestIssuer: Sendable {
         let box = Box()
         let router = Router()
         router.get("/.well-known/openid-configuration") { _, _ -> Response in
+            box.issuer?.state.withLock { $0.discoveryFetches += 1 }
             let base = box.issuer?.base ?? ""
             return Self.json([
                 "issuer": base, "jwks_uri": base + "/jwks", "id_token_signing_alg_values_supported": ["ES256"],
@@ -70,6 +72,7 @@ final class TestIssuer: Sendable {
     func stop() async { await stopServer() }
 
     var jwksFetches: Int { state.withLock { $0.jwksFetches } }
+    var discoveryFetches: Int { state.withLock { $0.discoveryFetches } }
 
     /// Replaces the signing key (and its kid), as a provider rotating its keys does.
     func rotate() {
