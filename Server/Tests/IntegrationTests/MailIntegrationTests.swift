@@ -260,6 +260,9 @@ struct MailIntegrationTests {
                 try await storage.close()
                 let again = try await fixture.browser.postForm(fixture.base + "/email/verify", page.hiddenFields)
                 #expect(again.status == 400)
+                let me = try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access)")
+                #expect(me.json["email"] as? String == "bob@example.com", "\(me.body)")
+                #expect(me.json["email_verified"] as? Bool == true)
             }
         }
     }

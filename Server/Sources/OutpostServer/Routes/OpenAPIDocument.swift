@@ -505,9 +505,9 @@ enum OpenAPIDocument {
               },
               "Me": {
                 "type": "object",
-                "description": "With a user: id, username, entitlements, client_id and scope. Without one (a client credentials token): client_id, scope and user: null",
+                "description": "With a user: id, username, entitlements, email and email_verified, client_id and scope. Without one (a client credentials token): client_id, scope and user: null",
                 "required": ["client_id", "scope"],
-                "properties": {"id": {"type": "string"}, "username": {"type": "string"}, "entitlements": {"type": "array", "items": {"type": "string"}}, "client_id": {"type": "string"}, "scope": {"type": "string"}, "user": {"const": null, "description": "Sent, as null, when the token has no user"}}
+                "properties": {"id": {"type": "string"}, "username": {"type": "string"}, "entitlements": {"type": "array", "items": {"type": "string"}}, "email": {"type": ["string", "null"], "description": "The address PATCH /me set; null when none"}, "email_verified": {"type": "boolean", "description": "Whether the link mailed to the address was followed"}, "client_id": {"type": "string"}, "scope": {"type": "string"}, "user": {"const": null, "description": "Sent, as null, when the token has no user"}}
               },
               "UserInfo": {
                 "type": "object",

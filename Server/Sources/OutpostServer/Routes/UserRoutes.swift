@@ -63,11 +63,18 @@ struct UserRoutes: Sendable {
             guard let userID = caller.userID, let user = try await auth.storage.user(id: userID) else {
                 return Response.json(["client_id": .string(caller.clientID), "scope": .string(caller.scope), "user": nil])
             }
-            return Response.json([
+            var me: [String: JSONValue] = [
                 "id": .string(user.id), "username": .string(user.username),
                 "entitlements": .array(user.entitlements.map(JSONValue.string)),
                 "client_id": .string(caller.clientID), "scope": .string(caller.scope),
-            ])
+            ]
+            // The address `PATCH /me` sets, and whether its mailed link was followed.
+            if let mail = auth.storage as? any MailStorage {
+                let email = try await mail.email(userID: userID)
+                me["email"] = email.map { .string($0.address) } ?? .null
+                me["email_verified"] = .bool(email?.verified ?? false)
+            }
+            return Response.json(.object(me))
         }
         router.post("/auth/login") { request, context in
             let body = try await request.decodeJSON(limit: maxBodyBytes, maxDepth: maxJSONDepth, maxKeys: maxJSONKeys)
