@@ -87,6 +87,9 @@ public enum AuditAction {
     public static let inviteIssued = "invite.issued"
     public static let clientAdded = "client.added"
     public static let clientRemoved = "client.removed"
+    /// A confidential client's secret replaced (the admin console); `detail.tokens_revoked` says
+    /// whether its tokens were revoked with it.
+    public static let clientSecretRotated = "client.secret_rotated"
     public static let ruleChanged = "rule.changed"
     public static let providerAdded = "provider.added"
     public static let providerRemoved = "provider.removed"

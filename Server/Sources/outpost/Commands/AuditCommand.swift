@@ -16,17 +16,7 @@ struct AuditCommand: AsyncParsableCommand {
         subcommands: [Prune.self])
 
     /// `2026-11-29`, `2026-11-29T10:00:00Z` (or with fractional seconds) as milliseconds since 1970.
-    static func milliseconds(_ text: String) -> Int64? {
-        guard text.utf8.count <= 40 else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
-        formatter.formatOptions = [.withFullDate]
-        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970 * 1000) }
-        return nil
-    }
+    static func milliseconds(_ text: String) -> Int64? { AuditQuery.time(text) }
 
     static let dateHelp = "a date (2026-11-29, midnight UTC) or a time (2026-11-29T10:00:00Z)"
 

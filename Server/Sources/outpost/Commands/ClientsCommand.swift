@@ -58,12 +58,8 @@ struct ClientsCommand: AsyncParsableCommand {
             try await options.withStorage { storage in
                 let (client, secret) = try await storage.registerClient(
                     name: name, redirectURIs: redirectURIs, grants: grants, scopes: scopes, confidential: confidential, id: id)
-                await OperatorAudit.record(
-                    storage, AuditAction.clientAdded, subject: client.id,
-                    detail: [
-                        "name": client.name, "grants": grants.joined(separator: " "),
-                        "confidential": confidential ? "true" : "false",
-                    ])
+                await AuditLog(storage: storage, logger: OperatorAudit.logger).record(
+                    AuditEvent.clientAdded(client, actor: AuditEvent.operatorActor))
                 print("client_id: \(client.id)")
                 if grants.contains("password") {
                     print("note: the password grant is legacy (RFC 9700 §2.4); prefer authorization_code or device_code")

@@ -45,9 +45,9 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (key, removed) = try await options.withStorage { storage in
-                let rotated = try await storage.rotateSigningKey(gracePeriod: .seconds(graceHours * 3600))
-                await OperatorAudit.record(storage, AuditAction.signingKeyRotated, subject: rotated.0.kid)
-                return rotated
+                try await SigningKeyRotation.rotate(
+                    in: storage, gracePeriod: .seconds(graceHours * 3600), actor: AuditEvent.operatorActor,
+                    logger: OperatorAudit.logger)
             }
             print("New signing key \(key.kid) is in use.")
             if removed > 0 { print("Deleted \(removed) key(s) retired more than \(graceHours) h ago.") }

@@ -18,6 +18,11 @@ public protocol AuthStorage: Sendable {
     func client(id: String) async throws -> OAuthClient?
     func clients() async throws -> [OAuthClient]
     func removeClient(id: String) async throws -> Bool
+    /// Replaces the secret of the confidential client `id` with one whose hash is `secretHash`, so
+    /// the old secret is refused from now on; with `revokeTokens`, in the same transaction, revokes
+    /// every token issued to the client. Returns `false`, changing nothing, when no confidential
+    /// client has that id.
+    func replaceClientSecret(id: String, secretHash: String, revokeTokens: Bool) async throws -> Bool
 
     func saveToken(_ token: StoredToken) async throws
     func token(hash: String) async throws -> StoredToken?

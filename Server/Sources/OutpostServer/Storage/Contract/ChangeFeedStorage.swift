@@ -22,6 +22,10 @@ public protocol ChangeFeedStorage: Sendable {
     /// Up to `limit` changes with a position greater than `position`, in position order; only
     /// changes of `type` when it is given.
     func changes(type: String?, after position: Int64, limit: Int) async throws -> [RecordChange]
+    /// Up to `limit` of the newest changes with a position smaller than `position`, newest first;
+    /// only changes of `type` when it is given. Only positions no open write can still precede,
+    /// as ``changes(type:after:limit:)`` reads them (the admin console's list of changes).
+    func latestChanges(type: String?, before position: Int64, limit: Int) async throws -> [RecordChange]
     /// The positions one can resume from.
     func changeBounds() async throws -> ChangeBounds
     /// Removes changes written before `cutoff` (milliseconds since 1970) and raises
@@ -42,4 +46,17 @@ public protocol ChangeNotifyingStorage: ChangeFeedStorage {
     /// subscribers then read on from their own positions, so none is lost). Returns when the task
     /// is cancelled; reconnects on its own until then.
     func listenForChanges(_ committed: @escaping @Sendable () -> Void) async
+}
+
+extension ChangeFeedStorage {
+    /// Reads forward from at most `4 * limit` positions back and keeps the newest: a backend that
+    /// can read its feed backwards reads exactly instead (SQLite and PostgreSQL do).
+    public func latestChanges(type: String?, before position: Int64, limit: Int) async throws -> [RecordChange] {
+        let bounds = try await changeBounds()
+        let end = min(position - 1, bounds.latest)
+        let window = Int64(max(0, limit)) * 4
+        let start = max(bounds.prunedThrough, end - window)
+        let found = try await changes(type: type, after: start, limit: Int(window))
+        return Array(found.filter { $0.position <= end }.suffix(max(0, limit)).reversed())
+    }
 }

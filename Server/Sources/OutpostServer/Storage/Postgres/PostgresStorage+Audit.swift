@@ -36,11 +36,13 @@ extension PostgresStorage: AuditStorage {
 
     public func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
         let limit = Int64(max(0, query.limit))
+        let before = query.beforeID > 0 ? query.beforeID : Int64.max
         return try await rows(
             """
             SELECT id, at, actor, action, subject, client_address, detail FROM audit_events
-            WHERE id > \(query.afterID) AND at >= \(query.since) AND left(action, length(\(query.actionPrefix))) = \(query.actionPrefix)
-            ORDER BY id LIMIT \(limit)
+            WHERE id > \(query.afterID) AND id < \(before) AND at >= \(query.since)
+            AND left(action, length(\(query.actionPrefix))) = \(query.actionPrefix)
+            ORDER BY id \(unescaped: query.newestFirst ? "DESC" : "ASC") LIMIT \(limit)
             """
         ).map { row in
             AuditEvent(

@@ -36,11 +36,12 @@ extension SQLiteStorage: AuditStorage {
         try await reader.query(
             """
             SELECT id, at, actor, action, subject, client_address, detail FROM audit_events
-            WHERE id > ? AND at >= ? AND substr(action, 1, length(?)) = ?
-            ORDER BY id LIMIT ?
+            WHERE id > ? AND id < ? AND at >= ? AND substr(action, 1, length(?)) = ?
+            ORDER BY id \(query.newestFirst ? "DESC" : "ASC") LIMIT ?
             """,
             [
-                .integer(Int(query.afterID)), .integer(Int(query.since)), .text(query.actionPrefix),
+                .integer(Int(query.afterID)), .integer(query.beforeID > 0 ? Int(query.beforeID) : Int.max),
+                .integer(Int(query.since)), .text(query.actionPrefix),
                 .text(query.actionPrefix), .integer(max(0, query.limit)),
             ]
         ).map { row in
