@@ -27,6 +27,8 @@ public final class OutpostServer: Sendable {
     public let pluginIdentifiers: [String]
     /// The metrics and tracer of ``ServerConfiguration/observability``.
     let instruments: ServerInstruments
+    /// The last failed requests of this instance (the admin console's recent errors page).
+    let recentErrors = RecentErrors()
 
     /// Prepares a server with the given plugins (none by default: a fresh server serves no lambda or
     /// handler until a plugin adds one; ``DemoPlugin`` is the one `outpost serve --demo` adds).
@@ -71,7 +73,8 @@ public final class OutpostServer: Sendable {
         }
         if instruments.records { router.add(middleware: RequestInstrumentsMiddleware(instruments: instruments)) }
         router.add(middleware: AccessLogMiddleware(logger: configuration.logger))
-        router.add(middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger))
+        router.add(
+            middleware: ErrorEnvelopeMiddleware(routes: routes, logger: configuration.logger, recentErrors: recentErrors))
         let fileLinks = FileLinks(
             url: configuration.filesURL, key: try await storage.secret(named: "file_link_key"),
             lifetime: configuration.fileLinkLifetime)

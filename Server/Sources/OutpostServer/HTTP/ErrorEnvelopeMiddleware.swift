@@ -14,28 +14,41 @@ import Synchronization
 /// middleware turns everything else into one. A path that exists with other methods is 405 with
 /// `Allow` (from the ``RouteTableReference``); any other error is a 500 `internal_error` whose
 /// message leaks nothing, with the error logged.
+/// Failures worth an operator's look also go into ``RecentErrors`` (the admin console's recent
+/// errors page), by route pattern, never by path.
 struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
     let routes: RouteTableReference
     let logger: Logger
+    var recentErrors: RecentErrors? = nil
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         var response: Response
+        var code: String?
         do {
             let inner = try await next(request, context)
             // A body-less error answer (a HEAD answer has no body anyway: only a 404 is rendered
             // again, since it may be a 405).
             let bodyless = inner.status.code >= 400 && inner.body.contentLength == 0
             if bodyless, request.method != .head || inner.status == .notFound {
-                response =
-                    Self.serverError(for: HTTPError(inner.status), request: request, routes: routes.table, logger: logger)
-                    .envelopeResponse
+                let error = Self.serverError(for: HTTPError(inner.status), request: request, routes: routes.table, logger: logger)
+                code = error.code
+                response = error.envelopeResponse
             } else {
                 response = inner
             }
         } catch {
-            response = Self.serverError(for: error, request: request, routes: routes.table, logger: logger).envelopeResponse
+            let serverError = Self.serverError(for: error, request: request, routes: routes.table, logger: logger)
+            code = serverError.code
+            response = serverError.envelopeResponse
+        }
+        if let recentErrors, RecentErrors.worthRecording(Int(response.status.code)) {
+            recentErrors.record(
+                RecentErrors.Entry(
+                    time: Identifiers.nowMilliseconds(), method: ServerInstruments.methodLabel(request.method.rawValue),
+                    route: RequestInstrumentsMiddleware<Context>.routeLabel(context.endpointPath),
+                    status: Int(response.status.code), code: code, requestID: context.id))
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
