@@ -140,7 +140,10 @@ public final class OutpostServer: Sendable {
         MailRoutes(mail: mailService, storage: mailStorage, pages: oauth, maxBodyBytes: configuration.maxBodyBytes)
             .add(to: router)
         IdentityRoutes(auth: auth, federation: federation, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
-        AdminConsole(auth: auth, pages: oauth, storage: storage, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        AdminConsole(
+            auth: auth, pages: oauth, storage: storage, maxBodyBytes: configuration.maxBodyBytes, recentErrors: recentErrors,
+            signingKeyGracePeriod: configuration.openID.signingKeyGracePeriod
+        ).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let fileStorage: any FileStorage
         if let files {

@@ -24,6 +24,10 @@ struct AdminConsole: Sendable {
     let pages: OAuthRoutes
     let storage: any Storage
     let maxBodyBytes: Int
+    /// This instance's last failed requests (the recent errors page).
+    var recentErrors = RecentErrors()
+    /// How long a replaced signing key stays published (``OpenIDConfiguration/signingKeyGracePeriod``).
+    var signingKeyGracePeriod = OpenIDConfiguration().signingKeyGracePeriod
 
     var audit: AuditLog { auth.audit }
 
@@ -48,11 +52,16 @@ struct AdminConsole: Sendable {
     }
 
     /// The sections the navigation shows: those whose pages this server has.
-    static let sections: [Section] = [.overview]
+    static let sections: [Section] = [.overview, .clients, .keys, .changes, .errors, .audit]
 
     func add(to router: Router<OutpostRequestContext>) {
         addSignIn(to: router)
         addOverview(to: router)
+        addClients(to: router)
+        addKeys(to: router)
+        addChanges(to: router)
+        addErrors(to: router)
+        addAudit(to: router)
     }
 
     // MARK: The gate
