@@ -47,6 +47,7 @@ enum AdminHTML {
         .actions form { margin: 0; }
         .notice { border-left: 4px solid #1e6b30; padding: .5rem .75rem; background: #eef7f0; color: #1b1b1b; }
         .error { border-left: 4px solid #a50e0e; padding: .5rem .75rem; background: #fbeeee; color: #1b1b1b; }
+        .notice, .error { overflow-wrap: anywhere; }
         .table { overflow-x: auto; max-width: 100%; margin: .5rem 0 1rem; }
         table { border-collapse: collapse; min-width: 100%; }
         caption { text-align: left; font-weight: 600; padding: .25rem 0; }
