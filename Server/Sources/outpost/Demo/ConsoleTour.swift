@@ -47,7 +47,12 @@ enum ConsoleTour {
             page: "/admin/sign-in", action: "/admin/sign-in", fields: ["username": "operator", "password": password])
         log.step("the console's sign-in as operator → \(signIn.status.code), to \(signIn.location ?? "?")")
         let overview = try await visitor.get("/admin")
-        log.detail("GET /admin → \(overview.status.code) \"\(overview.heading)\"; its parts: \(overview.links(in: "parts"))")
+        log.detail("GET /admin → \(overview.status.code) \"\(overview.heading)\"")
+        for path in overview.hrefs(in: "parts") {
+            let page = try await visitor.get(path)
+            let tables = page.tables.map { "\($0.caption): \($0.rows) rows" }.joined(separator: "; ")
+            log.detail("GET \(path) → \(page.status.code) \"\(page.heading)\"\(tables.isEmpty ? "" : " — " + tables)")
+        }
         log.detail("`outpost demo --keep-serving` keeps this server up to open the console in a browser")
     }
 }
@@ -62,15 +67,29 @@ final class ConsoleVisitor: Sendable {
         /// The text of the page's `<h1>`.
         var heading: String { between("<h1>", "</h1>") ?? "" }
 
-        /// The texts of the links in the element with id `id` (a list), joined with commas.
-        func links(in id: String) -> String {
+        /// The targets of the links in the list with id `id`.
+        func hrefs(in id: String) -> [String] {
             guard let start = body.range(of: "id=\"\(id)\""), let end = body[start.upperBound...].range(of: "</ul>") else {
-                return ""
+                return []
             }
-            let list = body[start.upperBound..<end.lowerBound]
-            return list.components(separatedBy: "</a>").compactMap { part in
-                part.range(of: ">", options: .backwards).map { DemoBrowser.unescape(String(part[$0.upperBound...])) }
-            }.filter { !$0.isEmpty }.joined(separator: ", ")
+            return body[start.upperBound..<end.lowerBound].components(separatedBy: "href=\"").dropFirst().compactMap { part in
+                part.firstIndex(of: "\"").map { DemoBrowser.unescape(String(part[..<$0])) }
+            }
+        }
+
+        /// Each table's caption and how many rows its body has.
+        var tables: [(caption: String, rows: Int)] {
+            body.components(separatedBy: "<table").dropFirst().map { table in
+                let caption = table.range(of: "<caption").flatMap { start in
+                    table[start.upperBound...].range(of: ">").flatMap { open in
+                        table[open.upperBound...].range(of: "</caption>").map {
+                            DemoBrowser.unescape(String(table[open.upperBound..<$0.lowerBound]))
+                        }
+                    }
+                }
+                let rows = table.components(separatedBy: "</table>")[0].components(separatedBy: "<tr").count - 2
+                return (caption ?? "table", max(0, rows))
+            }
         }
 
         func between(_ open: String, _ close: String) -> String? {
