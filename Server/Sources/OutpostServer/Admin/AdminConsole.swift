@@ -24,6 +24,8 @@ struct AdminConsole: Sendable {
     let pages: OAuthRoutes
     let storage: any Storage
     let maxBodyBytes: Int
+    /// The record routes' storage, rules, hooks, cursors and bounds, which the records screens share.
+    let records: RecordRoutes
 
     var audit: AuditLog { auth.audit }
 
@@ -48,11 +50,12 @@ struct AdminConsole: Sendable {
     }
 
     /// The sections the navigation shows: those whose pages this server has.
-    static let sections: [Section] = [.overview]
+    static let sections: [Section] = [.overview, .records]
 
     func add(to router: Router<OutpostRequestContext>) {
         addSignIn(to: router)
         addOverview(to: router)
+        addRecords(to: router)
     }
 
     // MARK: The gate
