@@ -29,22 +29,18 @@ class RecordsScreens(console.ConsoleTestCase):
         server.cli("rules", "set", "memos", "read", "record.owner == caller.user || record.shared == true")
 
     @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        try:
-            token = requests.post(cls.base + "/oauth/token", data={
-                "grant_type": "password", "username": cls.USER, "password": PASSWORD, "client_id": cls.client_id,
-                "scope": "records:read records:write"}, timeout=15).json()["access_token"]
-            cls.ids = {}
-            for name, body in [("edit", {"title": "to edit"}), ("delete", {"title": "to delete"}), ("list", {"title": "to list"}),
-                               ("hostile", HOSTILE)]:
-                reply = requests.post(cls.base + "/records/memos", json=body, timeout=15,
-                                      headers={"Authorization": f"Bearer {token}"})
-                reply.raise_for_status()
-                cls.ids[name] = reply.json()["id"]
-        except BaseException:
-            cls.tearDownClass()
-            raise
+    def start(cls):
+        super().start()
+        token = requests.post(cls.base + "/oauth/token", data={
+            "grant_type": "password", "username": cls.USER, "password": PASSWORD, "client_id": cls.client_id,
+            "scope": "records:read records:write"}, timeout=15).json()["access_token"]
+        cls.ids = {}
+        for name, body in [("edit", {"title": "to edit"}), ("delete", {"title": "to delete"}), ("list", {"title": "to list"}),
+                           ("hostile", HOSTILE)]:
+            reply = requests.post(cls.base + "/records/memos", json=body, timeout=15,
+                                  headers={"Authorization": f"Bearer {token}"})
+            reply.raise_for_status()
+            cls.ids[name] = reply.json()["id"]
 
     def test_types_page_and_rule_change_by_keyboard_only(self):
         self.sign_in(self.ADMIN, then="/admin/records")
