@@ -39,6 +39,8 @@ echo "== admin console: sign-in, gate and overview (headless Chromium, axe-core)
 "$python" Server/Tests/Interop/admin/overview_test.py || status=1
 echo "== admin console: operations pages (headless Chromium, axe-core, requests)"
 "$python" Server/Tests/Interop/admin/operations_test.py || status=1
+echo "== admin console: record types, rules and records (headless Chromium, axe-core)"
+"$python" Server/Tests/Interop/admin/records_test.py || status=1
 echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
 "$python" Server/Tests/Interop/auth/authlib_test.py || status=1
 echo "== files and live changes interop (curl, requests, Chromium EventSource)"

@@ -112,12 +112,13 @@ public final class OutpostServer: Sendable {
         let cursors = CursorCodec(secret: try await storage.secret(named: "cursor_key"))
         // Before the records' routes: `/records/{type}/changes` is not a record id.
         ChangeRoutes(feed: feed, auth: auth, access: access).add(to: router)
-        RecordRoutes(
+        let records = RecordRoutes(
             storage: storage, auth: auth, access: access, cursors: cursors, maxBodyBytes: configuration.maxBodyBytes,
             maxJSONDepth: configuration.maxJSONDepth, maxJSONKeys: configuration.maxJSONKeys, actions: actions,
             unindexedListLimit: configuration.unindexedListLimit, maxPageBytes: configuration.maxPageBytes,
             listScans: listScans
-        ).add(to: router)
+        )
+        records.add(to: router)
         UserRoutes(auth: auth, configuration: configuration).add(to: router)
         let openID = OpenIDProvider(auth: auth, configuration: configuration.openID)
         let federation = IDTokenExchange(auth: auth, configuration: configuration.federation)
@@ -141,8 +142,8 @@ public final class OutpostServer: Sendable {
             .add(to: router)
         IdentityRoutes(auth: auth, federation: federation, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         AdminConsole(
-            auth: auth, pages: oauth, storage: storage, maxBodyBytes: configuration.maxBodyBytes, recentErrors: recentErrors,
-            signingKeyGracePeriod: configuration.openID.signingKeyGracePeriod
+            auth: auth, pages: oauth, storage: storage, maxBodyBytes: configuration.maxBodyBytes, records: records,
+            recentErrors: recentErrors, signingKeyGracePeriod: configuration.openID.signingKeyGracePeriod
         ).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let fileStorage: any FileStorage

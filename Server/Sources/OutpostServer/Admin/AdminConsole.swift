@@ -24,6 +24,8 @@ struct AdminConsole: Sendable {
     let pages: OAuthRoutes
     let storage: any Storage
     let maxBodyBytes: Int
+    /// The record routes' storage, rules, hooks, cursors and bounds, which the records screens share.
+    let records: RecordRoutes
     /// This instance's last failed requests (the recent errors page).
     var recentErrors = RecentErrors()
     /// How long a replaced signing key stays published (``OpenIDConfiguration/signingKeyGracePeriod``).
@@ -52,13 +54,14 @@ struct AdminConsole: Sendable {
     }
 
     /// The sections the navigation shows: those whose pages this server has.
-    static let sections: [Section] = [.overview, .clients, .keys, .changes, .errors, .audit]
+    static let sections: [Section] = [.overview, .clients, .keys, .records, .changes, .errors, .audit]
 
     func add(to router: Router<OutpostRequestContext>) {
         addSignIn(to: router)
         addOverview(to: router)
         addClients(to: router)
         addKeys(to: router)
+        addRecords(to: router)
         addChanges(to: router)
         addErrors(to: router)
         addAudit(to: router)

@@ -91,6 +91,10 @@ public enum AuditAction {
     /// whether its tokens were revoked with it.
     public static let clientSecretRotated = "client.secret_rotated"
     public static let ruleChanged = "rule.changed"
+    /// A record's fields replaced by an admin in the console; the subject is `type/id`.
+    public static let recordUpdated = "record.updated"
+    /// A record deleted by an admin in the console; the subject is `type/id`.
+    public static let recordDeleted = "record.deleted"
     public static let providerAdded = "provider.added"
     public static let providerRemoved = "provider.removed"
     public static let signingKeyRotated = "signing_key.rotated"

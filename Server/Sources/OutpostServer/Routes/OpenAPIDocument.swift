@@ -224,6 +224,7 @@ enum OpenAPIDocument {
             },
             \#(AdminConsole.openAPIPaths)
             \#(AdminConsole.operationsOpenAPIPaths)
+            \#(AdminConsole.recordsOpenAPIPaths)
             "/oauth/logout": {
               "get": {"operationId": "logOut", "summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}, "400": {"$ref": "#/components/responses/Error"}}}
             },

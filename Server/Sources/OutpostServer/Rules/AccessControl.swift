@@ -20,7 +20,13 @@ final class AccessControl: Sendable {
         var loadedAt: ContinuousClock.Instant
     }
 
-    private let rules = Mutex<Cached<AccessRules>?>(nil)
+    private struct KeptRules: Sendable {
+        var cached: Cached<AccessRules>?
+        /// Grows with every ``forgetRules()``: a read that began before one does not keep its copy.
+        var generation = 0
+    }
+
+    private let rules = Mutex(KeptRules())
     private let roles = Mutex<[String: Cached<[String]>]>([:])
     /// Users whose roles are kept at once; past it the copies are dropped and read again.
     static let maxCachedUsers = 10_000
@@ -34,7 +40,8 @@ final class AccessControl: Sendable {
     /// The rules in force, read from storage when the kept copy is older than ``maxAge``.
     func current() async throws -> AccessRules {
         let now = clock.now
-        if let cached = rules.withLock({ $0 }), now - cached.loadedAt < maxAge { return cached.value }
+        let (kept, generation) = rules.withLock { ($0.cached, $0.generation) }
+        if let kept, now - kept.loadedAt < maxAge { return kept.value }
         var invalid: [(rule: StoredRule, error: any Error)] = []
         let loaded = AccessRules(try await storage.rules(), invalid: &invalid)
         for (rule, error) in invalid {
@@ -42,8 +49,20 @@ final class AccessControl: Sendable {
                 "stored access rule does not parse; it denies until it is fixed",
                 metadata: ["rule": "\(rule.type).\(rule.operation)", "error": "\(error)"])
         }
-        rules.withLock { $0 = Cached(value: loaded, loadedAt: now) }
+        rules.withLock { state in
+            if state.generation == generation { state.cached = Cached(value: loaded, loadedAt: now) }
+        }
         return loaded
+    }
+
+    /// Drops the kept copy of the rules, so the next decision of this instance reads them from
+    /// storage: after a change made here (the admin console), not a second later. Other instances
+    /// see it within ``maxAge``.
+    func forgetRules() {
+        rules.withLock { state in
+            state.cached = nil
+            state.generation += 1
+        }
     }
 
     /// The caller as rules read it, with the signed-in user's roles.
