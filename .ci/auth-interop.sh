@@ -2,7 +2,7 @@
 # The interop suites against a real `outpost serve`: the sign-in pages in headless Chromium
 # (selenium), OAuth 2.0 / OpenID Connect conformance with Authlib, and files and live changes with
 # curl, Python requests and Chromium's EventSource, and the Prometheus metrics with prometheus_client's
-# parser. Screenshots of every page go
+# parser, and the admin console's pages with axe-core's WCAG 2.2 A/AA rules. Screenshots of every page go
 # to $OUTPOST_SCREENSHOTS (default .build-screenshots/).
 # Usage: .ci/auth-interop.sh            (OUTPOST_BINARY overrides Server/.build/debug/outpost)
 set -euo pipefail
@@ -35,6 +35,8 @@ echo "== auth interop: password reset and e-mail verification pages (headless Ch
 "$python" Server/Tests/Interop/auth/mail_browser_test.py || status=1
 echo "== auth interop: web sign-in through django-oauth-toolkit (headless Chromium)"
 "$python" Server/Tests/Interop/auth/upstream_browser_test.py || status=1
+echo "== admin console: sign-in, gate and overview (headless Chromium, axe-core)"
+"$python" Server/Tests/Interop/admin/overview_test.py || status=1
 echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
 "$python" Server/Tests/Interop/auth/authlib_test.py || status=1
 echo "== files and live changes interop (curl, requests, Chromium EventSource)"

@@ -137,6 +137,7 @@ public final class OutpostServer: Sendable {
         MailRoutes(mail: mailService, storage: mailStorage, pages: oauth, maxBodyBytes: configuration.maxBodyBytes)
             .add(to: router)
         IdentityRoutes(auth: auth, federation: federation, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
+        AdminConsole(auth: auth, pages: oauth, storage: storage, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         OpenIDRoutes(provider: openID, maxBodyBytes: configuration.maxBodyBytes).add(to: router)
         let fileStorage: any FileStorage
         if let files {
