@@ -37,6 +37,8 @@ echo "== auth interop: web sign-in through django-oauth-toolkit (headless Chromi
 "$python" Server/Tests/Interop/auth/upstream_browser_test.py || status=1
 echo "== admin console: sign-in, gate and overview (headless Chromium, axe-core)"
 "$python" Server/Tests/Interop/admin/overview_test.py || status=1
+echo "== admin console: users (headless Chromium, axe-core)"
+"$python" Server/Tests/Interop/admin/users_test.py || status=1
 echo "== auth interop: OAuth 2.0 / OIDC conformance (Authlib)"
 "$python" Server/Tests/Interop/auth/authlib_test.py || status=1
 echo "== files and live changes interop (curl, requests, Chromium EventSource)"

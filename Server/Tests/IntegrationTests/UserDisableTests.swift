@@ -98,12 +98,15 @@ struct UserDisableTests {
 
             let ada = try await Self.userID(fixture, "ada")
             let carol = try await Self.userID(fixture, "carol")
-            try await Self.withAdmin(fixture) { storage, admin in
-                #expect(try await admin.disableUser(id: ada, now: Self.now()))
-                #expect(try await admin.disableUser(id: carol, now: Self.now()))
-                #expect(try await storage.user(id: ada)?.isDisabled == true)
-                #expect(try await admin.disableUser(id: "u_nobody", now: Self.now()) == false)
+            let disabled = try await Self.withAdmin(fixture) { storage, admin in
+                [
+                    try await admin.disableUser(id: ada, now: Self.now()),
+                    try await admin.disableUser(id: carol, now: Self.now()),
+                    try await storage.user(id: ada)?.isDisabled == true,
+                    try await admin.disableUser(id: "u_nobody", now: Self.now()),
+                ]
             }
+            #expect(disabled == [true, true, true, false])
 
             // The access token at once, the refresh token, the approved device code.
             let me = try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access)")
@@ -158,10 +161,10 @@ struct UserDisableTests {
                 })
 
             // Enabled again: every way in works; what was revoked stays revoked.
-            try await Self.withAdmin(fixture) { _, admin in
-                #expect(try await admin.enableUser(id: ada))
-                #expect(try await admin.enableUser(id: carol))
+            let enabled = try await Self.withAdmin(fixture) { _, admin in
+                [try await admin.enableUser(id: ada), try await admin.enableUser(id: carol)]
             }
+            #expect(enabled == [true, true])
             #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access)").status == 401)
             #expect(try await Self.passwordGrant(fixture, "ada").status == 200)
             #expect(try await Self.pageSignIn(fixture, "ada").status == 303)
@@ -180,11 +183,14 @@ struct UserDisableTests {
             #expect(try await fixture.browser.get(Self.authorizeURL(fixture)).body.contains("Signed in as <strong>ada</strong>"))
 
             let adaID = try await Self.userID(fixture, "ada")
-            try await Self.withAdmin(fixture) { storage, admin in
-                #expect(try await admin.signOutEverywhere(userID: adaID))
-                #expect(try await admin.signOutEverywhere(userID: "u_nobody") == false)
-                #expect(try await storage.user(id: adaID)?.isDisabled == false)
+            let signedOut = try await Self.withAdmin(fixture) { storage, admin in
+                [
+                    try await admin.signOutEverywhere(userID: adaID),
+                    try await admin.signOutEverywhere(userID: "u_nobody"),
+                    try await storage.user(id: adaID)?.isDisabled == true,
+                ]
             }
+            #expect(signedOut == [true, false, false])
             #expect(try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(access)").status == 401)
             let refreshed = try await fixture.token([
                 "grant_type": "refresh_token", "refresh_token": refresh, "client_id": fixture.publicClient.id,

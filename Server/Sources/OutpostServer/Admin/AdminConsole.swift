@@ -48,11 +48,12 @@ struct AdminConsole: Sendable {
     }
 
     /// The sections the navigation shows: those whose pages this server has.
-    static let sections: [Section] = [.overview]
+    static let sections: [Section] = [.overview, .users]
 
     func add(to router: Router<OutpostRequestContext>) {
         addSignIn(to: router)
         addOverview(to: router)
+        addUsers(to: router)
     }
 
     // MARK: The gate

@@ -93,7 +93,7 @@ extension PostgresStorage: MailStorage {
     }
 
     public func resetPassword(tokenHash: String, passwordHash: String, now: Int64) async throws -> String? {
-        try await withTransaction { connection in
+        try await withTransaction { connection -> String? in
             guard let userID = try await Self.spend(tokenHash, .reset, now: now, on: connection) else { return nil }
             try await Self.execute("UPDATE users SET password_hash = \(passwordHash) WHERE id = \(userID)", on: connection)
             try await Self.signOut(userID, on: connection)
