@@ -298,6 +298,7 @@ struct AuthService: Sendable {
         }
         guard let previous else {
             for token in tokens { try await storage.saveToken(token) }
+            try await revokeIfDisabledMeanwhile(userID, family: family)
             return .object(reply)
         }
         let grace = Self.milliseconds(configuration.refreshReuseGrace)
@@ -311,7 +312,16 @@ struct AuthService: Sendable {
         guard try await storage.rotateToken(hash: Secrets.hash(previous), replacements: tokens, successor: successor) else {
             throw RotationLost()
         }
+        try await revokeIfDisabledMeanwhile(userID, family: family)
         return .object(reply)
+    }
+
+    /// A disable that committed while new tokens were being saved may have signed the user out
+    /// before they were written: read the user again, and revoke what was just issued if so.
+    private func revokeIfDisabledMeanwhile(_ userID: String?, family: String) async throws {
+        guard let userID, try await storage.user(id: userID)?.isDisabled == true else { return }
+        try await storage.revokeFamily(family)
+        throw AuthFailure.accountDisabled
     }
 
     /// A rotation found its refresh token no longer active: a concurrent exchange rotated it first.
