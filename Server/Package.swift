@@ -94,6 +94,8 @@ let package = Package(
                 client("OutpostExpressions"), "OutpostServer",
                 client("OutpostSync"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The demo's console visit reads each redirect itself (to keep the session cookie).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

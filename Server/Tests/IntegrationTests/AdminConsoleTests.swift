@@ -68,10 +68,7 @@ struct AdminConsoleTests {
     func wrongPassword() async throws {
         try await withAdminConsole { fixture in
             let browser = TestBrowser()
-            var fields = try await browser.get(fixture.base + "/admin/sign-in").hiddenFields
-            fields["username"] = AdminConsoleFixture.admin
-            fields["password"] = "not the password"
-            let refused = try await browser.postForm(fixture.base + "/admin/sign-in", fields)
+            let refused = try await fixture.signIn(browser, AdminConsoleFixture.admin, password: "not the password")
             #expect(refused.status == 401)
             #expect(refused.body.contains("The username or password is wrong."))
             #expect(browser.cookie("outpost_session") == nil)
@@ -93,10 +90,7 @@ struct AdminConsoleTests {
         try await withAdminConsole { fixture in
             let browser = TestBrowser()
             let query = "return_to=" + (target.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-            var fields = try await browser.get(fixture.base + "/admin/sign-in?" + query).hiddenFields
-            fields["username"] = AdminConsoleFixture.admin
-            fields["password"] = AuthFixture.password
-            let signedIn = try await browser.postForm(fixture.base + "/admin/sign-in", fields)
+            let signedIn = try await fixture.signIn(browser, AdminConsoleFixture.admin, query: query)
             #expect(signedIn.status == 303)
             #expect(signedIn.header("Location") == "/admin", "\(target) → \(signedIn.header("Location") ?? "-")")
             try await browser.shutdown()
@@ -126,6 +120,10 @@ struct AdminConsoleTests {
                 fixture.base + "/admin/sign-out", ["form": "admin.sign-out", "form_token": token],
                 headers: ["Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"])
             #expect(fromElsewhere.status == 403)
+            let anonymous = try await victim.postForm(
+                fixture.base + "/admin/sign-out", ["form": "admin.sign-out", "form_token": token],
+                headers: ["Origin": fixture.base, "Sec-Fetch-Site": "same-origin"])
+            #expect(anonymous.status == 400, "a token of another browser")
             let noToken = try await admin.postForm(fixture.base + "/admin/sign-out", ["form": "admin.sign-out"])
             #expect(noToken.status == 400)
             #expect(try await admin.get(fixture.base + "/admin").status == 200, "still signed in")

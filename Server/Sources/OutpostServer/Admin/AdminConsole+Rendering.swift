@@ -138,11 +138,13 @@ extension AdminConsole {
             status: status)
     }
 
-    /// 303 to the console's sign-in, coming back to this page afterwards.
+    /// 303 to the console's sign-in, coming back to this page afterwards (after a form post, whose
+    /// address is no page, to the overview).
     func signInRedirect(_ request: Request) -> Response {
         var target = request.uri.path
         if let query = request.uri.query, !query.isEmpty { target += "?" + query }
-        let returnTo = Self.safeReturn(target) ?? Self.root
+        let page = request.method == .get || request.method == .head
+        let returnTo = page ? Self.safeReturn(target) ?? Self.root : Self.root
         let location = Self.signInPath + "?" + URLEncodedForm.encode([("return_to", returnTo)])
         return Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
     }

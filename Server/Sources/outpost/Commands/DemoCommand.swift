@@ -3,11 +3,19 @@ import Foundation
 import Logging
 import Outpost
 import OutpostServer
+import Synchronization
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Start the server on a free loopback port with a temporary database, tour the SDK, and stop.")
+        abstract: "Start the server on a free loopback port with a temporary database, tour the SDK, and stop.",
+        discussion: """
+            With --keep-serving the server stays up after the tour, with everything the tour wrote, until Ctrl-C:
+            open the console address it prints and sign in as operator with the password it prints.
+            """)
+
+    @Flag(name: .customLong("keep-serving"), help: "After the tour, keep the server running for a browser until Ctrl-C.")
+    var keepServing = false
 
     /// Anonymous writes, which the tour makes, and records with an owner changed by that owner only;
     /// a diary whose entries only their owner reads, and a guestbook anyone signs (``RulesTour``).
@@ -67,6 +75,12 @@ struct DemoCommand: AsyncParsableCommand {
             try await AccountDeletionTour.run(baseURL: running.baseURL, log: log)
             try await FederationTour.run(baseURL: running.baseURL, databasePath: databasePath, folder: folder, log: log)
             try await MailTour.run(folder: folder, log: log)
+            let operatorPassword = try await ConsoleTour.run(baseURL: running.baseURL, databasePath: databasePath, log: log)
+            if keepServing {
+                log.section("Serving until Ctrl-C")
+                log.step("Console: \(running.baseURL.absoluteString)/admin — sign in as operator, password \(operatorPassword)")
+                await Self.interrupted()
+            }
         } catch {
             try? await client.shutdown()
             await running.stop()
@@ -76,5 +90,25 @@ struct DemoCommand: AsyncParsableCommand {
         await running.stop()
         log.section("Done")
         log.step("Server stopped; temporary database removed.")
+    }
+
+    /// Returns at the first SIGINT (Ctrl-C), which it handles instead of the default ending.
+    static func interrupted() async {
+        fflush(nil)  // every stream: the address shows even when the output is a pipe or a file
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT)
+        let resumed = Mutex(false)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            source.setEventHandler {
+                if resumed.withLock({
+                    let first = !$0; $0 = true; return first
+                }) {
+                    continuation.resume()
+                }
+            }
+            source.resume()
+        }
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
     }
 }

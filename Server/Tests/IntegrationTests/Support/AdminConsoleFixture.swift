@@ -14,14 +14,22 @@ struct AdminConsoleFixture {
     /// A browser signed in to the console as `username` (its session cookie in the jar).
     func signedIn(_ username: String = Self.admin) async throws -> TestBrowser {
         let browser = TestBrowser()
-        let form = try await browser.get(base + "/admin/sign-in")
+        let signedIn = try await signIn(browser, username)
+        #expect(signedIn.status == 303, "\(signedIn.body)")
+        return browser
+    }
+
+    /// The console's sign-in form, read at `/admin/sign-in?query` and posted by `browser` with
+    /// `username` and `password`.
+    func signIn(
+        _ browser: TestBrowser, _ username: String, password: String = AuthFixture.password, query: String = ""
+    ) async throws -> TestBrowser.Page {
+        let form = try await browser.get(base + "/admin/sign-in" + (query.isEmpty ? "" : "?" + query))
         #expect(form.status == 200, "\(form.body)")
         var fields = form.hiddenFields
         fields["username"] = username
-        fields["password"] = AuthFixture.password
-        let signedIn = try await browser.postForm(base + "/admin/sign-in", fields)
-        #expect(signedIn.status == 303, "\(signedIn.body)")
-        return browser
+        fields["password"] = password
+        return try await browser.postForm(base + "/admin/sign-in", fields)
     }
 
     /// Posts the form whose hidden `form` field is `name` on the page at `pagePath`, with `fields`

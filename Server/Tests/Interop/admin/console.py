@@ -16,7 +16,6 @@ sys.dont_write_bytecode = True
 AUTH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "auth")
 sys.path.insert(0, AUTH)
 
-from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -24,7 +23,7 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import browser_test  # noqa: E402
 import harness  # noqa: E402
-from browser_test import SCREENSHOTS, WIDTHS, new_driver  # noqa: E402
+from browser_test import SCREENSHOTS, WIDTHS  # noqa: E402
 from harness import PASSWORD  # noqa: E402
 
 WAIT = 15.0
@@ -43,7 +42,7 @@ def axe_source():
         return handle.read()
 
 
-class ConsoleTestCase(harness.TestCase):
+class ConsoleTestCase(browser_test.BrowserSuite):
     """A server with `ADMIN` (role admin) and `USER` (no role), and one Chromium for the class."""
 
     ADMIN = "console-admin"
@@ -60,35 +59,17 @@ class ConsoleTestCase(harness.TestCase):
         return []
 
     @classmethod
-    def setUpClass(cls):
-        os.makedirs(SCREENSHOTS, exist_ok=True)
-        cls.driver, cls.server = None, None
-        try:
-            cls.server = harness.OutpostServer()
-            cls.server.add_user(cls.ADMIN)
-            cls.server.cli("users", "role", "add", cls.ADMIN, "admin")
-            cls.server.add_user(cls.USER)
-            cls.prepare(cls.server)
-            cls.server.start(cls.serve_arguments())
-            cls.base = cls.server.url
-            if ConsoleTestCase.AXE is None:
-                ConsoleTestCase.AXE = axe_source()
-            cls.driver = new_driver()
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
-        browser_test.write_index()
-        if cls.server:
-            cls.server.stop()
-
-    def setUp(self):
-        self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
-        self.driver.get("about:blank")
+    def start(cls):
+        cls.server = cls.keep(harness.OutpostServer())
+        cls.server.add_user(cls.ADMIN)
+        cls.server.cli("users", "role", "add", cls.ADMIN, "admin")
+        cls.server.add_user(cls.USER)
+        cls.prepare(cls.server)
+        cls.server.start(cls.serve_arguments())
+        cls.base = cls.server.url
+        if ConsoleTestCase.AXE is None:
+            ConsoleTestCase.AXE = axe_source()
+        cls.start_browser()
 
     # Moving around.
 
@@ -106,15 +87,6 @@ class ConsoleTestCase(harness.TestCase):
         marker = secrets.token_hex(8)
         self.driver.execute_script("window.outpostTestMarker = arguments[0]", marker)
         return marker
-
-    def wait_for_new_document(self, marker):
-        def loaded(driver):
-            try:
-                return driver.execute_script(
-                    "return window.outpostTestMarker !== arguments[0] && document.readyState === 'complete'", marker)
-            except WebDriverException:  # between two documents
-                return False
-        WebDriverWait(self.driver, WAIT).until(loaded, "the page did not navigate")
 
     def click(self, element_id):
         """Clicks the element and waits for the page it leads to."""

@@ -31,26 +31,15 @@ from harness import DEVICE_GRANT, PASSWORD, FormBrowser, describe, parse_page, r
 REDIRECT = "http://127.0.0.1/callback"
 
 
-class OutpostCase(harness.TestCase):
+class OutpostCase(harness.Suite):
     """One server per test class, with the users and clients the tests need."""
 
-    server = None
-
     @classmethod
-    def setUpClass(cls):
-        cls.server = harness.OutpostServer()
-        try:
-            cls.prepare(cls.server)
-            cls.server.start()
-            cls.base = cls.server.url
-        except BaseException:
-            cls.server.stop()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.server:
-            cls.server.stop()
+    def start(cls):
+        cls.server = cls.keep(harness.OutpostServer())
+        cls.prepare(cls.server)
+        cls.server.start()
+        cls.base = cls.server.url
 
     @classmethod
     def prepare(cls, server):

@@ -64,44 +64,49 @@ def write_index():
                     f"<body style='font:16px system-ui;margin:1rem'><h1>Outpost sign-in pages</h1>{rows}</body></html>")
 
 
-class SignInPages(harness.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        os.makedirs(SCREENSHOTS, exist_ok=True)
-        for old in glob.glob(os.path.join(SCREENSHOTS, "*.png")) + glob.glob(os.path.join(SCREENSHOTS, "index.html")):
-            os.remove(old)
-        cls.sites, cls.driver, cls.server = [], None, None
-        cls.server = harness.OutpostServer()
-        try:
-            for name in ("ada", "bob", "cleo", "dan", "eve", "fay", "victim", "mallory"):
-                cls.server.add_user(name)
-            cls.client_id, _ = cls.server.add_client(
-                CLIENT_NAME, redirect_uris=["http://127.0.0.1/callback"],
-                grants=["authorization_code", "refresh_token", "device_code"])
-            cls.server.start()
-            cls.base = cls.server.url
-            cls.app = LoopbackSite()  # the app's loopback redirect URI (RFC 8252: any port matches)
-            cls.attacker = LoopbackSite()  # another origin: 127.0.0.1 on another port
-            cls.sites = [cls.app, cls.attacker]
-            cls.redirect_uri = cls.app.origin + "/callback"
-            cls.driver = new_driver()
-        except BaseException:
-            cls.tearDownClass()
-            raise
+class BrowserSuite(harness.Suite):
+    """A suite with one headless Chromium, its cookies cleared before each test; the screenshots'
+    index is written again when the suite stops."""
 
     @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
-        write_index()
-        for site in cls.sites:
-            site.close()
-        if cls.server:
-            cls.server.stop()
+    def start_browser(cls):
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        cls.keep(None, write_index)
+        cls.driver = cls.keep(new_driver())
 
     def setUp(self):
         self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
         self.driver.get("about:blank")
+
+    def wait_for_new_document(self, marker):
+        """Waits until the window holds a new, fully loaded document (the marked one is gone)."""
+        def loaded(driver):
+            try:
+                return driver.execute_script(
+                    "return window.outpostTestMarker !== arguments[0] && document.readyState === 'complete'", marker)
+            except WebDriverException:  # between two documents
+                return False
+        WebDriverWait(self.driver, WAIT).until(loaded, "the page did not navigate after the click")
+
+
+class SignInPages(BrowserSuite):
+    @classmethod
+    def start(cls):
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        for old in glob.glob(os.path.join(SCREENSHOTS, "*.png")) + glob.glob(os.path.join(SCREENSHOTS, "index.html")):
+            os.remove(old)
+        cls.server = cls.keep(harness.OutpostServer())
+        for name in ("ada", "bob", "cleo", "dan", "eve", "fay", "victim", "mallory"):
+            cls.server.add_user(name)
+        cls.client_id, _ = cls.server.add_client(
+            CLIENT_NAME, redirect_uris=["http://127.0.0.1/callback"],
+            grants=["authorization_code", "refresh_token", "device_code"])
+        cls.server.start()
+        cls.base = cls.server.url
+        cls.app = cls.keep(LoopbackSite())  # the app's loopback redirect URI (RFC 8252: any port matches)
+        cls.attacker = cls.keep(LoopbackSite())  # another origin: 127.0.0.1 on another port
+        cls.redirect_uri = cls.app.origin + "/callback"
+        cls.start_browser()
 
     # Helpers.
 
@@ -154,16 +159,6 @@ class SignInPages(harness.TestCase):
         button.click()
         if expect_navigation:
             self.wait_for_new_document(marker)
-
-    def wait_for_new_document(self, marker):
-        """Waits until the window holds a new, fully loaded document (the marked one is gone)."""
-        def loaded(driver):
-            try:
-                return driver.execute_script(
-                    "return window.outpostTestMarker !== arguments[0] && document.readyState === 'complete'", marker)
-            except WebDriverException:  # between two documents
-                return False
-        WebDriverWait(self.driver, WAIT).until(loaded, "the page did not navigate after the click")
 
     def alerts(self):
         return [element.text.strip() for element in self.driver.find_elements(By.CSS_SELECTOR, "[role=alert]")

@@ -64,6 +64,45 @@ class TestCase(unittest.TestCase):
         return redact(super()._formatMessage(msg, standardMsg))
 
 
+class Suite(TestCase):
+    """A test class whose set-up starts what its tests share (servers, loopback sites, helper processes,
+    a browser), each through `keep`, and whose tear-down stops all of it, last started first, also
+    when the set-up failed half way."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._stops = []
+        try:
+            cls.start()
+        except BaseException:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def start(cls):
+        """Override: start what the tests share, each through `keep`."""
+
+    @classmethod
+    def keep(cls, thing, stop=None):
+        """Returns `thing`, stopped at the end by `stop` (by default its `stop`, `quit` or `close`)."""
+        if stop is None:
+            stop = getattr(thing, "stop", None) or getattr(thing, "quit", None) or getattr(thing, "close")
+        cls._stops.append(stop)
+        return thing
+
+    @classmethod
+    def tearDownClass(cls):
+        failure = None
+        stops, cls._stops = getattr(cls, "_stops", []), []
+        for stop in reversed(stops):
+            try:
+                stop()
+            except Exception as error:  # the others still stop; the first failure is reported
+                failure = failure or error
+        if failure:
+            raise failure
+
+
 class CLIError(AssertionError):
     pass
 

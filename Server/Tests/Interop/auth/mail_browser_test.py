@@ -28,7 +28,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 
 import harness  # noqa: E402
 import browser_test  # noqa: E402
-from browser_test import SCREENSHOTS, new_driver  # noqa: E402
+from browser_test import SCREENSHOTS  # noqa: E402
 from harness import PASSWORD, FormBrowser, LoopbackSite, describe, pkce_pair  # noqa: E402
 
 SINK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mail", "smtp_sink.py")
@@ -73,7 +73,7 @@ def link_in(message):
     return match.group(0)
 
 
-class MailPages(harness.TestCase):
+class MailPages(browser_test.BrowserSuite):
     """The sign-in suite's page helpers, on a server with mail."""
 
     shoot = browser_test.SignInPages.shoot
@@ -83,48 +83,26 @@ class MailPages(harness.TestCase):
     authorize_url = browser_test.SignInPages.authorize_url
 
     @classmethod
-    def setUpClass(cls):
+    def start(cls):
         os.makedirs(SCREENSHOTS, exist_ok=True)
         for old in glob.glob(os.path.join(SCREENSHOTS, "mail-*.png")):
             os.remove(old)
-        cls.sites, cls.driver, cls.server, cls.sink = [], None, None, None
-        try:
-            cls.sink = SMTPSink()
-            cls.server = harness.OutpostServer()
-            for name in ("ada", "bob"):
-                cls.server.cli("users", "add", name, "--email", f"{name}@example.com", "--email-verified",
-                               stdin=PASSWORD + "\n")
-            cls.server.add_user("cleo")
-            cls.client_id, _ = cls.server.add_client(
-                "Interop Mail App", redirect_uris=["http://127.0.0.1/callback"],
-                grants=["authorization_code", "refresh_token"])
-            cls.server.start(["--smtp", f"smtp://127.0.0.1:{cls.sink.port}",
-                              "--mail-from", "Outpost <no-reply@outpost.test>"])
-            cls.base = cls.server.url
-            cls.app = LoopbackSite()
-            cls.attacker = LoopbackSite()
-            cls.sites = [cls.app, cls.attacker]
-            cls.redirect_uri = cls.app.origin + "/callback"
-            cls.driver = new_driver()
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
-        browser_test.write_index()
-        for site in cls.sites:
-            site.close()
-        if cls.server:
-            cls.server.stop()
-        if cls.sink:
-            cls.sink.stop()
-
-    def setUp(self):
-        self.driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
-        self.driver.get("about:blank")
+        cls.sink = cls.keep(SMTPSink())
+        cls.server = cls.keep(harness.OutpostServer())
+        for name in ("ada", "bob"):
+            cls.server.cli("users", "add", name, "--email", f"{name}@example.com", "--email-verified",
+                           stdin=PASSWORD + "\n")
+        cls.server.add_user("cleo")
+        cls.client_id, _ = cls.server.add_client(
+            "Interop Mail App", redirect_uris=["http://127.0.0.1/callback"],
+            grants=["authorization_code", "refresh_token"])
+        cls.server.start(["--smtp", f"smtp://127.0.0.1:{cls.sink.port}",
+                          "--mail-from", "Outpost <no-reply@outpost.test>"])
+        cls.base = cls.server.url
+        cls.app = cls.keep(LoopbackSite())
+        cls.attacker = cls.keep(LoopbackSite())
+        cls.redirect_uri = cls.app.origin + "/callback"
+        cls.start_browser()
 
     def click(self, element_id):
         marker = secrets.token_hex(8)

@@ -25,7 +25,7 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 import harness  # noqa: E402
-from browser_test import SCREENSHOTS, WAIT, WIDTHS, SignInPages, new_driver, write_index  # noqa: E402
+from browser_test import SCREENSHOTS, WAIT, WIDTHS, SignInPages  # noqa: E402
 from harness import DEVICE_GRANT, LoopbackSite, pkce_pair, redact  # noqa: E402
 
 DRF = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drf"))
@@ -59,40 +59,21 @@ class DjangoProvider:
 
 class UpstreamSignIn(SignInPages):
     @classmethod
-    def setUpClass(cls):
-        os.makedirs(SCREENSHOTS, exist_ok=True)
-        cls.sites, cls.driver, cls.server, cls.dot = [], None, None, None
-        try:
-            cls.dot = DjangoProvider()
-            cls.server = harness.OutpostServer()
-            cls.client_id, _ = cls.server.add_client(
-                "Interop Upstream App", redirect_uris=["http://127.0.0.1/callback"],
-                grants=["authorization_code", "refresh_token", "device_code"])
-            secret = cls.dot.ready["clients"][DOT_CLIENT]["secret"]
-            cls.server.cli("providers", "add", "dot", "--issuer", cls.dot.ready["issuer"], "--client-id", DOT_CLIENT,
-                           "--client-secret", secret)
-            cls.server.start()
-            cls.base = cls.server.url
-            cls.app = LoopbackSite()
-            cls.attacker = LoopbackSite()
-            cls.sites = [cls.app, cls.attacker]
-            cls.redirect_uri = cls.app.origin + "/callback"
-            cls.driver = new_driver()
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
-        write_index()
-        for site in cls.sites:
-            site.close()
-        if cls.server:
-            cls.server.stop()
-        if cls.dot:
-            cls.dot.stop()
+    def start(cls):
+        cls.dot = cls.keep(DjangoProvider())
+        cls.server = cls.keep(harness.OutpostServer())
+        cls.client_id, _ = cls.server.add_client(
+            "Interop Upstream App", redirect_uris=["http://127.0.0.1/callback"],
+            grants=["authorization_code", "refresh_token", "device_code"])
+        secret = cls.dot.ready["clients"][DOT_CLIENT]["secret"]
+        cls.server.cli("providers", "add", "dot", "--issuer", cls.dot.ready["issuer"], "--client-id", DOT_CLIENT,
+                       "--client-secret", secret)
+        cls.server.start()
+        cls.base = cls.server.url
+        cls.app = cls.keep(LoopbackSite())
+        cls.attacker = cls.keep(LoopbackSite())
+        cls.redirect_uri = cls.app.origin + "/callback"
+        cls.start_browser()
 
     def click(self, selector):
         button = self.driver.find_element(By.CSS_SELECTOR, selector)

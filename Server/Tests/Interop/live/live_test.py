@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -79,32 +80,30 @@ class SSEReader:
         self.response.close()
 
 
-class FilesAndChanges(harness.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.driver, cls.server = None, None
-        cls.folder = tempfile.mkdtemp(prefix="outpost-live-interop-")
-        cls.server = harness.OutpostServer()
-        try:
-            cls.server.add_user("ada")
-            cls.server.add_user("bob")
-            cls.client_id, _ = cls.server.add_client(
-                "Live interop", grants=["password", "refresh_token"])
-            # Every stream ends after about a second, so readers must reconnect and resume.
-            cls.server.start(extra_args=["--changes-heartbeat", "1", "--changes-max-stream", "1"])
-            cls.base = cls.server.url
-            cls.ada = cls.token("ada")
-            cls.bob = cls.token("bob")
-        except BaseException:
-            cls.tearDownClass()
-            raise
+class FilesAndChanges(harness.Suite):
+    driver = None  # Chromium, started by the first test that needs it
 
     @classmethod
-    def tearDownClass(cls):
+    def start(cls):
+        cls.keep(None, cls.quit_driver)
+        cls.folder = tempfile.mkdtemp(prefix="outpost-live-interop-")
+        cls.keep(None, lambda: shutil.rmtree(cls.folder, ignore_errors=True))
+        cls.server = cls.keep(harness.OutpostServer())
+        cls.server.add_user("ada")
+        cls.server.add_user("bob")
+        cls.client_id, _ = cls.server.add_client(
+            "Live interop", grants=["password", "refresh_token"])
+        # Every stream ends after about a second, so readers must reconnect and resume.
+        cls.server.start(extra_args=["--changes-heartbeat", "1", "--changes-max-stream", "1"])
+        cls.base = cls.server.url
+        cls.ada = cls.token("ada")
+        cls.bob = cls.token("bob")
+
+    @classmethod
+    def quit_driver(cls):
         if cls.driver:
             cls.driver.quit()
-        if cls.server:
-            cls.server.stop()
+            cls.driver = None
 
     @classmethod
     def token(cls, username):
@@ -413,36 +412,27 @@ class FilesAndChanges(harness.TestCase):
         self.assertGreaterEqual(feed()["opens"], 4, "the browser did not reconnect")
 
 
-class SeparateFilesOrigin(harness.TestCase):
+class SeparateFilesOrigin(harness.Suite):
     """`outpost serve --files-url`: downloads leave the server's origin for the files origin."""
 
     token = FilesAndChanges.__dict__["token"]  # the password grant, on this class's server
+    driver = None
+    quit_driver = FilesAndChanges.__dict__["quit_driver"]
 
     @classmethod
-    def setUpClass(cls):
-        cls.driver, cls.server = None, None
-        cls.server = harness.OutpostServer()
-        try:
-            cls.server.add_user("ada")
-            cls.client_id, _ = cls.server.add_client("Files origin", grants=["password"])
-            # The files origin is `localhost` on the server's own port: another host name for the same
-            # server. The port is chosen first, so that the files URL can name it.
-            with socket.socket() as probe:
-                probe.bind(("127.0.0.1", 0))
-                port = probe.getsockname()[1]
-            cls.files_origin = f"http://localhost:{port}"
-            cls.server.start(extra_args=["--port", str(port), "--files-url", cls.files_origin])
-            cls.base = cls.server.url
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.driver:
-            cls.driver.quit()
-        if cls.server:
-            cls.server.stop()
+    def start(cls):
+        cls.keep(None, cls.quit_driver)
+        cls.server = cls.keep(harness.OutpostServer())
+        cls.server.add_user("ada")
+        cls.client_id, _ = cls.server.add_client("Files origin", grants=["password"])
+        # The files origin is `localhost` on the server's own port: another host name for the same
+        # server. The port is chosen first, so that the files URL can name it.
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        cls.files_origin = f"http://localhost:{port}"
+        cls.server.start(extra_args=["--port", str(port), "--files-url", cls.files_origin])
+        cls.base = cls.server.url
 
     def test_chromium_follows_the_redirect_to_a_signed_link_and_the_files_origin_serves_nothing_else(self):
         token = self.token("ada")

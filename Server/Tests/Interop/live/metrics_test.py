@@ -56,28 +56,16 @@ def label_values(samples, name, label):
     return {dict(key[1]).get(label) for key in samples if key[0] == name}
 
 
-class Metrics(harness.TestCase):
+class Metrics(harness.Suite):
     @classmethod
-    def setUpClass(cls):
-        cls.server, cls.http = None, None
-        cls.server = harness.OutpostServer()
-        try:
-            cls.server.add_user("ada")
-            cls.client_id, _ = cls.server.add_client("Metrics interop", grants=["password"])
-            cls.server.start(extra_args=["--metrics-port", "0"])
-            cls.base = cls.server.url
-            cls.metrics = cls.metrics_url()
-            cls.http = requests.Session()
-        except BaseException:
-            cls.tearDownClass()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        if cls.http:
-            cls.http.close()
-        if cls.server:
-            cls.server.stop()
+    def start(cls):
+        cls.server = cls.keep(harness.OutpostServer())
+        cls.server.add_user("ada")
+        cls.client_id, _ = cls.server.add_client("Metrics interop", grants=["password"])
+        cls.server.start(extra_args=["--metrics-port", "0"])
+        cls.base = cls.server.url
+        cls.metrics = cls.metrics_url()
+        cls.http = cls.keep(requests.Session())
 
     @classmethod
     def metrics_url(cls):

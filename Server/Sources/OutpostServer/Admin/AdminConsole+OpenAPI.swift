@@ -1,0 +1,15 @@
+/// The console's routes in the OpenAPI document (``OpenAPIDocument``), which describes every route the
+/// server has. They are pages for a browser with a session cookie: without one, a page answers 303
+/// to the console's sign-in; signed in without the `admin` role, 403. Every change is a form post
+/// with the hidden `form` (the form's name) and `form_token` (bound to the browser's form cookie).
+extension AdminConsole {
+    /// Members of the document's `paths` object, each followed by a comma.
+    static let openAPIPaths = #"""
+        "/admin": {"get": {"operationId": "getAdminOverview", "summary": "The console's overview: the server, and the console's sections (admin role)", "responses": {"200": {"description": "An HTML page", "content": {"text/html": {}}}, "303": {"description": "To the console's sign-in: no browser session"}, "403": {"description": "An HTML page: signed in without the admin role"}}}},
+        "/admin/sign-in": {
+          "get": {"operationId": "getAdminSignIn", "summary": "The console's sign-in page (or, signed in as an admin, on to return_to)", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}, "description": "A console path to go to afterwards"}], "responses": {"200": {"description": "An HTML form", "content": {"text/html": {}}}, "303": {"description": "Already signed in as an admin: to return_to"}, "400": {"$ref": "#/components/responses/Error"}}},
+          "post": {"operationId": "submitAdminSignIn", "summary": "Signs in with a password and starts the browser session; then to return_to (a console path)", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["form", "form_token", "username", "password"], "properties": {"form": {"type": "string"}, "form_token": {"type": "string", "minLength": 1}, "return_to": {"type": "string"}, "username": {"type": "string", "minLength": 1}, "password": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"303": {"description": "Signed in: to return_to"}, "400": {"description": "The form again: it expired or came from another browser"}, "401": {"description": "The form again: wrong username or password"}, "403": {"description": "Posted from another origin"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}}}
+        },
+        "/admin/sign-out": {"post": {"operationId": "submitAdminSignOut", "summary": "Ends the browser session; then to the console's sign-in", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["form", "form_token"], "properties": {"form": {"type": "string"}, "form_token": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"303": {"description": "Signed out: to the console's sign-in"}, "400": {"description": "An HTML page: the form expired or came from another browser"}, "403": {"description": "Posted from another origin"}}}},
+        """#
+}
