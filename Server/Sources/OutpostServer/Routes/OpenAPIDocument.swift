@@ -223,6 +223,7 @@ enum OpenAPIDocument {
               "post": {"operationId": "submitEmailVerification", "summary": "Confirms the address and spends the token", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["form_token", "token"], "properties": {"form_token": {"type": "string", "minLength": 1}, "form": {"type": "string"}, "token": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "An HTML page: the address is confirmed"}, "400": {"description": "An HTML page: the form expired, or the link does not work"}, "403": {"description": "Posted from another origin"}}}
             },
             \#(AdminConsole.openAPIPaths)
+            \#(AdminConsole.usersOpenAPIPaths)
             "/oauth/logout": {
               "get": {"operationId": "logOut", "summary": "Ends the browser session; then to return_to (a sign-in page path) or a registered redirect_uri of client_id when given", "parameters": [{"name": "return_to", "in": "query", "schema": {"type": "string"}}, {"name": "client_id", "in": "query", "schema": {"type": "string"}}, {"name": "redirect_uri", "in": "query", "schema": {"type": "string"}}], "responses": {"200": {"description": "An HTML page"}, "302": {"description": "To return_to or the client's redirect URI"}, "400": {"$ref": "#/components/responses/Error"}}}
             },
@@ -459,6 +460,7 @@ enum OpenAPIDocument {
               "NoStore": {"description": "no-store", "schema": {"type": "string"}}
             },
             "parameters": {
+              \#(AdminConsole.usersOpenAPIParameters)
               "IfMatch": {"name": "If-Match", "in": "header", "required": false, "description": "Strong ETags (comma-separated) or *: the write happens only if the record's current ETag is one of them, else 412 precondition_failed with details.current_etag", "schema": {"type": "string"}},
               "IfNoneMatch": {"name": "If-None-Match", "in": "header", "required": false, "description": "ETags (comma-separated, weak comparison) or *: 304 when the current ETag is one of them", "schema": {"type": "string"}},
               "IfModifiedSince": {"name": "If-Modified-Since", "in": "header", "required": false, "description": "An HTTP date: 304 when the record has not changed since (ignored with If-None-Match)", "schema": {"type": "string"}},
