@@ -37,6 +37,8 @@ echo "== auth interop: web sign-in through django-oauth-toolkit (headless Chromi
 "$python" Server/Tests/Interop/auth/upstream_browser_test.py || status=1
 echo "== admin console: sign-in, gate and overview (headless Chromium, axe-core)"
 "$python" Server/Tests/Interop/admin/overview_test.py || status=1
+echo "== admin console: users (headless Chromium, axe-core)"
+"$python" Server/Tests/Interop/admin/users_test.py || status=1
 echo "== admin console: operations pages (headless Chromium, axe-core, requests)"
 "$python" Server/Tests/Interop/admin/operations_test.py || status=1
 echo "== admin console: record types, rules and records (headless Chromium, axe-core)"

@@ -80,6 +80,8 @@ extension AdminConsole {
             return signInForm(
                 request, returnTo: returnTo, message: "Too many failed attempts. Wait \(wait) seconds, then try again.",
                 status: .tooManyRequests, retryAfter: wait)
+        } catch AuthFailure.accountDisabled {
+            return signInForm(request, returnTo: returnTo, message: OAuthRoutes.disabledAccountMessage, status: .forbidden)
         }
         let session = try await pages.startSession(userID: user.id)
         var response = Response(status: .seeOther, headers: [.location: returnTo, .cacheControl: "no-store"])

@@ -54,11 +54,12 @@ struct AdminConsole: Sendable {
     }
 
     /// The sections the navigation shows: those whose pages this server has.
-    static let sections: [Section] = [.overview, .clients, .keys, .records, .changes, .errors, .audit]
+    static let sections: [Section] = [.overview, .users, .clients, .keys, .records, .changes, .errors, .audit]
 
     func add(to router: Router<OutpostRequestContext>) {
         addSignIn(to: router)
         addOverview(to: router)
+        addUsers(to: router)
         addClients(to: router)
         addKeys(to: router)
         addRecords(to: router)

@@ -84,6 +84,8 @@ public enum AuditAction {
     public static let userQuotaChanged = "user.quota_changed"
     public static let userDisabled = "user.disabled"
     public static let userEnabled = "user.enabled"
+    /// Every token, browser session and pending code of a user ended, without disabling them.
+    public static let userSignedOut = "user.signed_out"
     public static let inviteIssued = "invite.issued"
     public static let clientAdded = "client.added"
     public static let clientRemoved = "client.removed"

@@ -166,10 +166,29 @@ struct AuthService: Sendable {
         }
         try await limiter.clear(pair)
         try await attempt.release("signin-address:\(address)")
+        // Said only to someone who knows the password: a wrong one got the usual answer above.
+        try await refuseIfDisabled(user, address: address, detail: detail)
         await audit.record(
             AuditEvent(
                 actor: user.id, action: AuditAction.signInSucceeded, subject: user.id, clientAddress: address, detail: detail))
         return user
+    }
+
+    /// Throws ``AuthFailure/accountDisabled`` (recording a failed sign-in) when the user is
+    /// disabled; a sign-in calls it once the person proved who they are.
+    func refuseIfDisabled(_ user: StoredUser, address: String, detail: [String: String]) async throws {
+        guard user.isDisabled else { return }
+        await audit.record(
+            AuditEvent(
+                actor: nil, action: AuditAction.signInFailed, subject: user.id, clientAddress: address,
+                detail: detail.merging(["reason": "account_disabled"]) { $1 }))
+        throw AuthFailure.accountDisabled
+    }
+
+    /// ``refuseIfDisabled(_:address:detail:)`` for the user `userID` (a provider's sign-in).
+    func refuseIfDisabled(userID: String, address: String, detail: [String: String]) async throws {
+        guard let user = try await storage.user(id: userID) else { return }
+        try await refuseIfDisabled(user, address: address, detail: detail)
     }
 
     /// Records one ``AuditAction/signInRateLimited`` event for `address` per ``AuthConfiguration/rateWindow``,
@@ -252,6 +271,9 @@ struct AuthService: Sendable {
         client: OAuthClient, userID: String?, scope: String, family: String? = nil, refresh: Bool = true,
         rotating previous: String? = nil
     ) async throws -> JSONValue {
+        // Every grant ends here: a code, a device code or a refresh token of a user disabled since
+        // it was issued gets nothing (their tokens were revoked when they were disabled).
+        if let userID, try await storage.user(id: userID)?.isDisabled == true { throw AuthFailure.accountDisabled }
         let now = Self.now()
         let family = family ?? Secrets.token(prefix: "fam_")
         let access = Secrets.token(prefix: "opa_")
@@ -276,6 +298,7 @@ struct AuthService: Sendable {
         }
         guard let previous else {
             for token in tokens { try await storage.saveToken(token) }
+            try await revokeIfDisabledMeanwhile(userID, family: family)
             return .object(reply)
         }
         let grace = Self.milliseconds(configuration.refreshReuseGrace)
@@ -289,7 +312,16 @@ struct AuthService: Sendable {
         guard try await storage.rotateToken(hash: Secrets.hash(previous), replacements: tokens, successor: successor) else {
             throw RotationLost()
         }
+        try await revokeIfDisabledMeanwhile(userID, family: family)
         return .object(reply)
+    }
+
+    /// A disable that committed while new tokens were being saved may have signed the user out
+    /// before they were written: read the user again, and revoke what was just issued if so.
+    private func revokeIfDisabledMeanwhile(_ userID: String?, family: String) async throws {
+        guard let userID, try await storage.user(id: userID)?.isDisabled == true else { return }
+        try await storage.revokeFamily(family)
+        throw AuthFailure.accountDisabled
     }
 
     /// A rotation found its refresh token no longer active: a concurrent exchange rotated it first.
@@ -486,6 +518,7 @@ struct AuthService: Sendable {
                 .unauthorized, code: "provider_rejected", message: "The \(provider) provider did not accept this sign-in")
         }
         let userID = try await providerUser(provider: provider, identity: identity)
+        try await refuseIfDisabled(userID: userID, address: address, detail: detail)
         await audit.record(
             AuditEvent(
                 actor: userID, action: AuditAction.signInSucceeded, subject: userID, clientAddress: address, detail: detail))
@@ -559,6 +592,25 @@ struct AuthenticatedCaller: Sendable {
 enum AuthFailure: Error {
     case badCredentials
     case rateLimited(retryAfter: Int)
+    /// The person proved who they are, but an administrator disabled the account.
+    case accountDisabled
+
+    /// What a person is told when their account is disabled.
+    static let disabledMessage = "This account is disabled; ask the server's operator to enable it"
+
+    /// The answer in Outpost's error envelope (`POST /auth/login`).
+    var serverError: ServerError {
+        switch self {
+        case .badCredentials:
+            ServerError(.unauthorized, code: "invalid_credentials", message: "The username or password is wrong")
+        case .rateLimited(let wait):
+            ServerError(
+                .tooManyRequests, code: "rate_limited", message: "Too many sign-in attempts; wait \(wait) s and try again",
+                headers: [.retryAfter: "\(wait)"])
+        case .accountDisabled:
+            ServerError(.forbidden, code: "account_disabled", message: Self.disabledMessage)
+        }
+    }
 }
 
 /// An RFC 6749 §5.2 error: `{"error": code, "error_description": text}`.

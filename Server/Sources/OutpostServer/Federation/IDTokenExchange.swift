@@ -50,6 +50,9 @@ struct IDTokenExchange: Sendable {
         // Redeemed before anyone is signed in: a code the provider refuses fails the exchange.
         let refreshToken = try await redeemAppCode(fields["authorization_code"], identity: identity, provider: provider)
         let userID = try await user(identity, provider: provider)
+        try await auth.refuseIfDisabled(
+            userID: userID, address: address,
+            detail: ["method": "token_exchange", "provider": provider.name, "client_id": client.id])
         if let refreshToken {
             try await UpstreamRefreshTokens.make(storage: auth.storage)?.keep(
                 refreshToken, userID: userID, provider: provider.name)

@@ -59,6 +59,8 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         switch error {
         case let error as ServerError:
             return error
+        case let failure as AuthFailure:
+            return failure.serverError
         case let error as RequestReadTimeout:
             return error.serverError
         case let error as HTTPParserError:

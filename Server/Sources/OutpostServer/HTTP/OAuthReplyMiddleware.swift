@@ -37,6 +37,8 @@ struct OAuthReplyMiddleware<Context: RequestContext>: RouterMiddleware {
                 return OAuthError(
                     code: "slow_down", description: "Too many sign-in attempts; wait \(wait) s and try again",
                     status: .tooManyRequests, headers: [.retryAfter: "\(wait)"])
+            case .accountDisabled:
+                return .invalidGrant(AuthFailure.disabledMessage)
             }
         case let error as ServerError:
             // A malformed form (too many or repeated parameters) is RFC 6749's invalid_request.

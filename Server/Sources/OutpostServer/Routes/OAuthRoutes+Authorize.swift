@@ -235,6 +235,8 @@ extension OAuthRoutes {
         } catch AuthFailure.rateLimited(let wait) {
             return .refused(
                 "Too many failed attempts. Wait \(wait) seconds, then try again.", .tooManyRequests, retryAfter: wait)
+        } catch AuthFailure.accountDisabled {
+            return .refused(Self.disabledAccountMessage, .forbidden, retryAfter: nil)
         }
     }
 
@@ -310,13 +312,18 @@ extension OAuthRoutes {
             ), status: .forbidden)
     }
 
+    /// The user of the browser's session; `nil` without one, and for a disabled user.
     func browserUser(_ request: Request) async throws -> StoredUser? {
         guard let value = Self.cookie(Self.sessionCookie, in: request) else { return nil }
         guard let userID = try await auth.storage.sessionUser(hash: Secrets.hash(value), now: AuthService.now()) else {
             return nil
         }
-        return try await auth.storage.user(id: userID)
+        guard let user = try await auth.storage.user(id: userID), !user.isDisabled else { return nil }
+        return user
     }
+
+    /// What the sign-in pages say to a person whose account is disabled (after a right password).
+    static let disabledAccountMessage = "This account is disabled. Ask the server's operator to enable it."
 
     /// Ends the browser session. Then: `return_to`, a path of this server's sign-in pages (the
     /// "not you?" link), or `client_id` with a registered `redirect_uri`, or a page.

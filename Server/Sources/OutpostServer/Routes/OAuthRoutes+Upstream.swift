@@ -45,6 +45,13 @@ extension OAuthRoutes {
         let cleared = webSignIn.clearedCookies
         do {
             let (userID, continuation) = try await webSignIn.finish(fields, bindings: bindings)
+            do {
+                try await auth.refuseIfDisabled(userID: userID, address: address, detail: ["method": "upstream_web"])
+            } catch AuthFailure.accountDisabled {
+                return Self.html(
+                    HTMLPage.page(title: "Sign-in stopped", body: HTMLPage.error(Self.disabledAccountMessage)),
+                    status: .forbidden, cookies: cleared)
+            }
             await auth.audit.record(
                 AuditEvent(
                     actor: userID, action: AuditAction.signInSucceeded, subject: userID, clientAddress: address,

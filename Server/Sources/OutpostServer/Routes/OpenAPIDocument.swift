@@ -149,7 +149,7 @@ enum OpenAPIDocument {
               "post": {
                 "operationId": "signInWithProvider", "summary": "Sign in through a custom authentication provider",
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["provider", "auth_data", "client_id"], "properties": {"provider": {"type": "string", "minLength": 1}, "auth_data": {"type": "object"}, "client_id": {"type": "string", "minLength": 1}}}}}},
-                "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"description": "invalid_client (an unknown client_id) or provider_rejected", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "404": {"description": "unknown_provider: the server has no provider of that name", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}}
+                "responses": {"200": {"$ref": "#/components/responses/Tokens"}, "400": {"$ref": "#/components/responses/Error"}, "401": {"description": "invalid_client (an unknown client_id) or provider_rejected", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "403": {"description": "account_disabled: an administrator disabled the user", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "404": {"description": "unknown_provider: the server has no provider of that name", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "429": {"$ref": "#/components/responses/Error"}}
               }
             },
             "/.well-known/oauth-authorization-server": {
@@ -172,7 +172,7 @@ enum OpenAPIDocument {
               "post": {
                 "operationId": "submitAuthorization", "summary": "The form's submission: credentials and the decision (same-origin posts with a form token bound to the browser only)",
                 "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["response_type", "client_id", "redirect_uri", "form_token"], "properties": {"response_type": {"type": "string", "enum": ["code", "token"]}, "client_id": {"type": "string", "minLength": 1}, "redirect_uri": {"type": "string", "minLength": 1}, "scope": {"type": "string"}, "state": {"type": "string"}, "code_challenge": {"type": "string"}, "code_challenge_method": {"type": "string", "enum": ["S256"]}, "nonce": {"type": "string"}, "form_token": {"type": "string", "minLength": 1}, "decision": {"type": "string", "enum": ["allow", "deny"]}, "upstream": {"type": "string", "description": "The name of an upstream provider whose Continue with button was pressed: the sign-in goes on at that provider"}, "username": {"type": "string"}, "password": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}},
-                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error, with state and iss"}, "303": {"description": "On to the upstream provider's sign-in page (upstream), with the cookie that binds the sign-in to the browser"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}, "403": {"description": "Posted from another origin"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}, "502": {"description": "The form again: the upstream provider cannot be reached"}}
+                "responses": {"302": {"description": "Back to the client with a code, a token (fragment) or an error, with state and iss"}, "303": {"description": "On to the upstream provider's sign-in page (upstream), with the cookie that binds the sign-in to the browser"}, "400": {"description": "An HTML page"}, "401": {"description": "The form again, with an error"}, "403": {"description": "Posted from another origin, or the form again: the account is disabled"}, "429": {"description": "The form again: too many failed sign-ins, with Retry-After"}, "502": {"description": "The form again: the upstream provider cannot be reached"}}
               }
             },
             "/oauth/upstream/callback": {
@@ -223,6 +223,7 @@ enum OpenAPIDocument {
               "post": {"operationId": "submitEmailVerification", "summary": "Confirms the address and spends the token", "requestBody": {"required": true, "content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["form_token", "token"], "properties": {"form_token": {"type": "string", "minLength": 1}, "form": {"type": "string"}, "token": {"type": "string", "minLength": 1}}, "additionalProperties": {"type": "string"}}}}}, "responses": {"200": {"description": "An HTML page: the address is confirmed"}, "400": {"description": "An HTML page: the form expired, or the link does not work"}, "403": {"description": "Posted from another origin"}}}
             },
             \#(AdminConsole.openAPIPaths)
+            \#(AdminConsole.usersOpenAPIPaths)
             \#(AdminConsole.operationsOpenAPIPaths)
             \#(AdminConsole.recordsOpenAPIPaths)
             "/oauth/logout": {
@@ -461,6 +462,7 @@ enum OpenAPIDocument {
               "NoStore": {"description": "no-store", "schema": {"type": "string"}}
             },
             "parameters": {
+              \#(AdminConsole.usersOpenAPIParameters)
               "IfMatch": {"name": "If-Match", "in": "header", "required": false, "description": "Strong ETags (comma-separated) or *: the write happens only if the record's current ETag is one of them, else 412 precondition_failed with details.current_etag", "schema": {"type": "string"}},
               "IfNoneMatch": {"name": "If-None-Match", "in": "header", "required": false, "description": "ETags (comma-separated, weak comparison) or *: 304 when the current ETag is one of them", "schema": {"type": "string"}},
               "IfModifiedSince": {"name": "If-Modified-Since", "in": "header", "required": false, "description": "An HTTP date: 304 when the record has not changed since (ignored with If-None-Match)", "schema": {"type": "string"}},

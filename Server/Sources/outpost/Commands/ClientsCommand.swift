@@ -108,8 +108,11 @@ struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users",
         abstract:
-            "Add users, invite them, set their entitlements, roles and quotas, delete them (works on the database directly).",
-        subcommands: [Add.self, Invite.self, Entitle.self, RolesCommand.self, QuotaCommand.self, UserDeleteCommand.self])
+            "Add users, invite them, set their entitlements, roles and quotas, disable them, sign them out, delete them (works on the database directly).",
+        subcommands: [
+            Add.self, Invite.self, Entitle.self, RolesCommand.self, QuotaCommand.self, UserAccessCommands.Disable.self,
+            UserAccessCommands.Enable.self, UserAccessCommands.SignOut.self, UserDeleteCommand.self,
+        ])
 
     struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -23,23 +23,10 @@ struct QuotaCommand: AsyncParsableCommand {
 
     /// `default`, `none`, or a number with an optional k, m or g (1024-based) suffix.
     static func bound(_ text: String, option: String) throws -> QuotaBound {
-        switch text.lowercased() {
-        case "default": return .standard
-        case "none", "unlimited": return .unlimited
-        default: break
+        guard let bound = QuotaBound(parsing: text) else {
+            throw ValidationError("--\(option) takes \(QuotaBound.parsingHelp); '\(text)' is none of them")
         }
-        let scales: [Character: Int64] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
-        var digits = Substring(text.lowercased())
-        var scale: Int64 = 1
-        if let last = digits.last, let found = scales[last] {
-            scale = found
-            digits = digits.dropLast()
-        }
-        guard digits.count <= 18, let value = Int64(digits), value >= 0, value <= Int64.max / scale else {
-            throw ValidationError(
-                "--\(option) takes a number (sizes may end in k, m or g), default or none; '\(text)' is none of them")
-        }
-        return .limit(value * scale)
+        return bound
     }
 
     func validate() throws {

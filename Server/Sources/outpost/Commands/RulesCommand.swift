@@ -217,7 +217,7 @@ struct RolesCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func validate() throws {
-            guard RolesCommand.isValidRole(role) else { throw ValidationError(RolesCommand.roleHelp) }
+            guard RoleName.isValid(role) else { throw ValidationError(RoleName.help) }
         }
 
         func run() async throws {
@@ -263,15 +263,5 @@ struct RolesCommand: AsyncParsableCommand {
                 print("\(user.username): \(roles.isEmpty ? "no roles" : roles.joined(separator: ", "))")
             }
         }
-    }
-
-    static let roleHelp = "A role is 1–64 letters, digits, '_', '-', '.' or ':', e.g. editor"
-
-    static func isValidRole(_ role: String) -> Bool {
-        (1...64).contains(role.utf8.count)
-            && role.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || [0x5F, 0x2D, 0x2E, 0x3A].contains(byte)
-            }
     }
 }

@@ -8,6 +8,11 @@ public struct StoredUser: Sendable, Hashable {
     package var passwordHash: String?
     public var entitlements: [String]
     public var createdAt: Int64
+    /// When an administrator disabled the user (milliseconds since 1970); `nil` while they may sign in.
+    public var disabledAt: Int64? = nil
+
+    /// Whether the user may not sign in (``disabledAt`` is set).
+    public var isDisabled: Bool { disabledAt != nil }
 }
 
 /// A registered OAuth client: an app, a CLI, a service.

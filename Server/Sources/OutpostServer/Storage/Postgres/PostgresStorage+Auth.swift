@@ -274,7 +274,8 @@ extension PostgresStorage {
     static func user(from row: PostgresRandomAccessRow) throws -> StoredUser {
         StoredUser(
             id: try row.string("id"), username: try row.string("username"), passwordHash: try row.optionalString("password_hash"),
-            entitlements: StoredText.strings(try row.string("entitlements")), createdAt: try row.int64("created_at"))
+            entitlements: StoredText.strings(try row.string("entitlements")), createdAt: try row.int64("created_at"),
+            disabledAt: try row.optionalInt64("disabled_at"))
     }
 
     static func client(from row: PostgresRandomAccessRow) throws -> OAuthClient {

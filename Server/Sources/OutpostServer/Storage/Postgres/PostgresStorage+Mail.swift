@@ -93,18 +93,10 @@ extension PostgresStorage: MailStorage {
     }
 
     public func resetPassword(tokenHash: String, passwordHash: String, now: Int64) async throws -> String? {
-        try await withTransaction { connection in
+        try await withTransaction { connection -> String? in
             guard let userID = try await Self.spend(tokenHash, .reset, now: now, on: connection) else { return nil }
             try await Self.execute("UPDATE users SET password_hash = \(passwordHash) WHERE id = \(userID)", on: connection)
-            try await Self.execute(
-                """
-                UPDATE tokens SET state = 'revoked'
-                WHERE state != 'revoked' AND (user_id = \(userID) OR family IN (SELECT family FROM tokens WHERE user_id = \(userID)))
-                """, on: connection)
-            try await Self.execute("DELETE FROM browser_sessions WHERE user_id = \(userID)", on: connection)
-            try await Self.execute("UPDATE auth_codes SET used = TRUE WHERE user_id = \(userID)", on: connection)
-            try await Self.execute(
-                "UPDATE device_codes SET status = 'denied' WHERE user_id = \(userID) AND status = 'approved'", on: connection)
+            try await Self.signOut(userID, on: connection)
             try await Self.execute(
                 "UPDATE mail_tokens SET used_at = \(now) WHERE user_id = \(userID) AND purpose = 'reset' AND used_at IS NULL",
                 on: connection)

@@ -156,6 +156,8 @@ public final class PostgresStorage: Storage, InstrumentedStorage {
         (14, upstreamSessionsSchema), (15, auditSchema),
         // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
         (16, mailSchema),
+        // When an administrator disabled a user.
+        (17, disabledUsersSchema),
     ]
 
     /// Serialises migrations of every instance on the database (`pg_advisory_xact_lock`).

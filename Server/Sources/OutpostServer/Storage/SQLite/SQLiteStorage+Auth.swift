@@ -299,7 +299,8 @@ extension SQLiteStorage {
             id: row.column("id")?.string ?? "", username: row.column("username")?.string ?? "",
             passwordHash: row.column("password_hash")?.string,
             entitlements: StoredText.strings(row.column("entitlements")?.string),
-            createdAt: Int64(row.column("created_at")?.integer ?? 0))
+            createdAt: Int64(row.column("created_at")?.integer ?? 0),
+            disabledAt: row.column("disabled_at")?.integer.map(Int64.init))
     }
 
     static func client(from row: StatementRow) -> OAuthClient {

@@ -93,15 +93,7 @@ extension SQLiteStorage: MailStorage {
             guard let userID = try await Self.spend(tokenHash, .reset, now: now, on: db) else { return nil }
             let user = SQLiteData.text(userID)
             _ = try await db.query("UPDATE users SET password_hash = ? WHERE id = ?", [.text(passwordHash), user])
-            _ = try await db.query(
-                """
-                UPDATE tokens SET state = 'revoked'
-                WHERE state != 'revoked' AND (user_id = ? OR family IN (SELECT family FROM tokens WHERE user_id = ?))
-                """, [user, user])
-            _ = try await db.query("DELETE FROM browser_sessions WHERE user_id = ?", [user])
-            _ = try await db.query("UPDATE auth_codes SET used = 1 WHERE user_id = ?", [user])
-            _ = try await db.query(
-                "UPDATE device_codes SET status = 'denied' WHERE user_id = ? AND status = 'approved'", [user])
+            try await Self.signOut(userID, on: db)
             _ = try await db.query(
                 "UPDATE mail_tokens SET used_at = ? WHERE user_id = ? AND purpose = 'reset' AND used_at IS NULL",
                 [.integer(Int(now)), user])

@@ -339,6 +339,8 @@ public final class SQLiteStorage: Storage, InstrumentedStorage {
         (19, auditMigration),
         // Users' e-mail addresses; the single-use tokens of password reset and e-mail verification.
         (20, mailMigration),
+        // When an administrator disabled a user.
+        (21, disabledUsersMigration),
     ]
 
     /// Runs `body` as one transaction on the writer connection, which no other request uses
