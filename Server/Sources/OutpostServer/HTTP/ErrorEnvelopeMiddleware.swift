@@ -48,7 +48,10 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
                 RecentErrors.Entry(
                     time: Identifiers.nowMilliseconds(), method: ServerInstruments.methodLabel(request.method.rawValue),
                     route: RequestInstrumentsMiddleware<Context>.routeLabel(context.endpointPath),
-                    status: Int(response.status.code), code: code, requestID: context.id))
+                    status: Int(response.status.code), code: code,
+                    // Hummingbird's `context.id` traps when the logger has no request id (a context
+                    // made outside its server, as some tests make).
+                    requestID: context.logger[metadataKey: "hb.request.id"]?.description ?? "-"))
         }
         if request.method == .head { response = response.createHeadResponse() }
         return response
