@@ -50,7 +50,7 @@ enum ConsoleTour {
         log.detail("GET /admin → \(overview.status.code) \"\(overview.heading)\"")
         for path in overview.hrefs(in: "parts") {
             let page = try await visitor.get(path)
-            let tables = page.tables.map { "\($0.caption): \($0.rows) rows" }.joined(separator: "; ")
+            let tables = page.tables.map { "\($0.caption): \($0.rows) \($0.rows == 1 ? "row" : "rows")" }.joined(separator: "; ")
             log.detail("GET \(path) → \(page.status.code) \"\(page.heading)\"\(tables.isEmpty ? "" : " — " + tables)")
         }
         log.detail("`outpost demo --keep-serving` keeps this server up to open the console in a browser")
