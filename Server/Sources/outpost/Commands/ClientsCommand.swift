@@ -26,7 +26,7 @@ struct DatabaseOptions: ParsableArguments {
 struct ClientsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clients", abstract: "Register, list and remove OAuth clients (works on the database directly).",
-        subcommands: [Add.self, List.self, Remove.self])
+        subcommands: [Add.self, List.self, Rotate.self, Remove.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -81,6 +81,39 @@ struct ClientsCommand: AsyncParsableCommand {
                     for uri in client.redirectURIs { print("    redirect: \(uri)") }
                 }
             }
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a confidential client a new secret (shown once); the old one is refused at once.",
+            discussion: """
+                The client's tokens stay valid unless --revoke-tokens is given: use it after a leak.
+                  outpost clients rotate my-service --revoke-tokens
+                """)
+        @Argument var id: String
+        @Flag(name: .customLong("revoke-tokens"), help: "Also revoke every token issued to the client.")
+        var revokeTokens = false
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let secret = try await options.withStorage { storage in
+                guard let client = try await storage.client(id: id) else {
+                    throw ValidationError("No client '\(id)'; `outpost clients list` shows them")
+                }
+                guard client.isConfidential else {
+                    throw ValidationError("'\(id)' is a public client: it has no secret to rotate")
+                }
+                guard let secret = try await storage.rotateClientSecret(id: id, revokeTokens: revokeTokens) else {
+                    throw ValidationError("No client '\(id)'; `outpost clients list` shows them")
+                }
+                await OperatorAudit.record(
+                    storage, AuditAction.clientSecretRotated, subject: id,
+                    detail: ["tokens_revoked": revokeTokens ? "true" : "false"])
+                return secret
+            }
+            print("client_secret: \(secret)   (shown once; store it safely)")
+            if revokeTokens { print("every token issued to \(id) is revoked") }
         }
     }
 
