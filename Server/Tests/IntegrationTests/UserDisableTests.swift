@@ -172,6 +172,46 @@ struct UserDisableTests {
         }
     }
 
+    @Test("a disable racing a dozen refreshes leaves none of the tokens they were given working")
+    func disableRacesRefreshes() async throws {
+        try await withAuthFixture { fixture in
+            let ada = try await Self.userID(fixture, "ada")
+            for _ in 0..<3 {
+                var refreshTokens: [String] = []
+                for _ in 0..<12 {
+                    refreshTokens.append(try #require(try await fixture.passwordTokens("ada")["refresh_token"] as? String))
+                }
+                let issued = try await withThrowingTaskGroup(of: String?.self) { group in
+                    for refresh in refreshTokens {
+                        group.addTask {
+                            let page = try await fixture.token([
+                                "grant_type": "refresh_token", "refresh_token": refresh,
+                                "client_id": fixture.publicClient.id,
+                            ])
+                            return page.status == 200 ? page.json["access_token"] as? String : nil
+                        }
+                    }
+                    group.addTask {
+                        let disabled = try await Self.withAdmin(fixture) { _, admin in
+                            try await admin.disableUser(id: ada, now: Self.now())
+                        }
+                        #expect(disabled)
+                        return nil
+                    }
+                    var tokens: [String] = []
+                    for try await token in group { if let token { tokens.append(token) } }
+                    return tokens
+                }
+                for token in issued {
+                    let me = try await fixture.browser.get(fixture.base + "/me", authorization: "Bearer \(token)")
+                    #expect(me.status == 401, "a token issued during the disable still works")
+                }
+                let enabled = try await Self.withAdmin(fixture) { _, admin in try await admin.enableUser(id: ada) }
+                #expect(enabled)
+            }
+        }
+    }
+
     @Test("sign out everywhere ends tokens, sessions and codes; the user may sign in again")
     func signOutEverywhere() async throws {
         try await withAuthFixture { fixture in

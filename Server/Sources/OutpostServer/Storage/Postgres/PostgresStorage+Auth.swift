@@ -104,12 +104,21 @@ extension PostgresStorage {
         try await translatingErrors { try await client.withConnection { try await Self.insert(token, on: $0) } }
     }
 
+    /// Inserts `token`. A user's token first takes a share lock on the user's row (when there is
+    /// one), held to the end of the insert's transaction, so that it and a disable
+    /// (`UserAdminStorage.disableUser`, which updates that row before it revokes the user's
+    /// tokens) are ordered: either the disable waits for this token to commit and then revokes it,
+    /// or this insert waits for the disable to commit, and the issuer's check after saving sees the
+    /// user disabled and revokes what it saved. Without the lock, a token committed between the
+    /// disable's revocation and its commit would stay active.
     static func insert(_ token: StoredToken, on connection: PostgresConnection) async throws {
         try await execute(
             """
+            WITH owner AS (SELECT id FROM users WHERE id = \(token.userID) FOR SHARE)
             INSERT INTO tokens (hash, kind, user_id, client_id, scope, family, expires_at, state, created_at)
-            VALUES (\(token.hash), \(token.kind.rawValue), \(token.userID), \(token.clientID), \(token.scope),
-                    \(token.family), \(token.expiresAt), \(token.state), \(Identifiers.nowMilliseconds()))
+            SELECT \(token.hash), \(token.kind.rawValue), \(token.userID), \(token.clientID), \(token.scope),
+                   \(token.family), \(token.expiresAt), \(token.state), \(Identifiers.nowMilliseconds())
+            FROM (SELECT 1) AS one LEFT JOIN owner ON true
             """, on: connection)
     }
 
@@ -117,6 +126,11 @@ extension PostgresStorage {
         // The UPDATE locks the row: a concurrent rotation of the same token waits for this commit,
         // then finds it rotated (and its successor saved, for the reuse grace window).
         try await withTransaction { connection in
+            // The user's row first, as a disable locks it first: the two never wait for each other
+            // in opposite orders (see `insert(_:on:)`).
+            if let userID = replacements.first?.userID {
+                try await Self.execute("SELECT id FROM users WHERE id = \(userID) FOR SHARE", on: connection)
+            }
             let rotated = try await Self.rows(
                 "UPDATE tokens SET state = 'rotated' WHERE hash = \(hash) AND state = 'active' RETURNING hash", on: connection)
             guard !rotated.isEmpty else { return false }
